@@ -1,0 +1,47 @@
+# Front door: `make run` and `make test`. The build itself is CMake (build/).
+PREFIX ?= /usr/local
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all build run test test-asan fuzz install clean deps test-deps
+
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+test-deps:
+	@sh scripts/install-deps.sh --test
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+# Installs what is missing, builds, and runs the diagnosis on this machine.
+run: build
+	./$(BUILD)/gpuvet check || true
+
+# Builds and runs the whole test suite (GPU tests skip without a GPU).
+test: test-deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The same suite under AddressSanitizer and UBSan.
+test-asan: test-deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUVET_SANITIZE=ON -DCMAKE_C_COMPILER=clang
+	cmake --build build-asan -j$(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) -LE fuzz
+
+# libFuzzer targets, a short run each.
+fuzz: test-deps
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DGPUVET_FUZZ=ON -DCMAKE_C_COMPILER=clang
+	cmake --build build-fuzz -j$(JOBS)
+	cd build-fuzz && ctest --output-on-failure -L fuzz
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

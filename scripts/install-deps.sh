@@ -1,0 +1,26 @@
+#!/bin/sh
+# Installs the Debian/Ubuntu packages gpuvet needs to build and test.
+#   scripts/install-deps.sh          build dependencies
+#   scripts/install-deps.sh --test   also the test tools (cmocka, clang, promtool, python3, tmux)
+# As root it runs apt-get; otherwise it prints the line to run.
+set -eu
+build="build-essential cmake pkg-config libsqlite3-dev libmicrohttpd-dev libcjson-dev libncurses-dev"
+test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 tmux sqlite3 util-linux binutils"
+pkgs=$build
+[ "${1:-}" = "--test" ] && pkgs="$build $test_pkgs"
+
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "gpuvet: missing packages:$missing" >&2
+	echo "run: sudo apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq || true
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,205 @@
+/* gpuvet check: run the probes, apply the rules, render the findings. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "core/sysroot.h"
+#include "kb/kb.h"
+#include "probes/probes.h"
+#include "render/render.h"
+#include "rules/policy.h"
+#include "rules/rules.h"
+
+static const char check_usage[] =
+	"usage: gpuvet check [options]\n"
+	"\n"
+	"Diagnoses every layer of the GPU stack: hardware and kernel driver, device nodes, driver\n"
+	"libraries, CUDA toolkits, the dynamic loader, environment variables, containers, Python and\n"
+	"PyTorch. Each problem is a finding with its evidence and the exact fix.\n"
+	"\n"
+	"output\n"
+	"  --json               one JSON document (schema gpuvet.check/1, see docs/json.md)\n"
+	"  --junit FILE         also write a JUnit XML report (one test case per rule)\n"
+	"  -v, --verbose        list every fact collected and the rules skipped\n"
+	"  --list-rules         list the rules (finding ids) and exit\n"
+	"\n"
+	"policy (for CI)\n"
+	"  --strict             warnings fail too (exit 1)\n"
+	"  --require EXPR       fail unless EXPR holds; repeatable. EXPR is KEY OP VALUE over facts\n"
+	"                       (nvml.device_count>=8, nvml.driver_version>=550), a fact KEY that must\n"
+	"                       be true, or !ID for a finding id that must not appear\n"
+	"\n"
+	"probing\n"
+	"  --fast               NVML and files only: no cuInit, no Python (about 0.1 s)\n"
+	"  --no-python          skip the live Python/PyTorch probe\n"
+	"  --python PATH        the interpreter to examine (default: the active venv/conda, then PATH)\n"
+	"  --python-timeout S   seconds the Python probe may take (default 20)\n"
+	"  --facts FILE         judge facts recorded earlier (a check --json document) instead of probing\n"
+	"\n"
+	"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
+	"\n"
+	"exit status: 0 no failure, 1 a fail finding (or a warning with --strict), 2 usage, 3 internal\n";
+
+static facts *facts_from_file(const char *path)
+{
+	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (!fp) {
+		gv_error("cannot open facts file %s: %m", path);
+		return NULL;
+	}
+	strbuf sb;
+	sb_init(&sb);
+	char buf[65536];
+	size_t r;
+	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0) {
+		sb_addn(&sb, buf, r);
+		if (sb.len > (256u << 20)) {
+			gv_error("facts file %s is larger than 256 MiB", path);
+			break;
+		}
+	}
+	if (fp != stdin)
+		fclose(fp);
+	cJSON *doc = cJSON_ParseWithLength(sb.buf ? sb.buf : "", sb.len);
+	sb_free(&sb);
+	if (!doc) {
+		gv_error("facts file %s is not valid JSON", path);
+		return NULL;
+	}
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(doc, "facts");
+	char *err = NULL;
+	facts *f = facts_from_json(obj ? obj : doc, &err);
+	if (!f) {
+		gv_error("facts file %s: %s", path, err);
+		free(err);
+	}
+	cJSON_Delete(doc);
+	return f;
+}
+
+static void list_rules(void)
+{
+	for (const rule *r = rules_first(); r; r = rules_next(r))
+		printf("%-28s %-5s %-10s %s\n", r->id, severity_name(r->sev), r->layer, r->summary ? r->summary : "");
+}
+
+int cmd_check(int argc, char **argv)
+{
+	enum { OPT_JUNIT = 256, OPT_STRICT, OPT_REQUIRE, OPT_FAST, OPT_NO_PYTHON, OPT_PYTHON, OPT_PYTIMEOUT,
+	       OPT_FACTS, OPT_LIST, OPT_JSON };
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"junit", required_argument, NULL, OPT_JUNIT},
+		{"verbose", no_argument, NULL, 'v'},
+		{"strict", no_argument, NULL, OPT_STRICT},
+		{"require", required_argument, NULL, OPT_REQUIRE},
+		{"fast", no_argument, NULL, OPT_FAST},
+		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
+		{"python", required_argument, NULL, OPT_PYTHON},
+		{"python-timeout", required_argument, NULL, OPT_PYTIMEOUT},
+		{"facts", required_argument, NULL, OPT_FACTS},
+		{"list-rules", no_argument, NULL, OPT_LIST},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	bool json = false, verbose = false, strict = false;
+	const char *junit = NULL, *facts_file = NULL;
+	strlist requires = {0};
+	probe_opts po = {false, false, NULL, 20000};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+		long v;
+		switch (c) {
+		case OPT_JSON: json = true; break;
+		case OPT_JUNIT: junit = optarg; break;
+		case 'v': verbose = true; break;
+		case OPT_STRICT: strict = true; break;
+		case OPT_REQUIRE: {
+			char *err = NULL;
+			if (!policy_check_syntax(optarg, &err)) {
+				int rc = usage_error(NULL, "--require: %s", err);
+				free(err);
+				sl_free(&requires);
+				return rc;
+			}
+			sl_push(&requires, optarg);
+			break;
+		}
+		case OPT_FAST: po.fast = true; break;
+		case OPT_NO_PYTHON: po.no_python = true; break;
+		case OPT_PYTHON: po.python = optarg; break;
+		case OPT_PYTIMEOUT:
+			if (!parse_int_opt("--python-timeout", optarg, 1, 3600, &v)) {
+				sl_free(&requires);
+				return EXIT_USAGE;
+			}
+			po.python_timeout_ms = (int)v * 1000;
+			break;
+		case OPT_FACTS: facts_file = optarg; break;
+		case OPT_LIST: list_rules(); sl_free(&requires); return EXIT_OK;
+		case 'h': fputs(check_usage, stdout); sl_free(&requires); return EXIT_OK;
+		case ':': sl_free(&requires); return usage_error(check_usage, "option %s needs a value", argv[optind - 1]);
+		default: sl_free(&requires); return usage_error(check_usage, "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		sl_free(&requires);
+		return usage_error(check_usage, "unexpected argument '%s'", argv[optind]);
+	}
+
+	double t0 = now_seconds();
+	facts *f;
+	if (facts_file) {
+		f = facts_from_file(facts_file);
+		if (!f) {
+			sl_free(&requires);
+			return EXIT_USAGE;
+		}
+	} else {
+		f = facts_new();
+		probes_run(f, &po);
+	}
+	findings fs;
+	findings_init(&fs);
+	rules_run(f, kb_global(), &fs);
+	for (size_t i = 0; i < requires.n; i++)
+		policy_apply(requires.v[i], f, &fs);
+	findings_sort(&fs);
+	render_opts ro = {color_wanted(stdout, gopts.color), verbose, strict, now_seconds() - t0};
+
+	int rc = EXIT_OK;
+	if (junit) {
+		FILE *jf = strcmp(junit, "-") == 0 ? stdout : fopen(junit, "w");
+		if (!jf) {
+			gv_error("cannot write JUnit report %s: %m", junit);
+			rc = EXIT_INTERNAL;
+		} else {
+			render_check_junit(jf, &fs, &ro);
+			if (jf != stdout && fclose(jf) != 0) {
+				gv_error("cannot write JUnit report %s: %m", junit);
+				rc = EXIT_INTERNAL;
+			}
+		}
+	}
+	if (json) {
+		cJSON *doc = render_check_json(f, &fs, &ro);
+		char *s = cJSON_Print(doc);
+		puts(s);
+		free(s);
+		cJSON_Delete(doc);
+	} else if (!junit || strcmp(junit, "-") != 0) {
+		render_check_text(stdout, f, &fs, &ro);
+	}
+	finding_counts cnt = findings_count(&fs);
+	if (rc == EXIT_OK && (cnt.fail > 0 || (strict && cnt.warn > 0)))
+		rc = EXIT_FINDING;
+	findings_free(&fs);
+	facts_free(f);
+	sl_free(&requires);
+	return rc;
+}

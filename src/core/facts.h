@@ -1,0 +1,72 @@
+/*
+ * Facts: what the probes observed, as dotted keys ("driver.kernel_version", "nvml.gpu.0.name").
+ * The first component of a key is its layer. Every fact has a state, so that "not installed"
+ * (absent), "not supported by this driver" (unsupported) and "the call failed" (error) stay
+ * distinct, and a source (file path or API call) saying where it came from.
+ *
+ * Probes only put facts; rules only read them. The store is safe to fill from several probe
+ * threads at once.
+ */
+#ifndef GPUVET_FACTS_H
+#define GPUVET_FACTS_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/util.h"
+
+typedef enum { FACT_OK, FACT_ABSENT, FACT_UNSUPPORTED, FACT_ERROR } fact_state;
+typedef enum { FV_NONE, FV_STR, FV_INT, FV_REAL, FV_BOOL } fact_type;
+
+typedef struct fact {
+	char *key;
+	fact_state state;
+	fact_type type;
+	char *str;    /* FV_STR */
+	long long i;  /* FV_INT, FV_BOOL */
+	double d;     /* FV_REAL */
+	char *error;  /* FACT_ERROR or FACT_UNSUPPORTED detail */
+	char *source; /* where it was read */
+} fact;
+
+typedef struct facts facts;
+
+facts *facts_new(void);
+void facts_free(facts *f);
+
+/* Setters: the key is a printf format (for "nvml.gpu.%d.name"); a later put replaces. */
+void facts_put_str(facts *f, const char *source, const char *value, const char *keyfmt, ...) GV_PRINTF(4, 5);
+void facts_put_int(facts *f, const char *source, long long value, const char *keyfmt, ...) GV_PRINTF(4, 5);
+void facts_put_real(facts *f, const char *source, double value, const char *keyfmt, ...) GV_PRINTF(4, 5);
+void facts_put_bool(facts *f, const char *source, bool value, const char *keyfmt, ...) GV_PRINTF(4, 5);
+/* A fact without a value: absent, unsupported or error, with the reason. */
+void facts_put_state(facts *f, fact_state state, const char *source, const char *why, const char *keyfmt, ...)
+	GV_PRINTF(5, 6);
+
+/* Getters. facts_get returns any state; the typed getters only succeed for FACT_OK. */
+const fact *facts_get(const facts *f, const char *keyfmt, ...) GV_PRINTF(2, 3);
+const char *facts_str(const facts *f, const char *keyfmt, ...) GV_PRINTF(2, 3);
+bool facts_int(const facts *f, long long *out, const char *keyfmt, ...) GV_PRINTF(3, 4);
+bool facts_real(const facts *f, double *out, const char *keyfmt, ...) GV_PRINTF(3, 4);
+/* Returns the boolean value; false when absent or not ok. */
+bool facts_true(const facts *f, const char *keyfmt, ...) GV_PRINTF(2, 3);
+/* Integer with a default when missing or not ok. */
+long long facts_int_or(const facts *f, long long dflt, const char *keyfmt, ...) GV_PRINTF(3, 4);
+
+/* Iteration in insertion order. */
+size_t facts_count(const facts *f);
+const fact *facts_at(const facts *f, size_t i);
+
+/* Copies every fact of src into dst (replacing equal keys). */
+void facts_merge(facts *dst, const facts *src);
+
+const char *fact_state_name(fact_state s);
+bool fact_state_parse(const char *name, fact_state *out);
+/* The value as text (for evidence lines); writes into buf. */
+const char *fact_value_text(const fact *ft, char *buf, size_t size);
+
+/* JSON: {"layer": {"rest.of.key": {"value":..,"state":..,"source":..,"error":..}}}. */
+struct cJSON;
+struct cJSON *facts_to_json(const facts *f);
+/* Reads what facts_to_json wrote; returns NULL with *err set on malformed input. */
+facts *facts_from_json(const struct cJSON *obj, char **err);
+#endif

@@ -1,0 +1,272 @@
+#include "core/sysroot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+static int real_open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	int mode = (flags & O_CREAT) ? va_arg(ap, int) : 0;
+	va_end(ap);
+	return open(path, flags, mode);
+}
+
+static const sys_ops real_ops = {real_open, read, close, stat, lstat, readlink, opendir, access};
+sys_ops gv_sys = {real_open, read, close, stat, lstat, readlink, opendir, access};
+
+void sysroot_reset_ops(void)
+{
+	gv_sys = real_ops;
+}
+
+static char root_dir[PATH_MAX];
+
+void sysroot_set(const char *dir)
+{
+	if (!dir || !*dir || strcmp(dir, "/") == 0) {
+		root_dir[0] = '\0';
+		return;
+	}
+	str_copy(root_dir, sizeof(root_dir), dir);
+	size_t n = strlen(root_dir);
+	while (n > 1 && root_dir[n - 1] == '/')
+		root_dir[--n] = '\0';
+}
+
+const char *sysroot_get(void)
+{
+	return root_dir;
+}
+
+bool sysroot_active(void)
+{
+	return root_dir[0] != '\0';
+}
+
+const char *sysroot_path(char *buf, size_t size, const char *abs)
+{
+	snprintf(buf, size, "%s%s%s", root_dir, (abs[0] == '/') ? "" : "/", abs);
+	return buf;
+}
+
+const char *sysroot_strip(const char *host_path)
+{
+	size_t n = strlen(root_dir);
+	if (n && strncmp(host_path, root_dir, n) == 0 && (host_path[n] == '/' || host_path[n] == '\0'))
+		return host_path[n] ? host_path + n : "/";
+	return host_path;
+}
+
+int sysroot_read(const char *abs, size_t max, char **out, size_t *len, bool *truncated)
+{
+	char p[PATH_MAX];
+	sysroot_path(p, sizeof(p), abs);
+	*out = NULL;
+	if (len)
+		*len = 0;
+	if (truncated)
+		*truncated = false;
+	int fd = gv_sys.open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+		gv_sys.close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	if (S_ISCHR(st.st_mode)) { /* a device node is never read as a text file */
+		gv_sys.close(fd);
+		return -EINVAL;
+	}
+	size_t cap = 4096 < max + 1 ? 4096 : max + 1, n = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (n == cap - 1) {
+			if (cap - 1 >= max)
+				break;
+			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			buf = xrealloc(buf, cap);
+		}
+		ssize_t r = gv_sys.read(fd, buf + n, cap - 1 - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			gv_sys.close(fd);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n >= max && truncated) {
+		char c;
+		*truncated = gv_sys.read(fd, &c, 1) > 0;
+	}
+	gv_sys.close(fd);
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+char *sysroot_read_line(const char *abs)
+{
+	char *buf;
+	int rc = sysroot_read(abs, 4096, &buf, NULL, NULL);
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	char *nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	char *t = str_trim(buf);
+	char *line = xstrdup(t);
+	free(buf);
+	str_sanitize(line);
+	return line;
+}
+
+int sysroot_stat(const char *abs, struct stat *st)
+{
+	char p[PATH_MAX];
+	return gv_sys.stat(sysroot_path(p, sizeof(p), abs), st);
+}
+
+int sysroot_lstat(const char *abs, struct stat *st)
+{
+	char p[PATH_MAX];
+	return gv_sys.lstat(sysroot_path(p, sizeof(p), abs), st);
+}
+
+bool sysroot_exists(const char *abs)
+{
+	struct stat st;
+	return sysroot_stat(abs, &st) == 0;
+}
+
+bool sysroot_is_dir(const char *abs)
+{
+	struct stat st;
+	return sysroot_stat(abs, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *sysroot_readlink(const char *abs)
+{
+	char p[PATH_MAX], target[PATH_MAX];
+	ssize_t n = gv_sys.readlink(sysroot_path(p, sizeof(p), abs), target, sizeof(target) - 1);
+	if (n < 0)
+		return NULL;
+	target[n] = '\0';
+	return xstrdup(target);
+}
+
+DIR *sysroot_opendir(const char *abs)
+{
+	char p[PATH_MAX];
+	return gv_sys.opendir(sysroot_path(p, sizeof(p), abs));
+}
+
+/* Joins and normalises ".", ".." and "//" in an absolute path, in place. */
+static void normalize(char *path)
+{
+	char out[PATH_MAX];
+	size_t o = 0;
+	const char *p = path;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 1 && p[0] == '.') {
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;
+		} else if (o + n + 2 < sizeof(out)) {
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	memcpy(path, out, o + 1);
+}
+
+char *sysroot_realpath(const char *abs)
+{
+	char cur[PATH_MAX];
+	str_copy(cur, sizeof(cur), abs);
+	normalize(cur);
+	/* Walk component by component so that links are resolved inside the root. */
+	for (int hops = 0; hops < 40; hops++) {
+		char prefix[PATH_MAX];
+		bool changed = false;
+		size_t i = 1, len = strlen(cur);
+		while (i <= len) {
+			if (cur[i] == '/' || cur[i] == '\0') {
+				memcpy(prefix, cur, i);
+				prefix[i] = '\0';
+				struct stat st;
+				if (sysroot_lstat(prefix, &st) != 0) {
+					errno = ENOENT;
+					return NULL;
+				}
+				if (S_ISLNK(st.st_mode)) {
+					char *t = sysroot_readlink(prefix);
+					if (!t) {
+						errno = ENOENT;
+						return NULL;
+					}
+					char next[PATH_MAX];
+					if (t[0] == '/') {
+						snprintf(next, sizeof(next), "%s%s", t, cur + i);
+					} else {
+						char *slash = strrchr(prefix, '/');
+						*slash = '\0';
+						snprintf(next, sizeof(next), "%s/%s%s", prefix, t, cur + i);
+					}
+					free(t);
+					str_copy(cur, sizeof(cur), next);
+					normalize(cur);
+					changed = true;
+					break;
+				}
+			}
+			i++;
+		}
+		if (!changed)
+			return xstrdup(cur);
+	}
+	errno = ELOOP;
+	return NULL;
+}
+
+bool sysroot_set_checked(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "gpuvet: --root %s: %s\n", dir, stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
+		return false;
+	}
+	sysroot_set(dir);
+	return true;
+}

@@ -1,0 +1,298 @@
+#include "core/util.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void out_of_memory(void)
+{
+	fputs("gpuvet: out of memory\n", stderr);
+	exit(3);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s ? s : "", s ? strlen(s) : 0);
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	int n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return xstrdup("");
+	char *p = xmalloc((size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = xvasprintf(fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+void sb_init(strbuf *sb)
+{
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+void sb_free(strbuf *sb)
+{
+	free(sb->buf);
+	sb_init(sb);
+}
+
+static void sb_grow(strbuf *sb, size_t extra)
+{
+	if (sb->len + extra + 1 <= sb->cap)
+		return;
+	size_t cap = sb->cap ? sb->cap : 64;
+	while (cap < sb->len + extra + 1)
+		cap *= 2;
+	sb->buf = xrealloc(sb->buf, cap);
+	sb->cap = cap;
+}
+
+void sb_addn(strbuf *sb, const char *s, size_t n)
+{
+	sb_grow(sb, n);
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void sb_add(strbuf *sb, const char *s)
+{
+	sb_addn(sb, s, strlen(s));
+}
+
+void sb_addc(strbuf *sb, char c)
+{
+	sb_addn(sb, &c, 1);
+}
+
+void sb_addf(strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = xvasprintf(fmt, ap);
+	va_end(ap);
+	sb_add(sb, p);
+	free(p);
+}
+
+char *sb_steal(strbuf *sb)
+{
+	char *p = sb->buf ? sb->buf : xstrdup("");
+	sb_init(sb);
+	return p;
+}
+
+void sl_push_owned(strlist *l, char *s)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = s;
+}
+
+void sl_push(strlist *l, const char *s)
+{
+	sl_push_owned(l, xstrdup(s));
+}
+
+void sl_pushf(strlist *l, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sl_push_owned(l, xvasprintf(fmt, ap));
+	va_end(ap);
+}
+
+bool sl_contains(const strlist *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+void sl_free(strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+void sl_split(strlist *out, const char *s, const char *seps, bool keep_empty)
+{
+	if (!s)
+		return;
+	const char *start = s;
+	for (const char *p = s;; p++) {
+		if (*p == '\0' || strchr(seps, *p)) {
+			if (p > start || keep_empty)
+				sl_push_owned(out, xstrndup(start, (size_t)(p - start)));
+			if (*p == '\0')
+				break;
+			start = p + 1;
+		}
+	}
+}
+
+bool str_starts(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool str_ends(const char *s, const char *suffix)
+{
+	if (!s)
+		return false;
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+char *str_trim(char *s)
+{
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+void str_copy(char *dst, size_t dst_size, const char *src)
+{
+	if (!dst_size)
+		return;
+	size_t n = src ? strlen(src) : 0;
+	if (n >= dst_size)
+		n = dst_size - 1;
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+void str_sanitize(char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			*s = (*s == '\t') ? ' ' : '?';
+}
+
+int version_cmp(const char *a, const char *b)
+{
+	a = a ? a : "";
+	b = b ? b : "";
+	while (*a || *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			while (*a == '0' && isdigit((unsigned char)a[1]))
+				a++;
+			while (*b == '0' && isdigit((unsigned char)b[1]))
+				b++;
+			size_t la = 0, lb = 0;
+			while (isdigit((unsigned char)a[la]))
+				la++;
+			while (isdigit((unsigned char)b[lb]))
+				lb++;
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			int c = strncmp(a, b, la);
+			if (c)
+				return c < 0 ? -1 : 1;
+			a += la;
+			b += lb;
+		} else {
+			if (*a != *b) {
+				/* a shorter version ("12.4") sorts before a longer one ("12.4.1") */
+				if (!*a)
+					return -1;
+				if (!*b)
+					return 1;
+				return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+			}
+			a++;
+			b++;
+		}
+	}
+	return 0;
+}
+
+int version_parse(const char *s, int *major, int *minor, int *patch)
+{
+	int v[3] = {0, 0, 0}, n = 0;
+	if (!s)
+		return 0;
+	while (n < 3 && isdigit((unsigned char)*s)) {
+		long x = 0;
+		while (isdigit((unsigned char)*s)) {
+			if (x < 100000000)
+				x = x * 10 + (*s - '0');
+			s++;
+		}
+		v[n++] = (int)x;
+		if (*s != '.')
+			break;
+		s++;
+	}
+	if (major)
+		*major = v[0];
+	if (minor)
+		*minor = v[1];
+	if (patch)
+		*patch = v[2];
+	return n;
+}
+
+double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

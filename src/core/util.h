@@ -1,0 +1,64 @@
+/* Small helpers used everywhere: checked allocation, growable strings, string lists. */
+#ifndef GPUVET_UTIL_H
+#define GPUVET_UTIL_H
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define GV_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GV_PRINTF(a, b)
+#endif
+#define GV_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) GV_PRINTF(1, 2);
+char *xvasprintf(const char *fmt, va_list ap) GV_PRINTF(1, 0);
+
+/* Growable NUL-terminated buffer. */
+typedef struct strbuf {
+	char *buf;
+	size_t len, cap;
+} strbuf;
+void sb_init(strbuf *sb);
+void sb_free(strbuf *sb);
+void sb_add(strbuf *sb, const char *s);
+void sb_addn(strbuf *sb, const char *s, size_t n);
+void sb_addc(strbuf *sb, char c);
+void sb_addf(strbuf *sb, const char *fmt, ...) GV_PRINTF(2, 3);
+char *sb_steal(strbuf *sb); /* returns the buffer ("" when empty), leaves sb empty */
+
+/* Growable list of owned strings. */
+typedef struct strlist {
+	char **v;
+	size_t n, cap;
+} strlist;
+void sl_push(strlist *l, const char *s);
+void sl_pushf(strlist *l, const char *fmt, ...) GV_PRINTF(2, 3);
+void sl_push_owned(strlist *l, char *s);
+bool sl_contains(const strlist *l, const char *s);
+void sl_free(strlist *l);
+/* Splits s at any of the separator characters; empty fields kept only when keep_empty. */
+void sl_split(strlist *out, const char *s, const char *seps, bool keep_empty);
+
+bool str_starts(const char *s, const char *prefix);
+bool str_ends(const char *s, const char *suffix);
+char *str_trim(char *s); /* in place; returns s advanced past leading blanks */
+/* Copies at most dst_size-1 bytes, always terminates. */
+void str_copy(char *dst, size_t dst_size, const char *src);
+/* Replaces bytes that are not printable ASCII with '?', so garbage read from files stays readable. */
+void str_sanitize(char *s);
+
+/* Compares dotted version strings numerically ("12.10" > "12.9"); non-digits compare as text. */
+int version_cmp(const char *a, const char *b);
+/* Parses "MAJOR.MINOR[.PATCH]" into ints; returns number of parts read (0 on garbage). */
+int version_parse(const char *s, int *major, int *minor, int *patch);
+
+/* Monotonic clock in seconds. */
+double now_seconds(void);
+#endif

@@ -1,0 +1,19 @@
+/* A small RFC 4180 CSV reader: header line, quoted fields, doubled quotes, CRLF. */
+#ifndef GPUVET_CSV_H
+#define GPUVET_CSV_H
+#include <stddef.h>
+
+typedef struct csv_table {
+	char *name;
+	size_t ncols, nrows;
+	char **header; /* ncols */
+	char **cells;  /* nrows * ncols; missing cells are "" */
+} csv_table;
+
+/* Parses text (len bytes). Returns NULL and *err when the header is missing. Rows with more
+ * fields than the header keep the first ncols; short rows are padded with "". */
+csv_table *csv_parse(const char *name, const char *text, size_t len, char **err);
+void csv_free(csv_table *t);
+int csv_col(const csv_table *t, const char *column); /* -1 when absent */
+const char *csv_cell(const csv_table *t, size_t row, const char *column); /* "" when absent */
+#endif

@@ -1,0 +1,34 @@
+/*
+ * The knowledge base: compatibility tables and GPU specs, as CSV files under data/, compiled
+ * into the binary; `--kb DIR` replaces any table with DIR/<name>.csv.
+ *
+ * Tables (see data/SOURCES.md for columns and sources): cuda_driver, cuda_arch, cudnn_cuda,
+ * gpu_cc, gpu_peaks, arch_rates, torch_cuda, torch_cudnn, plus tables added by modules.
+ */
+#ifndef GPUVET_KB_H
+#define GPUVET_KB_H
+#include <stdbool.h>
+
+#include "kb/csv.h"
+
+typedef struct kb kb;
+
+/* Loads the embedded tables, then overrides from dir (may be NULL). Returns NULL and *err when
+ * dir is given but unreadable or one of its CSV files does not parse. */
+kb *kb_load(const char *dir, char **err);
+void kb_free(kb *k);
+/* name without ".csv"; NULL when the table is unknown */
+const csv_table *kb_table(const kb *k, const char *name);
+/* The process-wide knowledge base set by the command line (kb_load'ed once). */
+void kb_set_global(kb *k);
+const kb *kb_global(void);
+
+/* Minimum Linux driver for a CUDA toolkit/runtime version "12.4" (the toolkit's own driver and
+ * the minor-version-compatibility floor). Returns false when the KB does not know it. */
+bool kb_cuda_min_driver(const kb *k, const char *cuda_version, char *toolkit_min, size_t n1, char *compat_min,
+			size_t n2);
+/* Maximum CUDA version a driver supports: from the driver version "580.95.05" -> "13.0". */
+bool kb_driver_max_cuda(const kb *k, const char *driver_version, char *out, size_t n);
+/* Compute capability "9.0" for a GPU name as NVML reports it; false when unknown. */
+bool kb_gpu_cc(const kb *k, const char *gpu_name, char *out, size_t n);
+#endif

@@ -1,0 +1,36 @@
+/*
+ * Probes collect facts and never judge or print. Each probe owns a key prefix (documented in
+ * docs/facts.md) and runs in its own thread, so the slow ones (cuInit takes ~0.4 s on an H200
+ * machine, the Python child seconds) overlap with the rest.
+ */
+#ifndef GPUVET_PROBES_H
+#define GPUVET_PROBES_H
+#include <stdbool.h>
+
+#include "core/facts.h"
+
+typedef struct probe_opts {
+	bool fast;              /* NVML and files only: no cuInit, no Python */
+	bool no_python;         /* skip the live Python probe */
+	const char *python;     /* --python PATH */
+	int python_timeout_ms;  /* --python-timeout */
+} probe_opts;
+
+enum {
+	PROBE_USES_CUINIT = 1, /* skipped by --fast */
+	PROBE_PYTHON_LIVE = 2, /* skipped by --fast and --no-python */
+};
+
+typedef struct probe {
+	const char *name;
+	unsigned flags;
+	void (*run)(facts *f, const probe_opts *o);
+} probe;
+
+/* Runs every registered probe (in parallel) and waits for all. */
+void probes_run(facts *f, const probe_opts *o);
+extern const probe probe_table[];
+
+/* The probes, one per file in probes/. */
+void probe_hardware(facts *f, const probe_opts *o);
+#endif

@@ -1,0 +1,53 @@
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "probes/probes.h"
+
+const probe probe_table[] = {
+	{"hardware", 0, probe_hardware},
+	{NULL, 0, NULL},
+};
+
+struct job {
+	const probe *p;
+	facts *f;
+	const probe_opts *o;
+	pthread_t tid;
+	bool started;
+};
+
+static void *run_job(void *arg)
+{
+	struct job *j = arg;
+	double t0 = now_seconds();
+	j->p->run(j->f, j->o);
+	facts_put_real(j->f, NULL, now_seconds() - t0, "meta.probe_seconds.%s", j->p->name);
+	return NULL;
+}
+
+void probes_run(facts *f, const probe_opts *o)
+{
+	size_t n = 0;
+	while (probe_table[n].name)
+		n++;
+	struct job *jobs = xcalloc(n, sizeof(*jobs));
+	for (size_t i = 0; i < n; i++) {
+		const probe *p = &probe_table[i];
+		if ((o->fast && (p->flags & (PROBE_USES_CUINIT | PROBE_PYTHON_LIVE))) ||
+		    (o->no_python && (p->flags & PROBE_PYTHON_LIVE))) {
+			facts_put_state(f, FACT_ABSENT, NULL, o->fast ? "skipped by --fast" : "skipped by --no-python",
+					"meta.probe_skipped.%s", p->name);
+			continue;
+		}
+		jobs[i] = (struct job){p, f, o, 0, false};
+		/* a thread that cannot start runs inline: slower, never lost */
+		if (pthread_create(&jobs[i].tid, NULL, run_job, &jobs[i]) == 0)
+			jobs[i].started = true;
+		else
+			run_job(&jobs[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].started)
+			pthread_join(jobs[i].tid, NULL);
+	free(jobs);
+}

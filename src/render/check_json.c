@@ -1,0 +1,48 @@
+#include <cjson/cJSON.h>
+
+#include "render/render.h"
+
+static cJSON *string_array(const strlist *l)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < l->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(l->v[i]));
+	return a;
+}
+
+cJSON *render_check_json(const facts *f, const findings *fs, const render_opts *o)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "schema", "gpuvet.check/1");
+	cJSON *tool = cJSON_AddObjectToObject(root, "tool");
+	cJSON_AddStringToObject(tool, "name", "gpuvet");
+	cJSON_AddStringToObject(tool, "version", GPUVET_VERSION);
+	cJSON_AddItemToObject(root, "facts", facts_to_json(f));
+	cJSON *arr = cJSON_AddArrayToObject(root, "findings");
+	for (size_t i = 0; i < fs->n; i++) {
+		const finding *x = &fs->v[i];
+		cJSON *o2 = cJSON_CreateObject();
+		cJSON_AddStringToObject(o2, "id", x->id);
+		cJSON_AddStringToObject(o2, "severity", severity_name(x->sev));
+		cJSON_AddStringToObject(o2, "layer", x->layer);
+		cJSON_AddStringToObject(o2, "title", x->title);
+		cJSON_AddItemToObject(o2, "evidence", string_array(&x->evidence));
+		cJSON_AddItemToObject(o2, "fix", string_array(&x->fix));
+		cJSON_AddItemToArray(arr, o2);
+	}
+	cJSON *sk = cJSON_AddArrayToObject(root, "skipped");
+	for (size_t i = 0; i < fs->nskipped; i++) {
+		cJSON *o2 = cJSON_CreateObject();
+		cJSON_AddStringToObject(o2, "id", fs->skipped[i].id);
+		cJSON_AddStringToObject(o2, "reason", fs->skipped[i].reason);
+		cJSON_AddItemToArray(sk, o2);
+	}
+	finding_counts c = findings_count(fs);
+	cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+	cJSON_AddNumberToObject(sum, "fail", c.fail);
+	cJSON_AddNumberToObject(sum, "warn", c.warn);
+	cJSON_AddNumberToObject(sum, "info", c.info);
+	cJSON_AddStringToObject(sum, "verdict", c.fail ? "fail" : c.warn ? "warn" : "ok");
+	cJSON_AddNumberToObject(sum, "seconds", o->seconds);
+	return root;
+}

@@ -1,0 +1,94 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/render.h"
+#include "rules/rules.h"
+
+static const char *sev_mark(severity s)
+{
+	return s == SEV_FAIL ? "FAIL" : s == SEV_WARN ? "WARN" : "info";
+}
+
+static const char *sev_color(severity s, bool on)
+{
+	return s == SEV_FAIL ? col_fail(on) : s == SEV_WARN ? col_warn(on) : col_dim(on);
+}
+
+static void verdict_line(FILE *out, const facts *f, const findings *fs, const render_opts *o)
+{
+	finding_counts c = findings_count(fs);
+	bool on = o->color;
+	bool failed = c.fail > 0 || (o->strict && c.warn > 0);
+	if (failed)
+		fprintf(out, "%sFAIL%s: ", col_fail(on), col_reset(on));
+	else if (c.warn)
+		fprintf(out, "%sOK with warnings%s: ", col_warn(on), col_reset(on));
+	else
+		fprintf(out, "%sOK%s: ", col_ok(on), col_reset(on));
+	/* the first failure is the root cause; say it on the verdict line */
+	if (c.fail > 0)
+		fprintf(out, "%s", fs->v[0].title);
+	else {
+		long long n = facts_int_or(f, -1, "nvml.device_count");
+		const char *drv = facts_str(f, "nvml.driver_version");
+		if (n > 0)
+			fprintf(out, "%lld GPU%s usable%s%s", n, n == 1 ? "" : "s", drv ? ", driver " : "", drv ? drv : "");
+		else
+			fprintf(out, "no problem found");
+	}
+	fprintf(out, " (%d fail, %d warn, %d info)\n", c.fail, c.warn, c.info);
+}
+
+static int cmp_layer(const void *a, const void *b)
+{
+	return layer_order(*(const char *const *)a) - layer_order(*(const char *const *)b);
+}
+
+void render_check_text(FILE *out, const facts *f, const findings *fs, const render_opts *o)
+{
+	bool on = o->color;
+	verdict_line(out, f, fs, o);
+	/* layers in display order, each with its findings in severity order */
+	const char *layers[64];
+	size_t nl = 0;
+	for (size_t i = 0; i < fs->n && nl < GV_ARRAY_LEN(layers); i++) {
+		bool seen = false;
+		for (size_t j = 0; j < nl; j++)
+			seen |= strcmp(layers[j], fs->v[i].layer) == 0;
+		if (!seen)
+			layers[nl++] = fs->v[i].layer;
+	}
+	qsort(layers, nl, sizeof(layers[0]), cmp_layer);
+	for (size_t l = 0; l < nl; l++) {
+		fprintf(out, "\n%s%s%s\n", col_bold(on), layer_title(layers[l]), col_reset(on));
+		for (size_t i = 0; i < fs->n; i++) {
+			const finding *x = &fs->v[i];
+			if (strcmp(x->layer, layers[l]) != 0)
+				continue;
+			fprintf(out, "  %s%s%s %s %s[%s]%s\n", sev_color(x->sev, on), sev_mark(x->sev), col_reset(on), x->title,
+				col_dim(on), x->id, col_reset(on));
+			for (size_t e = 0; e < x->evidence.n; e++)
+				fprintf(out, "       %s%s%s\n", col_dim(on), x->evidence.v[e], col_reset(on));
+			for (size_t e = 0; e < x->fix.n; e++)
+				fprintf(out, "       %s %s\n", e == 0 ? "fix:" : "    ", x->fix.v[e]);
+		}
+	}
+	if (o->verbose) {
+		fprintf(out, "\n%sFacts%s\n", col_bold(on), col_reset(on));
+		for (size_t i = 0; i < facts_count(f); i++) {
+			const fact *ft = facts_at(f, i);
+			char buf[512];
+			fprintf(out, "  %-44s %s%s%s%s\n", ft->key, fact_value_text(ft, buf, sizeof(buf)),
+				ft->source ? "  " : "", col_dim(on), ft->source ? ft->source : "");
+			if (on)
+				fputs(col_reset(on), out);
+		}
+		if (fs->nskipped) {
+			fprintf(out, "\n%sRules skipped%s\n", col_bold(on), col_reset(on));
+			for (size_t i = 0; i < fs->nskipped; i++)
+				fprintf(out, "  %-32s %s\n", fs->skipped[i].id, fs->skipped[i].reason);
+		}
+	} else if (fs->n) {
+		fprintf(out, "\n%s(--verbose lists every fact; --json for scripts)%s\n", col_dim(on), col_reset(on));
+	}
+}

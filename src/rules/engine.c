@@ -1,0 +1,118 @@
+#include <stdarg.h>
+#include <string.h>
+
+#include "rules/registry.h"
+#include "rules/rules.h"
+
+static finding *emit(rule_ctx *c, severity sev, const char *fmt, va_list ap)
+{
+	char *title = xvasprintf(fmt, ap);
+	finding *f = findings_add(c->out, c->rule->id, c->rule->layer, sev, "%s", title);
+	free(title);
+	return f;
+}
+
+finding *rule_emit(rule_ctx *c, const char *titlefmt, ...)
+{
+	va_list ap;
+	va_start(ap, titlefmt);
+	finding *f = emit(c, c->rule->sev, titlefmt, ap);
+	va_end(ap);
+	return f;
+}
+
+finding *rule_emit_sev(rule_ctx *c, severity sev, const char *titlefmt, ...)
+{
+	va_list ap;
+	va_start(ap, titlefmt);
+	finding *f = emit(c, sev, titlefmt, ap);
+	va_end(ap);
+	return f;
+}
+
+const rule *rules_first(void)
+{
+	for (size_t t = 0; rule_tables[t]; t++)
+		if (rule_tables[t][0].id)
+			return &rule_tables[t][0];
+	return NULL;
+}
+
+const rule *rules_next(const rule *r)
+{
+	for (size_t t = 0; rule_tables[t]; t++) {
+		const rule *tab = rule_tables[t];
+		size_t n = 0;
+		while (tab[n].id)
+			n++;
+		if (r >= tab && r < tab + n) {
+			if (r + 1 < tab + n)
+				return r + 1;
+			for (size_t u = t + 1; rule_tables[u]; u++)
+				if (rule_tables[u][0].id)
+					return &rule_tables[u][0];
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+const rule *rules_find(const char *id)
+{
+	for (const rule *r = rules_first(); r; r = rules_next(r))
+		if (strcmp(r->id, id) == 0)
+			return r;
+	return NULL;
+}
+
+void rules_run(const facts *f, const kb *k, findings *out)
+{
+	for (const rule *r = rules_first(); r; r = rules_next(r)) {
+		strlist needs = {0};
+		sl_split(&needs, r->needs, " ", false);
+		const char *missing = NULL;
+		for (size_t i = 0; i < needs.n && !missing; i++)
+			if (!facts_get(f, "%s", needs.v[i]))
+				missing = needs.v[i];
+		if (missing) {
+			findings_skip(out, r->id, "fact %s was not collected", missing);
+		} else {
+			rule_ctx c = {f, k, out, r};
+			r->eval(&c);
+		}
+		sl_free(&needs);
+	}
+	findings_sort(out);
+}
+
+static const struct {
+	const char *layer, *title;
+} layers[] = {
+	{"hardware", "Hardware and kernel driver"},
+	{"devices", "Device nodes"},
+	{"driver", "Driver libraries"},
+	{"gpu", "GPU health"},
+	{"toolkit", "CUDA toolkits"},
+	{"loader", "Dynamic loader and libraries"},
+	{"env", "Environment variables"},
+	{"container", "Containers and platforms"},
+	{"python", "Python and PyTorch"},
+	{"ext", "CUDA extensions"},
+	{"policy", "Policies"},
+};
+
+const char *layer_title(const char *layer)
+{
+	for (size_t i = 0; i < GV_ARRAY_LEN(layers); i++)
+		if (strcmp(layers[i].layer, layer) == 0)
+			return layers[i].title;
+	return layer;
+}
+
+int layer_order(const char *layer)
+{
+	for (size_t i = 0; i < GV_ARRAY_LEN(layers); i++)
+		if (strcmp(layers[i].layer, layer) == 0)
+			return (int)i;
+	return (int)GV_ARRAY_LEN(layers);
+}

@@ -1,0 +1,10 @@
+/* The list of rule tables, one per layer module. Add a table here when adding a module. */
+#ifndef GPUVET_RULES_REGISTRY_H
+#define GPUVET_RULES_REGISTRY_H
+#include <stdlib.h>
+
+#include "rules/rules.h"
+
+extern const rule rules_hardware[];
+extern const rule *const rule_tables[];
+#endif

@@ -1,0 +1,46 @@
+/*
+ * Rules: pure functions from facts (and the knowledge base) to findings. No I/O here, so the
+ * whole rule suite runs on any machine from recorded facts (`gpuvet check --facts FILE`).
+ *
+ * Each layer has its own table (rules_<layer>.c); registry.c lists the tables.
+ */
+#ifndef GPUVET_RULES_H
+#define GPUVET_RULES_H
+#include "core/facts.h"
+#include "core/findings.h"
+#include "kb/kb.h"
+
+struct rule;
+typedef struct rule_ctx {
+	const facts *facts;
+	const kb *kb;
+	findings *out;
+	const struct rule *rule;
+} rule_ctx;
+
+typedef struct rule {
+	const char *id;    /* stable finding id */
+	const char *layer; /* hardware, driver, devices, gpu, toolkit, loader, env, container, python */
+	severity sev;      /* default severity */
+	/* Space-separated fact keys the rule needs; when one was never collected the rule is
+	 * skipped with that reason. A fact collected with state absent/error still counts. */
+	const char *needs;
+	void (*eval)(rule_ctx *c);
+	const char *summary; /* one line for --list-rules and docs */
+} rule;
+
+/* Emits a finding with the rule's id, layer and default severity. */
+finding *rule_emit(rule_ctx *c, const char *titlefmt, ...) GV_PRINTF(2, 3);
+finding *rule_emit_sev(rule_ctx *c, severity sev, const char *titlefmt, ...) GV_PRINTF(3, 4);
+
+/* Runs every registered rule. */
+void rules_run(const facts *f, const kb *k, findings *out);
+/* All rules, in order, NULL id terminated iteration through rules_next. */
+const rule *rules_first(void);
+const rule *rules_next(const rule *r);
+const rule *rules_find(const char *id);
+
+/* Layer display order and names for renderers. */
+const char *layer_title(const char *layer);
+int layer_order(const char *layer);
+#endif

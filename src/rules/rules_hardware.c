@@ -1,0 +1,124 @@
+/* Rules of the hardware layer: is there an NVIDIA GPU, and is a working kernel driver bound. */
+#include <string.h>
+
+#include "rules/registry.h"
+
+static int pci_count(const facts *f)
+{
+	return (int)facts_int_or(f, 0, "hardware.pci.count");
+}
+
+static bool driver_proc_present(const facts *f)
+{
+	return facts_str(f, "hardware.kernel_module_version") != NULL;
+}
+
+/* GPUs can also reach us without PCI functions: WSL 2 (/dev/dxg) and NVML that answers. */
+static bool gpu_seen_elsewhere(const facts *f)
+{
+	return facts_int_or(f, 0, "nvml.device_count") > 0 || facts_true(f, "devices.dxg");
+}
+
+static void gpu_none(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	if (pci_count(f) > 0 || driver_proc_present(f) || gpu_seen_elsewhere(f))
+		return;
+	finding *x = rule_emit(c, "no NVIDIA GPU is visible on this machine");
+	finding_evidence(x, "no PCI display device with vendor 0x10de under /sys/bus/pci/devices");
+	finding_evidence(x, "/proc/driver/nvidia/version does not exist");
+	if (facts_int_or(f, 0, "nvml.device_count") == 0 && facts_get(f, "nvml.device_count"))
+		finding_evidence(x, "NVML reports no devices");
+	if (facts_true(f, "container.inside")) {
+		finding_fix(x, "this is a container: start it with the GPUs passed through (see container.no-gpu), "
+			       "e.g. docker run --gpus all ...");
+	} else {
+		finding_fix(x, "if this machine should have a GPU: check that it is seated and powered, and listed by "
+			       "`lspci -nn | grep -i nvidia`");
+		finding_fix(x, "a cloud instance needs a GPU instance type");
+	}
+	finding_fix(x, "to run on the CPU meanwhile: device = \"cuda\" if torch.cuda.is_available() else \"cpu\", "
+		       "and expect training 10-100x slower; use a smaller batch size");
+	x->rank = 0;
+}
+
+static void driver_not_loaded(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	if (pci_count(f) == 0 || driver_proc_present(f))
+		return;
+	for (int i = 0; i < pci_count(f); i++) {
+		const char *drv = facts_str(f, "hardware.pci.%d.driver", i);
+		if (drv && strcmp(drv, "nouveau") == 0)
+			return; /* driver.nouveau explains it */
+	}
+	finding *x = rule_emit(c, "an NVIDIA GPU is present but the NVIDIA kernel driver is not loaded");
+	for (int i = 0; i < pci_count(f); i++)
+		finding_evidence(x, "PCI %s (device %s): driver %s", facts_str(f, "hardware.pci.%d.address", i),
+				 facts_str(f, "hardware.pci.%d.device_id", i) ? facts_str(f, "hardware.pci.%d.device_id", i) : "?",
+				 facts_str(f, "hardware.pci.%d.driver", i) ? facts_str(f, "hardware.pci.%d.driver", i) : "none");
+	finding_evidence(x, "/proc/driver/nvidia/version does not exist");
+	const char *release = facts_str(f, "hardware.kernel_release");
+	const char *modfile = facts_str(f, "hardware.module_file");
+	if (modfile) {
+		finding_evidence(x, "module file for the running kernel: %s", modfile);
+		if (facts_true(f, "hardware.secure_boot")) {
+			finding_evidence(x, "Secure Boot is enabled: an unsigned module is refused at load time");
+			finding_fix(x, "enroll the DKMS signing key: sudo mokutil --import /var/lib/dkms/mok.pub, reboot and "
+				       "complete the enrollment; or disable Secure Boot in the firmware");
+		}
+		finding_fix(x, "load it: sudo modprobe nvidia && sudo modprobe nvidia-uvm; see `sudo dmesg | grep -i nvrm` "
+			       "if it fails");
+	} else {
+		finding_evidence(x, "no nvidia.ko under /lib/modules/%s", release ? release : "(unknown kernel)");
+		if (facts_str(f, "hardware.dkms_module"))
+			finding_fix(x, "rebuild the DKMS module for this kernel: sudo dkms autoinstall -k %s",
+				    release ? release : "$(uname -r)");
+		else
+			finding_fix(x, "install the driver: sudo apt install nvidia-driver (Debian) or sudo ubuntu-drivers "
+				       "install (Ubuntu)");
+		if (release)
+			finding_fix(x, "kernel headers are needed to build it: sudo apt install linux-headers-%s", release);
+	}
+	finding_fix(x, "then reboot");
+	x->rank = 0;
+}
+
+static void driver_nouveau(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	bool bound = false;
+	finding *x = NULL;
+	for (int i = 0; i < pci_count(f); i++) {
+		const char *drv = facts_str(f, "hardware.pci.%d.driver", i);
+		if (drv && strcmp(drv, "nouveau") == 0) {
+			if (!x)
+				x = rule_emit(c, "the open-source nouveau driver holds the GPU, so the NVIDIA driver cannot");
+			finding_evidence(x, "PCI %s is bound to nouveau", facts_str(f, "hardware.pci.%d.address", i));
+			bound = true;
+		}
+	}
+	if (facts_true(f, "hardware.module.nouveau")) {
+		if (!x)
+			x = rule_emit(c, "the nouveau module is loaded and will conflict with the NVIDIA driver");
+		finding_evidence(x, "nouveau is listed in /proc/modules");
+	}
+	if (!x)
+		return;
+	(void)bound;
+	finding_fix(x, "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
+		       "/etc/modprobe.d/blacklist-nouveau.conf");
+	finding_fix(x, "sudo update-initramfs -u   (dracut: sudo dracut --force)");
+	finding_fix(x, "sudo reboot");
+	x->rank = 0;
+}
+
+const rule rules_hardware[] = {
+	{"gpu.none", "hardware", SEV_FAIL, "hardware.pci.count", gpu_none,
+	 "no NVIDIA GPU on the PCI bus and no NVIDIA driver"},
+	{"driver.not-loaded", "hardware", SEV_FAIL, "hardware.pci.count", driver_not_loaded,
+	 "an NVIDIA GPU is present but the kernel driver is not loaded"},
+	{"driver.nouveau", "hardware", SEV_FAIL, "hardware.pci.count", driver_nouveau,
+	 "nouveau is bound to the GPU or loaded"},
+	{NULL, NULL, 0, NULL, NULL, NULL},
+};

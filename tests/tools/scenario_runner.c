@@ -1,0 +1,280 @@
+/*
+ * Runs one declarative scenario: a machine built as a directory tree, a fake NVML/libcuda
+ * configuration, an environment, and the findings expected. See tests/scenarios/README.md.
+ *
+ *   scenario_runner GPUVET_BINARY SCENARIO_DIR [FAKE_NVML_LIB FAKE_CUDA_LIB [FAKE_NVML_BASIC_LIB]]
+ *
+ * Exit 0 when every expectation holds, 1 otherwise (each failed expectation printed).
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/proc.h"
+#include "core/util.h"
+
+static int failures;
+
+static void fail(const char *fmt, ...) GV_PRINTF(1, 2);
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("  not ok: ", stdout);
+	vprintf(fmt, ap);
+	fputc('\n', stdout);
+	va_end(ap);
+	failures++;
+}
+
+static int run_simple(char *const argv[])
+{
+	proc_result r;
+	proc_run(argv, NULL, NULL, 60000, 1 << 20, &r);
+	int st = r.status;
+	if (st != 0)
+		fprintf(stderr, "%s failed: %s\n", argv[0], r.err);
+	proc_result_free(&r);
+	return st;
+}
+
+static char *after_colon(char *line)
+{
+	char *c = strchr(line, ':');
+	return c ? str_trim(c + 1) : NULL;
+}
+
+static const cJSON *find_finding(const cJSON *doc, const char *id)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(doc, "findings"), *x;
+	cJSON_ArrayForEach(x, arr)
+	{
+		const cJSON *i = cJSON_GetObjectItemCaseSensitive(x, "id");
+		if (cJSON_IsString(i) && strcmp(i->valuestring, id) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+static const cJSON *find_fact(const cJSON *doc, const char *key)
+{
+	const cJSON *facts = cJSON_GetObjectItemCaseSensitive(doc, "facts");
+	const char *dot = strchr(key, '.');
+	if (!dot)
+		return NULL;
+	char layer[64];
+	str_copy(layer, sizeof(layer), key);
+	if ((size_t)(dot - key) < sizeof(layer))
+		layer[dot - key] = '\0';
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(facts, layer);
+	return cJSON_GetObjectItemCaseSensitive(g, dot + 1);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: scenario_runner GPUVET SCENARIO_DIR [FAKE_NVML FAKE_CUDA [FAKE_NVML_BASIC]]\n");
+		return 2;
+	}
+	const char *gpuvet = argv[1], *dir = argv[2];
+	const char *fake_nvml = argc > 3 ? argv[3] : NULL, *fake_cuda = argc > 4 ? argv[4] : NULL;
+	const char *fake_basic = argc > 5 ? argv[5] : NULL;
+	char *spath = xasprintf("%s/scenario", dir);
+	FILE *sf = fopen(spath, "r");
+	if (!sf) {
+		fprintf(stderr, "cannot open %s: %s\n", spath, strerror(errno));
+		return 2;
+	}
+	char tmpl[] = "/tmp/gpuvet-scenario-XXXXXX";
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	chmod(tmpl, 0755);
+	char *root = xasprintf("%s/root", tmpl);
+	char *src_root = xasprintf("%s/root", dir);
+	struct stat st;
+	if (stat(src_root, &st) == 0) {
+		char *cp[] = {"cp", "-a", src_root, root, NULL};
+		if (run_simple(cp) != 0)
+			return 2;
+	} else {
+		mkdir(root, 0755);
+	}
+	char *fake_conf = xasprintf("%s/fake.conf", tmpl);
+	FILE *fc = fopen(fake_conf, "w");
+
+	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0};
+	bool use_fake = false, basic = false, as_nobody = false, json = true;
+	int want_exit = -1;
+	sl_push(&env, "PATH=/usr/bin:/bin");
+	sl_push(&env, "LC_ALL=C");
+	sl_pushf(&env, "HOME=%s/home/user", root);
+	char line[4096];
+	while (fgets(line, sizeof(line), sf)) {
+		char *l = str_trim(line);
+		if (!*l || *l == '#')
+			continue;
+		char *v = after_colon(l);
+		if (!v) {
+			fprintf(stderr, "%s: line without ':': %s\n", spath, l);
+			return 2;
+		}
+		if (str_starts(l, "args:")) {
+			sl_free(&args);
+			sl_split(&args, v, " ", false);
+		} else if (str_starts(l, "env:")) {
+			char *val = v;
+			/* @ROOT@ stands for the scenario's root directory (for paths in PATH) */
+			char *at = strstr(val, "@ROOT@");
+			if (at) {
+				*at = '\0';
+				sl_pushf(&env, "%s%s%s", val, root, at + 6);
+			} else {
+				sl_push(&env, val);
+			}
+		} else if (str_starts(l, "fake:")) {
+			use_fake = true;
+			if (fc)
+				fprintf(fc, "%s\n", v);
+		} else if (str_starts(l, "fake-lib:")) {
+			use_fake = true;
+			basic = strcmp(v, "basic") == 0;
+		} else if (str_starts(l, "chmod:")) {
+			unsigned mode;
+			char p[1024];
+			if (sscanf(v, "%o %1023s", &mode, p) == 2) {
+				char *full = xasprintf("%s%s", root, p);
+				if (chmod(full, mode) != 0)
+					fprintf(stderr, "chmod %s: %s\n", full, strerror(errno));
+				free(full);
+			}
+		} else if (str_starts(l, "user:")) {
+			as_nobody = strcmp(v, "nobody") == 0;
+		} else if (str_starts(l, "expect:")) {
+			sl_push(&expects, v);
+		} else if (str_starts(l, "absent:")) {
+			sl_push(&absents, v);
+		} else if (str_starts(l, "fact:")) {
+			sl_push(&facts_exp, v);
+		} else if (str_starts(l, "stdout-contains:")) {
+			sl_push(&contains, v);
+		} else if (str_starts(l, "exit:")) {
+			want_exit = atoi(v);
+		} else {
+			fprintf(stderr, "%s: unknown directive: %s\n", spath, l);
+			return 2;
+		}
+	}
+	fclose(sf);
+	if (fc)
+		fclose(fc);
+	if (!args.n)
+		sl_split(&args, "check --json --no-python", " ", false);
+	json = sl_contains(&args, "--json");
+	if (use_fake) {
+		if (!fake_nvml || !fake_cuda) {
+			printf("scenario needs the fake libraries, which were not built\n");
+			return 77;
+		}
+		sl_pushf(&env, "GPUVET_NVML_LIB=%s", basic && fake_basic ? fake_basic : fake_nvml);
+		sl_pushf(&env, "GPUVET_CUDA_LIB=%s", fake_cuda);
+		sl_pushf(&env, "GPUVET_FAKE_CONFIG=%s", fake_conf);
+	}
+	/* the environment probe must see only what the scenario sets */
+	strlist av = {0};
+	if (as_nobody && geteuid() == 0) {
+		sl_push(&av, "setpriv");
+		sl_push(&av, "--reuid=65534");
+		sl_push(&av, "--regid=65534");
+		sl_push(&av, "--clear-groups");
+		sl_push(&av, "--");
+	}
+	sl_push(&av, gpuvet);
+	sl_pushf(&av, "--root=%s", root);
+	for (size_t i = 0; i < args.n; i++)
+		sl_push(&av, args.v[i]);
+	sl_push_owned(&av, NULL);
+	sl_push_owned(&env, NULL);
+	proc_result r;
+	proc_run(av.v, env.v, NULL, 60000, 64 << 20, &r);
+	printf("scenario %s: exit %d%s\n", dir, r.status, r.timed_out ? " (timed out)" : "");
+	if (r.spawn_failed)
+		fail("could not start %s: %s", gpuvet, strerror(r.spawn_errno));
+	if (r.signal)
+		fail("gpuvet died of signal %d\nstderr: %s", r.signal, r.err);
+	if (r.timed_out)
+		fail("gpuvet did not finish within 60 s");
+	if (want_exit >= 0 && r.status != want_exit)
+		fail("exit status %d, expected %d\nstderr: %s", r.status, want_exit, r.err);
+	cJSON *doc = json ? cJSON_Parse(r.out) : NULL;
+	if (json && !doc)
+		fail("output is not JSON: %.500s\nstderr: %.500s", r.out, r.err);
+	for (size_t i = 0; i < expects.n; i++) {
+		strlist w = {0};
+		sl_split(&w, expects.v[i], " ", false);
+		const cJSON *x = doc && w.n ? find_finding(doc, w.v[0]) : NULL;
+		if (!x)
+			fail("finding %s expected, not present", w.n ? w.v[0] : "?");
+		else if (w.n > 1) {
+			const cJSON *sev = cJSON_GetObjectItemCaseSensitive(x, "severity");
+			if (!cJSON_IsString(sev) || strcmp(sev->valuestring, w.v[1]) != 0)
+				fail("finding %s has severity %s, expected %s", w.v[0],
+				     cJSON_IsString(sev) ? sev->valuestring : "?", w.v[1]);
+		}
+		if (x && w.n > 2) { /* expect: ID SEV text that must appear in evidence or fix */
+			char *s = cJSON_PrintUnformatted(x);
+			const char *needle = strstr(expects.v[i], w.v[1]) + strlen(w.v[1]);
+			while (*needle == ' ')
+				needle++;
+			if (!strstr(s, needle))
+				fail("finding %s does not mention '%s': %s", w.v[0], needle, s);
+			free(s);
+		}
+		sl_free(&w);
+	}
+	for (size_t i = 0; i < absents.n; i++)
+		if (doc && find_finding(doc, absents.v[i]))
+			fail("finding %s present, expected absent", absents.v[i]);
+	for (size_t i = 0; i < facts_exp.n; i++) {
+		char *eq = strchr(facts_exp.v[i], '=');
+		if (!eq) {
+			fail("bad fact expectation %s", facts_exp.v[i]);
+			continue;
+		}
+		*eq = '\0';
+		char *key = str_trim(facts_exp.v[i]), *want = str_trim(eq + 1);
+		const cJSON *ft = doc ? find_fact(doc, key) : NULL;
+		const cJSON *val = cJSON_GetObjectItemCaseSensitive(ft, "value");
+		const cJSON *state = cJSON_GetObjectItemCaseSensitive(ft, "state");
+		char have[512] = "";
+		if (cJSON_IsString(val))
+			str_copy(have, sizeof(have), val->valuestring);
+		else if (cJSON_IsBool(val))
+			str_copy(have, sizeof(have), cJSON_IsTrue(val) ? "true" : "false");
+		else if (cJSON_IsNumber(val))
+			snprintf(have, sizeof(have), "%.17g", val->valuedouble);
+		else if (cJSON_IsString(state))
+			snprintf(have, sizeof(have), "(%s)", state->valuestring);
+		if (!ft)
+			fail("fact %s expected, not collected", key);
+		else if (strcmp(have, want) != 0)
+			fail("fact %s = %s, expected %s", key, have, want);
+	}
+	for (size_t i = 0; i < contains.n; i++)
+		if (!strstr(r.out, contains.v[i]))
+			fail("output does not contain '%s'", contains.v[i]);
+	if (failures) {
+		printf("--- stdout (first 4000 bytes)\n%.4000s\n--- stderr\n%.2000s\n", r.out, r.err);
+	}
+	cJSON_Delete(doc);
+	proc_result_free(&r);
+	char *rm[] = {"rm", "-rf", tmpl, NULL};
+	run_simple(rm);
+	printf("%s\n", failures ? "FAILED" : "ok");
+	return failures ? 1 : 0;
+}
