@@ -1,6 +1,6 @@
-# Turns every file of DIR (data/*.csv, *.txt) into a C array in OUT:
+# Turns every file of DIR (data/*.csv, *.txt, *.py) into a C array in OUT:
 #   const struct kb_blob kb_blobs[] = {{"name.csv", data, size}, ...};
-file(GLOB files ${DIR}/*.csv ${DIR}/*.txt)
+file(GLOB files ${DIR}/*.csv ${DIR}/*.txt ${DIR}/*.py)
 list(SORT files)
 set(body "#include <stddef.h>\nstruct kb_blob { const char *name; const unsigned char *data; size_t size; };\n")
 set(table "")

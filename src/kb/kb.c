@@ -205,3 +205,14 @@ bool kb_gpu_cc(const kb *k, const char *gpu_name, char *out, size_t n)
 	str_copy(out, n, best);
 	return true;
 }
+
+const char *kb_blob(const char *filename, size_t *len)
+{
+	for (const struct kb_blob *b = kb_blobs; b->name; b++)
+		if (strcmp(b->name, filename) == 0) {
+			if (len)
+				*len = b->size;
+			return (const char *)b->data;
+		}
+	return NULL;
+}

@@ -8,6 +8,7 @@
 #ifndef GPUVET_KB_H
 #define GPUVET_KB_H
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "kb/csv.h"
 
@@ -31,4 +32,6 @@ bool kb_cuda_min_driver(const kb *k, const char *cuda_version, char *toolkit_min
 bool kb_driver_max_cuda(const kb *k, const char *driver_version, char *out, size_t n);
 /* Compute capability "9.0" for a GPU name as NVML reports it; false when unknown. */
 bool kb_gpu_cc(const kb *k, const char *gpu_name, char *out, size_t n);
+/* An embedded data file by name ("probe_torch.py"): its bytes (NUL-terminated) or NULL. */
+const char *kb_blob(const char *filename, size_t *len);
 #endif

@@ -196,8 +196,23 @@ int main(int argc, char **argv)
 	}
 	sl_push(&av, gpuvet);
 	sl_pushf(&av, "--root=%s", root);
-	for (size_t i = 0; i < args.n; i++)
-		sl_push(&av, args.v[i]);
+	for (size_t i = 0; i < args.n; i++) {
+		/* @ROOT@ is the copied root tree, @DIR@ the scenario's folder (for --facts files) */
+		strbuf a;
+		sb_init(&a);
+		for (const char *p = args.v[i]; *p;) {
+			if (str_starts(p, "@ROOT@")) {
+				sb_add(&a, root);
+				p += 6;
+			} else if (str_starts(p, "@DIR@")) {
+				sb_add(&a, dir);
+				p += 5;
+			} else {
+				sb_addc(&a, *p++);
+			}
+		}
+		sl_push_owned(&av, sb_steal(&a));
+	}
 	sl_push_owned(&av, NULL);
 	sl_push_owned(&env, NULL);
 	proc_result r;
