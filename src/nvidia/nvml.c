@@ -493,7 +493,11 @@ static void snap_identity(nvmlDevice_t dev, gv_nvml_device *d)
 		pci.busIdLegacy[sizeof(pci.busIdLegacy) - 1] = '\0';
 		/* the v1 layout has only the 16-byte id; v2/v3 fill busId */
 		const char *id = pci.busId[0] ? pci.busId : pci.busIdLegacy;
-		str_copy(d->pci_bus_id.v, sizeof(d->pci_bus_id.v), id);
+		/* the legacy form has a 4-digit domain ("0000:18:00.0"): print it as NVML does now */
+		if (strlen(id) == 12 && id[4] == ':')
+			snprintf(d->pci_bus_id.v, sizeof(d->pci_bus_id.v), "0000%s", id);
+		else
+			str_copy(d->pci_bus_id.v, sizeof(d->pci_bus_id.v), id);
 		str_set(&d->pci_bus_id, rc);
 		u64_set(&d->pci_device_id, rc, pci.pciDeviceId);
 		u64_set(&d->pci_subsystem_id, rc, pci.pciSubSystemId);
@@ -603,7 +607,8 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 	GET_UINT(DeviceGetPowerUsage, dev, d->power_mw);
 	if (fn.DeviceGetTotalEnergyConsumption) {
 		unsigned long long e = 0;
-		u64_set(&d->energy_mj, fn.DeviceGetTotalEnergyConsumption(dev, &e), e);
+		nvmlReturn_t rc = fn.DeviceGetTotalEnergyConsumption(dev, &e);
+		u64_set(&d->energy_mj, rc, e);
 	} else {
 		u64_unsupported(&d->energy_mj);
 	}
@@ -612,7 +617,8 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_GRAPHICS, d->graphics_clock_mhz);
 	if (fn.DeviceGetClocksEventReasons) {
 		unsigned long long r = 0;
-		u64_set(&d->clock_event_reasons, fn.DeviceGetClocksEventReasons(dev, &r), r);
+		nvmlReturn_t rc = fn.DeviceGetClocksEventReasons(dev, &r);
+		u64_set(&d->clock_event_reasons, rc, r);
 	} else {
 		u64_unsupported(&d->clock_event_reasons);
 	}
@@ -630,7 +636,8 @@ static void get_ecc(nvmlDevice_t dev, int type, int counter, gv_nv_u64 *field)
 		return;
 	}
 	unsigned long long v = 0;
-	u64_set(field, fn.DeviceGetTotalEccErrors(dev, type, counter, &v), v);
+	nvmlReturn_t rc = fn.DeviceGetTotalEccErrors(dev, type, counter, &v);
+	u64_set(field, rc, v);
 }
 
 static void get_retired(nvmlDevice_t dev, int cause, gv_nv_u64 *field)
@@ -657,7 +664,8 @@ static void snap_health(nvmlDevice_t dev, gv_nvml_device *d)
 	get_retired(dev, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &d->retired_dbe);
 	if (fn.DeviceGetRetiredPagesPendingStatus) {
 		int v = 0;
-		u64_set(&d->retired_pending, fn.DeviceGetRetiredPagesPendingStatus(dev, &v), v == NVML_FEATURE_ENABLED);
+		nvmlReturn_t rc = fn.DeviceGetRetiredPagesPendingStatus(dev, &v);
+		u64_set(&d->retired_pending, rc, v == NVML_FEATURE_ENABLED);
 	} else {
 		u64_unsupported(&d->retired_pending);
 	}

@@ -272,7 +272,8 @@ static nvmlReturn_t pci_info(const char *fn, nvmlDevice_t dev, nvmlPciInfo_t *pc
 		/* v1: char busId[16]; domain, bus, device, pciDeviceId, pciSubSystemId; 4 reserved */
 		unsigned char *p = (unsigned char *)pci;
 		memset(p, 0, 16 + 9 * sizeof(unsigned));
-		snprintf((char *)p, 16, "%s", id);
+		/* the legacy id has a 4-digit domain: "0000:3B:00.0" */
+		snprintf((char *)p, 16, "%04X:%02X:%02X.%X", domain & 0xffff, bus, device, function);
 		unsigned nums[5] = {domain, bus, device, (unsigned)devid, (unsigned)subsys};
 		memcpy(p + 16, nums, sizeof(nums));
 		return NVML_SUCCESS;
