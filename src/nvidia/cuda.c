@@ -237,6 +237,14 @@ static const struct {
 	 "nvidia_uvm) or reboot"},
 };
 
+static const gv_cuda_api *loaded_api(void)
+{
+	pthread_mutex_lock(&lock);
+	bool ok = status.loaded;
+	pthread_mutex_unlock(&lock);
+	return ok ? &api : NULL;
+}
+
 static int find_result(CUresult rc)
 {
 	for (size_t i = 0; i < GV_ARRAY_LEN(results); i++)
@@ -250,7 +258,8 @@ const char *gv_cuda_result_name(CUresult rc)
 	int i = find_result(rc);
 	if (i >= 0)
 		return results[i].name;
-	const gv_cuda_api *cu = gv_cuda_api_get();
+	/* ask the library only when it is already loaded: naming a code must not load it */
+	const gv_cuda_api *cu = loaded_api();
 	const char *s = NULL;
 	if (cu && cu->cuGetErrorName && cu->cuGetErrorName(rc, &s) == CUDA_SUCCESS && s)
 		return s;
@@ -261,7 +270,7 @@ const char *gv_cuda_result_name(CUresult rc)
 
 const char *gv_cuda_result_text(CUresult rc)
 {
-	const gv_cuda_api *cu = gv_cuda_api_get();
+	const gv_cuda_api *cu = loaded_api();
 	const char *s = NULL;
 	if (cu && cu->cuGetErrorString && cu->cuGetErrorString(rc, &s) == CUDA_SUCCESS && s && *s)
 		return s;

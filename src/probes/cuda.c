@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/sysroot.h"
@@ -32,6 +33,12 @@ static void put_cuda_error(facts *f, const char *source, CUresult rc, const char
 void probe_cudalib(facts *f, const probe_opts *o)
 {
 	(void)o;
+	/* what cuInit will see: the finding for CUDA_ERROR_NO_DEVICE needs it */
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	if (cvd)
+		facts_put_str(f, "environment", cvd, "cuda.visible_devices");
+	else
+		facts_put_state(f, FACT_ABSENT, "environment", "not set", "cuda.visible_devices");
 	gv_cuda_load();
 	gv_cuda_status st;
 	gv_cuda_status_get(&st);
@@ -46,9 +53,11 @@ void probe_cudalib(facts *f, const probe_opts *o)
 		return;
 	}
 	facts_put_str(f, src, sysroot_strip(st.path), "cuda.library");
-	char ver[64];
+	char ver[64], path[PATH_MAX];
 	if (gv_driver_lib_file_version(st.path, "libcuda.so.", ver, sizeof(ver)))
-		facts_put_str(f, st.path, ver, "cuda.library_file_version");
+		facts_put_str(f, sysroot_strip(st.path), ver, "cuda.library_file_version");
+	else if (gv_driver_lib_find("libcuda.so.", path, sizeof(path), ver, sizeof(ver)))
+		facts_put_str(f, path, ver, "cuda.library_file_version");
 	else
 		facts_put_state(f, FACT_ABSENT, st.path, "no version in the file name", "cuda.library_file_version");
 	const gv_cuda_api *cu = gv_cuda_api_get();

@@ -96,9 +96,12 @@ static void probe_library(facts *f, const gv_nvml_status *st)
 	if (st->loaded) {
 		const char *shown = sysroot_strip(st->path);
 		facts_put_str(f, st->from_env ? "GPUVET_NVML_LIB" : "dlopen", shown, "nvml.library");
-		char ver[64];
+		char ver[64], path[PATH_MAX];
 		if (gv_driver_lib_file_version(st->path, "libnvidia-ml.so.", ver, sizeof(ver)))
-			facts_put_str(f, st->path, ver, "nvml.library_file_version");
+			facts_put_str(f, sysroot_strip(st->path), ver, "nvml.library_file_version");
+		else if (gv_driver_lib_find("libnvidia-ml.so.", path, sizeof(path), ver, sizeof(ver)))
+			/* loaded under another name (a copy, a test double): the installed driver's file */
+			facts_put_str(f, path, ver, "nvml.library_file_version");
 		else
 			facts_put_state(f, FACT_ABSENT, st->path, "no version in the file name", "nvml.library_file_version");
 		return;
@@ -276,9 +279,10 @@ void probe_nvml(facts *f, const probe_opts *o)
 	gv_nvml_status st;
 	gv_nvml_status_get(&st);
 	probe_library(f, &st);
+	/* nvml.device_count is put only when NVML answered it: "NVML reports 0 GPUs" must never be
+	 * read into a library that did not load or initialise */
 	if (!st.loaded) {
 		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.init");
-		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.device_count");
 		return;
 	}
 	facts_put_int(f, "nvmlInit_v2", rc, "nvml.init_code");
@@ -287,7 +291,6 @@ void probe_nvml(facts *f, const probe_opts *o)
 		char why[256];
 		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
 		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.init");
-		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.device_count");
 		return;
 	}
 	facts_put_str(f, "nvmlInit_v2", "ok", "nvml.init");
@@ -308,7 +311,7 @@ void probe_nvml(facts *f, const probe_opts *o)
 	if (rc != NVML_SUCCESS) {
 		char why[256];
 		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
-		facts_put_state(f, FACT_ERROR, "nvmlDeviceGetCount", why, "nvml.device_count");
+		facts_put_state(f, FACT_ERROR, "nvmlDeviceGetCount", why, "nvml.device_count_error");
 		return;
 	}
 	facts_put_int(f, "nvmlDeviceGetCount", n, "nvml.device_count");
