@@ -5,6 +5,8 @@
 
 const probe probe_table[] = {
 	{"hardware", 0, probe_hardware},
+	{"toolkit", 0, probe_toolkit},
+	{"loader", 0, probe_loader},
 	{NULL, 0, NULL},
 };
 
