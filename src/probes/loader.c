@@ -121,24 +121,7 @@ void probe_loader(facts *f, const probe_opts *o)
 	for (size_t i = 0; i < dirs.n; i++)
 		cuda_libs_scan_dir(&L, dirs.v[i]);
 	cuda_libs_versions(&L, !o->fast);
-	/* the runtime libraries inside a toolkit share its major.minor when nothing else says */
-	for (size_t i = 0; i < L.n; i++) {
-		cuda_lib_copy *c = &L.v[i];
-		if (c->version || !(strcmp(c->lib, "cudart") == 0 || strcmp(c->lib, "nvrtc") == 0 ||
-				    strcmp(c->lib, "nvJitLink") == 0))
-			continue;
-		for (size_t t = 0; t < env.n; t++) {
-			const cuda_install *ci = &env.v[t];
-			int tmaj, tmin;
-			size_t rl = strlen(ci->root);
-			if (!ci->version || strncmp(c->real, ci->root, rl) != 0 || c->real[rl] != '/' ||
-			    version_parse(ci->version, &tmaj, &tmin, NULL) < 2 || tmaj != c->major)
-				continue;
-			c->version = xasprintf("%d.%d", tmaj, tmin);
-			c->version_source = "toolkit version";
-			break;
-		}
-	}
+	cuda_libs_toolkit_versions(&L, &env);
 
 	facts_put_int(f, NULL, (long long)ld_entries.n, "loader.ld_library_path.count");
 	for (size_t i = 0; i < ld_entries.n; i++) {

@@ -11,8 +11,9 @@
 #include "core/sysroot.h"
 #include "elf/elf.h"
 #include "toolkit/cuda_version.h"
+#include "toolkit/toolkits.h"
 
-#define MAX_DIR_ENTRIES 4096
+#define MAX_DIR_ENTRIES 65536
 #define MAX_COPIES 1024
 #define MAX_HEADER (1u << 20)
 #define DLOPEN_BUDGET_S 0.02 /* the library's own version call: skipped once it costs more */
@@ -409,4 +410,25 @@ void cuda_libs_free(cuda_libs *L)
 	}
 	free(L->v);
 	memset(L, 0, sizeof(*L));
+}
+
+void cuda_libs_toolkit_versions(cuda_libs *L, const cuda_env *e)
+{
+	for (size_t i = 0; i < L->n; i++) {
+		cuda_lib_copy *c = &L->v[i];
+		if (c->version || !(strcmp(c->lib, "cudart") == 0 || strcmp(c->lib, "nvrtc") == 0 ||
+				    strcmp(c->lib, "nvJitLink") == 0))
+			continue;
+		for (size_t t = 0; t < e->n; t++) {
+			const cuda_install *ci = &e->v[t];
+			int tmaj, tmin;
+			size_t rl = strlen(ci->root);
+			if (!ci->version || strncmp(c->real, ci->root, rl) != 0 || c->real[rl] != '/' ||
+			    version_parse(ci->version, &tmaj, &tmin, NULL) < 2 || tmaj != c->major)
+				continue;
+			c->version = xasprintf("%d.%d", tmaj, tmin);
+			c->version_source = "toolkit version";
+			break;
+		}
+	}
 }

@@ -41,6 +41,10 @@ void cuda_libs_scan_dir(cuda_libs *L, const char *dir);
  * dist-info, dpkg file lists, ELF RUNPATH/NEEDED; with allow_dlopen (never under --root) the
  * library's own version call for libcudart (cudaRuntimeGetVersion), within a few ms. */
 void cuda_libs_versions(cuda_libs *L, bool allow_dlopen);
+struct cuda_env;
+/* Runtime libraries (cudart, nvrtc, nvJitLink) of unknown version inside a toolkit of the same
+ * major take the toolkit's major.minor (version_source "toolkit version"). */
+void cuda_libs_toolkit_versions(cuda_libs *L, const struct cuda_env *e);
 /* The copy whose real file is real_path; NULL when none. */
 const cuda_lib_copy *cuda_libs_find_real(const cuda_libs *L, const char *real_path);
 void cuda_libs_free(cuda_libs *L);
