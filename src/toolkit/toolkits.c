@@ -276,7 +276,8 @@ static void list_dirs(const char *dir, const char *prefix, strlist *out)
 		sl_push_owned(out, join(dir, de->d_name));
 	}
 	closedir(d);
-	qsort(out->v, out->n, sizeof(char *), name_cmp);
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(char *), name_cmp);
 }
 
 static void scan_places(cuda_env *e)
