@@ -15,6 +15,8 @@
 #include "core/sysroot.h"
 #include "elf/elf.h"
 #include "loader/loader.h"
+#include "toolkit/libscan.h"
+#include "toolkit/toolkits.h"
 
 /* The seed inputs in tests/fuzz/corpus (written by tests/fuzz/gen_loader_seeds.py). */
 static unsigned char *seed(const char *name, size_t *len)
@@ -367,6 +369,75 @@ static void test_resolve_hostile_root(void **s)
 	loader_system_free(&sys);
 }
 
+
+static void test_libscan_limits(void **s)
+{
+	(void)s;
+	put_text("/a/b/c/d/libcudart.so.12.4.127", "x");
+	put_text("/a/libcudnn.so.9.1.0", "x");
+	for (int i = 0; i < 50; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "/many/f%d", i);
+		put_text(p, "x");
+	}
+	link_at("/a", "/a/b/up"); /* a directory link loop: not followed */
+	libscan_opts o;
+	libscan_defaults(&o);
+	libscan_result r;
+	libscan_run(NULL, &o, &r);
+	assert_false(r.truncated);
+	assert_int_equal(r.libs.n, 2);
+	libscan_free(&r);
+	o.max_depth = 1; /* /a is depth 1: /a/b/c/d is not entered */
+	libscan_run(NULL, &o, &r);
+	assert_int_equal(r.libs.n, 1);
+	assert_string_equal(r.limit_hit, "depth");
+	libscan_free(&r);
+	libscan_defaults(&o);
+	o.max_entries = 10;
+	strlist starts = {0};
+	sl_push(&starts, "/many");
+	libscan_run(&starts, &o, &r);
+	assert_true(r.truncated);
+	assert_string_equal(r.limit_hit, "entries");
+	assert_true(r.entries <= 10);
+	libscan_free(&r);
+	sl_free(&starts);
+}
+
+static void test_cuda_env(void **s)
+{
+	(void)s;
+	put_text("/usr/local/cuda-12.4/version.json", "{\"cuda\": {\"version\": \"12.4.1\"}}");
+	put_text("/usr/local/cuda-11.8/version.txt", "CUDA Version 11.8.89\n");
+	put_text("/usr/local/cuda-11.8/bin/nvcc", "#!/bin/sh\n");
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/usr/local/cuda-11.8/bin/nvcc", tmproot);
+	chmod(p, 0755);
+	put_text("/usr/local/cuda-empty/README", "nothing CUDA here\n");
+	link_at("cuda-12.4", "/usr/local/cuda");
+	/* the test's own environment must not leak in */
+	setenv("PATH", "/usr/bin:/bin", 1);
+	unsetenv("CUDA_HOME");
+	unsetenv("CUDA_PATH");
+	unsetenv("CONDA_PREFIX");
+	cuda_env e;
+	cuda_env_scan(&e, false);
+	assert_int_equal(e.n, 2);
+	assert_string_equal(e.v[0].root, "/usr/local/cuda-11.8");
+	assert_string_equal(e.v[0].version, "11.8.89");
+	assert_non_null(e.v[0].nvcc);
+	assert_string_equal(e.v[1].version, "12.4.1");
+	assert_null(e.v[1].nvcc);
+	assert_int_equal(e.usr_local_cuda, LINK_OK);
+	assert_int_equal(e.usr_local_cuda_install, 1);
+	assert_int_equal(cuda_env_find_version(&e, "12.4"), 1);
+	assert_int_equal(cuda_env_find_version(&e, "12"), 1);
+	assert_int_equal(cuda_env_find_version(&e, "12.40"), -1);
+	assert_int_equal(cuda_env_active(&e), 1);
+	cuda_env_free(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +450,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_elf_file_and_rpath, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_resolve, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_hostile_root, root_setup, root_teardown),
+		cmocka_unit_test_setup_teardown(test_libscan_limits, root_setup, root_teardown),
+		cmocka_unit_test_setup_teardown(test_cuda_env, root_setup, root_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
