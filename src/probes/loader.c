@@ -63,6 +63,18 @@ void probe_loader(facts *f, const probe_opts *o)
 	if (sys.have_cache) {
 		facts_put_str(f, "/etc/ld.so.cache", sys.cache.format, "loader.cache");
 		facts_put_int(f, "/etc/ld.so.cache", (long long)sys.cache.n, "loader.cache_entries");
+		/* the cache's entries for the CUDA libraries, for this host's ABI */
+		int nc = 0;
+		for (size_t i = 0; i < sys.cache.n && nc < 256; i++) {
+			const ldcache_entry *ce = &sys.cache.v[i];
+			if (!ldcache_entry_native(ce) || !cuda_lib_match(ce->soname))
+				continue;
+			facts_put_str(f, "/etc/ld.so.cache", ce->soname, "loader.cache_cuda.%d.soname", nc);
+			facts_put_str(f, "/etc/ld.so.cache", ce->path, "loader.cache_cuda.%d.path", nc);
+			facts_put_bool(f, NULL, sysroot_exists(ce->path), "loader.cache_cuda.%d.exists", nc);
+			nc++;
+		}
+		facts_put_int(f, "/etc/ld.so.cache", nc, "loader.cache_cuda.count");
 	} else {
 		facts_put_state(f, FACT_ERROR, "/etc/ld.so.cache", sys.cache_error, "loader.cache");
 	}

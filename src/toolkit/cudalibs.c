@@ -162,23 +162,44 @@ static bool version_from_header(const cuda_lib_copy *c, const char *libdir, char
 }
 
 typedef int (*int_getter)(int *);
+typedef size_t (*size_getter)(void);
 
 static double dlopen_spent;
 
-/* cudaRuntimeGetVersion through dlopen: only on the real root, within a small time budget. */
-static bool version_from_dlopen(const cuda_lib_copy *c, char *out, size_t n)
+/* The library's own version call through dlopen, for the cheap ones only (cudaRuntimeGetVersion,
+ * ncclGetVersion, cublasLtGetVersion): never under --root, and not once the calls have cost more
+ * than a few milliseconds in all. */
+static bool version_from_dlopen(const cuda_lib_copy *c, char *out, size_t n, const char **source)
 {
-	if (strcmp(c->lib, "cudart") != 0 || dlopen_spent > DLOPEN_BUDGET_S)
+	bool cudart = strcmp(c->lib, "cudart") == 0, nccl = strcmp(c->lib, "nccl") == 0,
+	     lt = strcmp(c->lib, "cublasLt") == 0;
+	if (!(cudart || nccl || lt) || dlopen_spent > DLOPEN_BUDGET_S)
 		return false;
 	double t0 = now_seconds();
 	void *h = dlopen(c->real, RTLD_LAZY | RTLD_LOCAL);
 	bool ok = false;
 	if (h) {
-		int_getter get = (int_getter)dlsym(h, "cudaRuntimeGetVersion");
-		int v = 0;
-		if (get && get(&v) == 0 && v >= 1000) {
-			snprintf(out, n, "%d.%d", v / 1000, (v % 1000) / 10);
-			ok = true;
+		if (cudart || nccl) {
+			int_getter get = (int_getter)dlsym(h, cudart ? "cudaRuntimeGetVersion" : "ncclGetVersion");
+			int v = 0;
+			if (get && get(&v) == 0 && v >= 1000) {
+				if (cudart)
+					snprintf(out, n, "%d.%d", v / 1000, (v % 1000) / 10);
+				else if (v >= 20900) /* NCCL >= 2.9: MAJOR*10000 + MINOR*100 + PATCH */
+					snprintf(out, n, "%d.%d.%d", v / 10000, (v % 10000) / 100, v % 100);
+				else
+					snprintf(out, n, "%d.%d.%d", v / 1000, (v % 1000) / 100, v % 100);
+				*source = cudart ? "cudaRuntimeGetVersion" : "ncclGetVersion";
+				ok = true;
+			}
+		} else {
+			size_getter get = (size_getter)dlsym(h, "cublasLtGetVersion");
+			size_t v = get ? get() : 0;
+			if (v >= 10000 && v < 10000000) {
+				snprintf(out, n, "%zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
+				*source = "cublasLtGetVersion";
+				ok = true;
+			}
 		}
 		dlclose(h);
 	}
@@ -370,9 +391,10 @@ void cuda_libs_versions(cuda_libs *L, bool allow_dlopen)
 				free(nd);
 			}
 		}
-		if (!c->version && allow_dlopen && !sysroot_active() && version_from_dlopen(c, v, sizeof(v))) {
+		const char *src = NULL;
+		if (!c->version && allow_dlopen && !sysroot_active() && version_from_dlopen(c, v, sizeof(v), &src)) {
 			c->version = xstrdup(v);
-			c->version_source = "cudaRuntimeGetVersion";
+			c->version_source = src;
 		}
 		/* the CUDA major of the build */
 		bool cuda_versioned = strcmp(c->lib, "cudart") == 0 || strcmp(c->lib, "cublas") == 0 ||
