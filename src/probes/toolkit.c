@@ -28,9 +28,9 @@ static const char *link_state_name(int s)
 
 void probe_toolkit(facts *f, const probe_opts *o)
 {
-	(void)o;
 	cuda_env e;
-	cuda_env_scan(&e, true);
+	/* --fast: files only, nvcc is never started (a version may stay unknown) */
+	cuda_env_scan(&e, !o->fast);
 	facts_put_int(f, NULL, (long long)e.n, "toolkit.count");
 	for (size_t i = 0; i < e.n; i++) {
 		const cuda_install *ci = &e.v[i];
