@@ -73,7 +73,8 @@ int history_schema_version(const history *h); /* user_version after migrations *
 /* ------------------------------------------------------------------ writing a run */
 
 /* Starts a run in memory: kind, UTC start time, host name, the gpuvet version and the command
- * line (argv joined with shell quoting; argc 0 / argv NULL for none). Nothing touches the file. */
+ * line: argv as the command function got it (argv[0] "bench"), joined with shell quoting and
+ * stored as "gpuvet bench ..."; argc 0 / argv NULL for none. Nothing touches the file. */
 hist_run *history_run_begin(hist_kind kind, int argc, char *const *argv);
 
 /* Machine context, key/value (a later set replaces). Well-known keys: */

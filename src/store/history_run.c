@@ -108,8 +108,14 @@ hist_run *history_run_begin(hist_kind kind, int argc, char *const *argv)
 	r->version = xstrdup(GPUVET_VERSION);
 	strbuf sb;
 	sb_init(&sb);
+	if (argv && argc > 0 && argv[0]) {
+		/* commands get argv[0] = their name ("bench"): store "gpuvet bench ..." */
+		const char *base = strrchr(argv[0], '/');
+		if (strcmp(base ? base + 1 : argv[0], "gpuvet") != 0)
+			sb_add(&sb, "gpuvet");
+	}
 	for (int i = 0; argv && i < argc && argv[i]; i++) {
-		if (i)
+		if (sb.len)
 			sb_addc(&sb, ' ');
 		add_quoted(&sb, argv[i]);
 	}
