@@ -34,6 +34,8 @@ static const char history_usage[] =
 	"  baseline list | baseline delete NAME\n"
 	"  export [--format csv|json] [--output FILE]\n"
 	"                           every run; CSV has one row per result, JSON every detail\n"
+	"  samples ID|latest        a watch --record run's samples as CSV (t in Unix seconds, gpu,\n"
+	"                           metric, value), or JSON with --json\n"
 	"  gc --keep N              delete all but the newest N runs (baselines' runs are kept)\n"
 	"  path                     print the database file's path\n"
 	"\n"
@@ -44,7 +46,7 @@ static const char history_usage[] =
 	"  --limit N                list at most N runs (default 20; 0 for all)\n"
 	"  --all                    also list interrupted runs (a killed watch --record)\n"
 	"  --threshold PCT          the change that counts as a regression (default 5)\n"
-	"  --json                   machine-readable output (list, show, compare, baseline list, gc)\n"
+	"  --json                   machine-readable output (list, show, compare, baseline list, samples, gc)\n"
 	"\n"
 	"examples\n"
 	"  gpuvet bench && gpuvet history baseline set golden latest\n"
@@ -68,15 +70,21 @@ typedef struct hopts {
 	long long keep; /* -1: not given */
 } hopts;
 
-/* Opens the store; a missing file is a usage error (2), anything else internal (3). */
+/* Opens the store, which must exist; a missing file is a usage error (2), anything else internal
+ * (3). Subcommands that write (baseline, gc) open for writing, which checks the file's integrity. */
 static history *open_db(const hopts *o, history_mode mode, int *rc)
 {
 	char *path = history_default_path(o->db);
 	struct stat st;
 	bool missing = path && stat(path, &st) != 0 && errno == ENOENT;
-	free(path);
 	char *err = NULL;
-	history *h = history_open(o->db, mode, &err);
+	history *h = NULL;
+	if (missing)
+		err = xasprintf("no history database at %s yet (gpuvet check, bench and tune record their runs there; "
+				"--db or GPUVET_DB name another)", path);
+	else
+		h = history_open(o->db, mode, &err);
+	free(path);
 	if (!h) {
 		gv_error("%s", err ? err : "cannot open the history database");
 		*rc = missing ? EXIT_USAGE : EXIT_INTERNAL;
@@ -287,8 +295,7 @@ static void print_show(const hopts *o, const hist_run_row *r)
 		}
 	}
 	if (r->nsamples)
-		printf("%lld samples recorded (gpuvet history export --format json lists the runs; the samples table "
-		       "holds them, see docs/history.md)\n", r->nsamples);
+		printf("%lld samples recorded (gpuvet history samples %lld)\n", r->nsamples, r->id);
 }
 
 static int sub_show(const hopts *o, int argc, char **argv)
@@ -609,7 +616,7 @@ static int sub_baseline(const hopts *o, int argc, char **argv)
 					       : del ? "usage: gpuvet history baseline delete NAME"
 						     : "usage: gpuvet history baseline list");
 	int rc = EXIT_OK;
-	history *h = open_db(o, HISTORY_READ, &rc);
+	history *h = open_db(o, list ? HISTORY_READ : HISTORY_WRITE, &rc);
 	if (!h)
 		return rc;
 	char *err = NULL;
@@ -700,12 +707,70 @@ static int sub_export(const hopts *o, int argc, char **argv)
 	return rc;
 }
 
+typedef struct samples_ctx {
+	cJSON *arr;
+	long long n;
+} samples_ctx;
+
+static bool sample_row(void *ctx, double t, int gpu, const char *metric, double value)
+{
+	samples_ctx *c = ctx;
+	c->n++;
+	if (c->arr) {
+		cJSON *x = cJSON_CreateObject();
+		json_num(x, "t", t);
+		cJSON_AddNumberToObject(x, "gpu", gpu);
+		cJSON_AddStringToObject(x, "metric", metric);
+		json_num(x, "value", value);
+		cJSON_AddItemToArray(c->arr, x);
+	} else {
+		char num[32];
+		printf("%.3f,%d,", t, gpu);
+		csv_field(stdout, metric);
+		printf(",%s\n", isnan(value) ? "" : fmt_num(value, num, sizeof(num)));
+	}
+	return true;
+}
+
+static int sub_samples(const hopts *o, int argc, char **argv)
+{
+	if (argc != 1)
+		return usage_error(history_usage, "history samples needs one run id (or latest)");
+	int rc = EXIT_OK;
+	history *h = open_db(o, HISTORY_READ, &rc);
+	if (!h)
+		return rc;
+	hist_run_row r;
+	/* latest here means the latest recording */
+	if (resolve_run(h, argv[0], true, o->have_kind ? o->kind : HIST_WATCH, &r, &rc)) {
+		samples_ctx c = {o->json ? cJSON_CreateArray() : NULL, 0};
+		char *err = NULL;
+		if (!c.arr)
+			printf("t,gpu,metric,value\n");
+		if (!history_samples(h, r.id, sample_row, &c, &err)) {
+			gv_error("%s", err);
+			rc = EXIT_INTERNAL;
+			cJSON_Delete(c.arr);
+		} else if (c.arr) {
+			cJSON *root = cJSON_CreateObject();
+			cJSON_AddStringToObject(root, "schema", "gpuvet.history.samples/1");
+			cJSON_AddNumberToObject(root, "run_id", (double)r.id);
+			cJSON_AddItemToObject(root, "samples", c.arr);
+			print_json(root);
+		}
+		free(err);
+		hist_run_row_free(&r);
+	}
+	history_close(h);
+	return rc;
+}
+
 static int sub_gc(const hopts *o, int argc)
 {
 	if (argc != 0 || o->keep < 0)
 		return usage_error(history_usage, "usage: gpuvet history gc --keep N");
 	int rc = EXIT_OK;
-	history *h = open_db(o, HISTORY_READ, &rc);
+	history *h = open_db(o, HISTORY_WRITE, &rc);
 	if (!h)
 		return rc;
 	long long deleted = 0;
@@ -811,6 +876,8 @@ int cmd_history(int argc, char **argv)
 		return sub_export(&o, nargs, args);
 	if (is_gc)
 		return sub_gc(&o, nargs);
+	if (strcmp(sub, "samples") == 0)
+		return sub_samples(&o, nargs, args);
 	if (strcmp(sub, "path") == 0) {
 		char *p = history_default_path(o.db);
 		if (!p) {

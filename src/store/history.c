@@ -335,6 +335,10 @@ history *history_open(const char *path, history_mode mode, char **err)
 		goto fail;
 	if (!empty && !verify(p, mode == HISTORY_WRITE, &fresh, &version, err))
 		goto fail;
+	/* an upgrade writes too: only to a sound file */
+	if (!empty && mode == HISTORY_READ && !fresh && version < HISTORY_SCHEMA_VERSION &&
+	    !verify(p, true, &fresh, &version, err))
+		goto fail;
 	if (empty)
 		fresh = true;
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -895,6 +896,7 @@ static void test_export(void **s)
 
 	struct cJSON *j = history_export_json(v, n);
 	char *js = history_json_print(j);
+	cJSON_Delete(j);
 	assert_non_null(strstr(js, "\"schema\":\"gpuvet.history/1\""));
 	assert_non_null(strstr(js, "\"name\":\"gemm,\\\"odd\\\"\""));
 	free(js);

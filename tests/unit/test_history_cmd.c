@@ -365,13 +365,41 @@ static void test_check_records(void **s)
 	FILE *fp = fopen(facts_path, "w");
 	fputs("{\"facts\": {}}", fp);
 	fclose(fp);
-	run(cmd_check, "check", "--facts", facts_path, "--db", path, NULL);
+	result replay = run(cmd_check, "check", "--facts", facts_path, "--db", path, NULL);
+	result_free(&replay);
 	assert_int_equal(count_checks(path), 1);
 	setenv("GPUVET_DB", path, 1);
 	expect(run(cmd_check, "check", "--fast", "--no-python", NULL), rc, NULL, NULL);
 	unsetenv("GPUVET_DB");
 	assert_int_equal(count_checks(path), 2);
 	free(facts_path);
+	free(path);
+}
+
+static void test_samples(void **s)
+{
+	(void)s;
+	char *path = xasprintf("%s/watch.db", tmpdir);
+	char *err = NULL;
+	history *h = history_open(path, HISTORY_WRITE, &err);
+	assert_non_null(h);
+	hist_run *r = history_run_begin(HIST_WATCH, 0, NULL);
+	history_run_add_sample(r, 1764410000.25, 0, "temperature_c", 61);
+	history_run_add_sample(r, 1764410001.25, 1, "power_w", 688.5);
+	long long id;
+	assert_true(history_run_finish(h, r, &id, &err));
+	history_close(h);
+	result out = run(cmd_history, "history", "samples", "latest", "--db", path, NULL);
+	assert_non_null(strstr(out.out, "t,gpu,metric,value\n1764410000.250,0,temperature_c,61\n"));
+	expect(out, 0, "1764410001.250,1,power_w,688.5\n", NULL);
+	out = run(cmd_history, "history", "samples", "latest", "--json", "--db", path, NULL);
+	cJSON *j = cJSON_Parse(out.out);
+	assert_non_null(j);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "samples")), 2);
+	cJSON_Delete(j);
+	result_free(&out);
+	expect(run(cmd_history, "history", "show", "latest", "--db", path, NULL), 0, "2 samples recorded", NULL);
+	expect(run(cmd_history, "history", "samples", "--db", path, NULL), 2, NULL, "one run id");
 	free(path);
 }
 
@@ -386,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_gc),
 		cmocka_unit_test(test_foreign_file),
 		cmocka_unit_test(test_check_records),
+		cmocka_unit_test(test_samples),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
