@@ -101,7 +101,8 @@ void history_run_add_gpu(hist_run *r, int index, const char *name, const char *u
 void history_run_gpu_conditions(hist_run *r, int index, double sm_clock_mhz, double mem_clock_mhz,
 				double temperature_c, double power_w, const char *throttle_reasons);
 /* Fills GPUs (nvml.gpu.N.name/uuid/pci_bus_id, clocks, temperature, power, clock event reasons),
- * driver, cuda.driver and kernel from a check fact store; missing facts are skipped. */
+ * driver, cuda.driver, kernel, python, torch and torch.cuda (python.torch.cuda) from a check fact
+ * store; missing facts are skipped. */
 void history_run_context_from_facts(hist_run *r, const facts *f);
 
 typedef enum { HIST_LOWER_BETTER = -1, HIST_NEUTRAL = 0, HIST_HIGHER_BETTER = 1 } hist_direction;

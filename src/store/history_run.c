@@ -193,8 +193,18 @@ void history_run_context_from_facts(hist_run *r, const facts *f)
 		history_run_set(r, HIST_META_DRIVER, drv);
 	if (facts_str(f, "nvml.cuda_version"))
 		history_run_set(r, HIST_META_CUDA_DRIVER, facts_str(f, "nvml.cuda_version"));
-	if (facts_str(f, "hardware.kernel_release"))
-		history_run_set(r, HIST_META_KERNEL, facts_str(f, "hardware.kernel_release"));
+	/* meta key <- fact, each only when the probe found it */
+	static const char *const pairs[][2] = {
+		{HIST_META_KERNEL, "hardware.kernel_release"},
+		{HIST_META_PYTHON, "python.version"},
+		{HIST_META_TORCH, "python.torch.version"},
+		{"torch.cuda", "python.torch.cuda"},
+	};
+	for (size_t i = 0; i < GV_ARRAY_LEN(pairs); i++) {
+		const char *v = facts_str(f, "%s", pairs[i][1]);
+		if (v)
+			history_run_set(r, pairs[i][0], v);
+	}
 	long long n = facts_int_or(f, 0, "nvml.device_count");
 	for (int i = 0; i < n && i < 1024; i++) {
 		const char *name = facts_str(f, "nvml.gpu.%d.name", i);

@@ -263,6 +263,7 @@ static void test_roundtrip(void **s)
 	facts_put_str(f, NULL, "GPU-bbbb", "nvml.gpu.0.uuid");
 	facts_put_int(f, NULL, 1980, "nvml.gpu.0.sm_clock_mhz");
 	facts_put_real(f, NULL, 120.5, "nvml.gpu.0.power_w");
+	facts_put_str(f, NULL, "2.9.0+cu130", "python.torch.version");
 	findings fs;
 	findings_init(&fs);
 	finding *x = findings_add(&fs, "driver.nouveau", "driver", SEV_FAIL, "nouveau is loaded");
@@ -288,7 +289,12 @@ static void test_roundtrip(void **s)
 	assert_true(row.gpus[0].sm_clock_mhz == 1980);
 	assert_true(row.gpus[0].power_w == 120.5);
 	assert_true(isnan(row.gpus[0].temperature_c));
-	assert_int_equal(row.nmeta, 2); /* cuda.driver, driver */
+	assert_int_equal(row.nmeta, 3); /* cuda.driver, driver, torch */
+	assert_string_equal(row.meta[0].key, "cuda.driver");
+	assert_string_equal(row.meta[0].value, "13.0");
+	assert_string_equal(row.meta[1].value, "580.95.05");
+	assert_string_equal(row.meta[2].key, "torch");
+	assert_string_equal(row.meta[2].value, "2.9.0+cu130");
 	assert_int_equal(row.nresults, 3);
 	assert_string_equal(row.results[0].name, "findings.fail");
 	assert_true(row.results[0].value == 1);
