@@ -37,4 +37,6 @@ void probe_nvml(facts *f, const probe_opts *o);
 void probe_cudalib(facts *f, const probe_opts *o);
 void probe_cuda(facts *f, const probe_opts *o);
 void probe_kmsg(facts *f, const probe_opts *o);
+void probe_toolkit(facts *f, const probe_opts *o);
+void probe_loader(facts *f, const probe_opts *o);
 #endif

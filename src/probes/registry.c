@@ -9,6 +9,8 @@ const probe probe_table[] = {
 	{"cudalib", 0, probe_cudalib},
 	{"cuda", PROBE_USES_CUINIT, probe_cuda},
 	{"kmsg", 0, probe_kmsg},
+	{"toolkit", 0, probe_toolkit},
+	{"loader", 0, probe_loader},
 	{NULL, 0, NULL},
 };
 

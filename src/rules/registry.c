@@ -5,5 +5,7 @@ const rule *const rule_tables[] = {
 	rules_hardware,
 	rules_driver,
 	rules_gpu,
+	rules_toolkit,
+	rules_loader,
 	NULL,
 };

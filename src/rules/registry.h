@@ -8,5 +8,7 @@
 extern const rule rules_hardware[];
 extern const rule rules_driver[];
 extern const rule rules_gpu[];
+extern const rule rules_toolkit[];
+extern const rule rules_loader[];
 extern const rule *const rule_tables[];
 #endif
