@@ -1,11 +1,9 @@
 #!/bin/bash
 # GPU-machine checks of the NVIDIA layer (driver libraries, NVML/libcuda wrappers, probes).
-# Run from the repository root on the GPU machine, with build/ built here and carried (and
-# .devlib/ holding libmicrohttpd.so.12 and libcjson.so.1, see ../shared/device.md):
+# Run from the repository root on the GPU machine, through scripts/device-run.sh (build/ and
+# .devlib/ carried):  bash scripts/device-run.sh scripts/device/nvidia.sh
 #
-#   scripts/device/nvidia.sh            writes everything under $OUT (default ./out-nvidia)
-#
-# It writes:
+# It writes, under $OUT/nvidia/:
 #   smi-query.csv, smi-q.txt, smi-L.txt    nvidia-smi's view
 #   check-fast.json, check.json, check.txt gpuvet check --fast / full (no Python layer)
 #   compare.txt                            gpuvet's facts against nvidia-smi, one OK/DIFF line each
@@ -14,13 +12,23 @@
 #                                          and a bare cuInit, interleaved, median of N runs
 #   summary.txt                            the lines to read first
 # Exit status: 0 when it ran (DIFF lines are results, not script failures).
+#
+# What it must show on the 2 x H200 machine:
+#   - compare.txt: every line OK (driver 580.159.04, CUDA 13.0, 2 x NVIDIA H200, cc 9.0,
+#     143771 MiB, bus ids, UUIDs, persistence/compute/ECC/MIG modes, PCIe max, power limit);
+#     "no fail finding" OK for both check --fast and check;
+#   - timing.txt: gpuvet check / cuInit <= 1.15, gpuvet check --fast / nvidia-smi -q <= 0.5;
+#   - nvml_probe.txt: no field in state error; versioned symbols present; the sampler's
+#     GV_NVML_DYNAMIC snapshot well below 10 ms per GPU; events.open NVML_SUCCESS;
+#     cuda.peer.0.1 1 (NVLink).
 set -u
-OUT=${OUT:-$PWD/out-nvidia}
+OUT=${OUT:-/tmp/gpuvet-out}/nvidia
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
 [ -d .devlib ] && export LD_LIBRARY_PATH="$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 GPUVET=${GPUVET:-build/gpuvet}
 RUNS=${RUNS:-7}
+BIN=$(mktemp -d)   # the two small programs built here stay out of $OUT
 
 log() { echo "$@" | tee -a "$OUT/summary.txt"; }
 : > "$OUT/summary.txt"
@@ -43,8 +51,8 @@ echo "exit $?" >> "$OUT/check.err"
 
 # --- the wrappers field by field (built here with gcc; no toolkit headers needed) ---
 gcc -std=c11 -D_GNU_SOURCE -O2 -Isrc scripts/device/nvml_probe.c src/nvidia/nvml.c src/nvidia/cuda.c \
-	src/nvidia/dlload.c src/core/util.c src/core/sysroot.c -ldl -lpthread -o "$OUT/nvml_probe" \
-	> "$OUT/nvml_probe.build.txt" 2>&1 && "$OUT/nvml_probe" > "$OUT/nvml_probe.txt" 2>&1
+	src/nvidia/dlload.c src/core/util.c src/core/sysroot.c -ldl -lpthread -o "$BIN/nvml_probe" \
+	> "$OUT/nvml_probe.build.txt" 2>&1 && "$BIN/nvml_probe" > "$OUT/nvml_probe.txt" 2>&1
 
 # --- a bare cuInit: the floor of `gpuvet check` ---
 cat > "$OUT/cuinit.c" <<'EOF'
@@ -62,12 +70,12 @@ int main(void)
 	return rc != 0;
 }
 EOF
-gcc -O2 -o "$OUT/cuinit" "$OUT/cuinit.c" -ldl > "$OUT/cuinit.build.txt" 2>&1
+gcc -O2 -o "$BIN/cuinit" "$OUT/cuinit.c" -ldl > "$OUT/cuinit.build.txt" 2>&1
 
 # --- compare facts with nvidia-smi, and time everything (python3 is on the GPU machine) ---
-python3 - "$OUT" "$GPUVET" "$RUNS" <<'PY'
+python3 - "$OUT" "$GPUVET" "$RUNS" "$BIN" <<'PY'
 import json, os, re, statistics, subprocess, sys, time
-out, gpuvet, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+out, gpuvet, runs, bindir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 lines = []
 def ok(cond, what, mine, theirs):
     lines.append(f"{'OK  ' if cond else 'DIFF'} {what}: gpuvet={mine!r} nvidia-smi={theirs!r}")
@@ -151,7 +159,7 @@ with open(os.path.join(out, "compare.txt"), "w") as f:
 
 # timing: interleaved so drifts hit every command alike
 cmds = {
-    "cuinit": [os.path.join(out, "cuinit")],
+    "cuinit": [os.path.join(bindir, "cuinit")],
     "nvidia-smi -q": ["nvidia-smi", "-q"],
     "gpuvet check": [gpuvet, "check", "--no-python", "--json"],
     "gpuvet check --fast": [gpuvet, "check", "--fast", "--no-python", "--json"],
@@ -185,4 +193,5 @@ log "--- timing.txt ---"
 cat "$OUT/timing.txt" | tee -a "$OUT/summary.txt"
 log "--- nvml_probe timings ---"
 grep -E '^(timing|events|cuda.init|cuda.table|nvml.init)' "$OUT/nvml_probe.txt" | tee -a "$OUT/summary.txt"
+rm -rf "$BIN"
 exit 0

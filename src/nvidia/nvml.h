@@ -12,8 +12,9 @@
  * may be missing (old drivers); its values then read as GV_V_UNSUPPORTED. Versioned symbols are
  * preferred (nvmlDeviceGetPciInfo_v3, then _v2, then the plain one).
  *
- * Everything here is thread-safe: the library is loaded once and nvmlInit called once, and NVML
- * itself may be called from several threads.
+ * Everything here is thread-safe: the library is loaded once and nvmlInit called once (under a
+ * mutex rather than pthread_once, so that tests can unload and load another double), and NVML
+ * itself may be called from several threads: the probe and the sampler may snapshot at once.
  *
  * Typical use (the probe, the live sampler):
  *
