@@ -70,6 +70,9 @@ typedef struct nvml_fns {
 } nvml_fns;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Serialises callers of gv_nvml_init/shutdown only: nvmlInit can take long (or hang), and the
+ * state lock must stay free meanwhile for the status, error strings and readiness checks. */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *lib;
 static nvml_fns fn;
 static gv_nvml_status status;
@@ -199,23 +202,30 @@ bool gv_nvml_load(void)
 
 nvmlReturn_t gv_nvml_init(void)
 {
+	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&lock);
 	load_locked();
-	if (!status.init_called) {
-		status.init_called = true;
-		if (!lib) {
-			status.init_rc = NVML_ERROR_LIBRARY_NOT_FOUND;
-		} else if (!status.loaded) {
-			status.init_rc = NVML_ERROR_FUNCTION_NOT_FOUND;
-		} else {
-			double t0 = now_seconds();
-			status.init_rc = fn.Init();
-			status.init_seconds = now_seconds() - t0;
-			initialized = status.init_rc == NVML_SUCCESS;
-		}
-	}
+	bool called = status.init_called, loaded = status.loaded, have_lib = lib != NULL;
 	nvmlReturn_t rc = status.init_rc;
 	pthread_mutex_unlock(&lock);
+	if (!called) {
+		double t0 = now_seconds(), dt = 0;
+		if (!have_lib) {
+			rc = NVML_ERROR_LIBRARY_NOT_FOUND;
+		} else if (!loaded) {
+			rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+		} else {
+			rc = fn.Init();
+			dt = now_seconds() - t0;
+		}
+		pthread_mutex_lock(&lock);
+		status.init_called = true;
+		status.init_rc = rc;
+		status.init_seconds = dt;
+		initialized = rc == NVML_SUCCESS;
+		pthread_mutex_unlock(&lock);
+	}
+	pthread_mutex_unlock(&init_lock);
 	return rc;
 }
 
@@ -228,12 +238,15 @@ void gv_nvml_status_get(gv_nvml_status *out)
 
 void gv_nvml_shutdown(void)
 {
+	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&lock);
-	if (initialized && fn.Shutdown)
-		fn.Shutdown();
+	bool was = initialized;
 	initialized = false;
 	status.init_called = false;
 	pthread_mutex_unlock(&lock);
+	if (was && fn.Shutdown)
+		fn.Shutdown();
+	pthread_mutex_unlock(&init_lock);
 }
 
 void gv_nvml_unload(void)

@@ -184,7 +184,9 @@ typedef struct gv_nvml_status {
 /* Loads the library once (thread-safe). True when it loaded with the basic symbols. */
 bool gv_nvml_load(void);
 /* nvmlInit_v2 (or nvmlInit) once; later calls return the first result. NVML_ERROR_LIBRARY_NOT_FOUND
- * when the library did not load, NVML_ERROR_FUNCTION_NOT_FOUND when basic symbols are missing. */
+ * when the library did not load, NVML_ERROR_FUNCTION_NOT_FOUND when basic symbols are missing.
+ * Blocks as long as nvmlInit does (a wedged driver: minutes); callers that must not hang run it
+ * under a deadline (probes/deadline.h). The status and error-string calls never wait for it. */
 nvmlReturn_t gv_nvml_init(void);
 /* A copy of the loader and init state. */
 void gv_nvml_status_get(gv_nvml_status *out);
