@@ -63,6 +63,7 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetGraphicsRunningProcesses)(nvmlDevice_t, unsigned *, void *);
 	bool compute_procs_v1, graphics_procs_v1;
 	nvmlReturn_t (*DeviceGetGpuFabricInfo)(nvmlDevice_t, nvmlGpuFabricInfo_t *);
+	nvmlReturn_t (*DeviceGetGpuFabricInfoV)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t *);
 	nvmlReturn_t (*EventSetCreate)(nvmlEventSet_t *);
 	nvmlReturn_t (*DeviceRegisterEvents)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
 	nvmlReturn_t (*EventSetWait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
@@ -150,6 +151,7 @@ static void resolve(void)
 		fn.graphics_procs_v1 = true;
 	}
 	SYM(DeviceGetGpuFabricInfo, "nvmlDeviceGetGpuFabricInfo");
+	SYM(DeviceGetGpuFabricInfoV, "nvmlDeviceGetGpuFabricInfoV");
 	SYM(EventSetCreate, "nvmlEventSetCreate");
 	SYM(DeviceRegisterEvents, "nvmlDeviceRegisterEvents");
 	SYM(EventSetWait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
@@ -591,15 +593,33 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 		u64_unsupported(&d->ecc_mode);
 		u64_unsupported(&d->ecc_pending);
 	}
-	if (fn.DeviceGetGpuFabricInfo) {
-		nvmlGpuFabricInfo_t fi;
+	nvmlReturn_t frc = NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (fn.DeviceGetGpuFabricInfoV) {
+		/* the versioned call first; a driver that wants another struct version answers
+		 * ARGUMENT_VERSION_MISMATCH and the plain call is tried */
+		nvmlGpuFabricInfo_v2_t fi;
 		memset(&fi, 0, sizeof(fi));
-		nvmlReturn_t rc = fn.DeviceGetGpuFabricInfo(dev, &fi);
-		u64_set(&d->fabric_state, rc, fi.state);
-		u64_set(&d->fabric_status, rc, (unsigned)fi.status);
-	} else {
-		u64_unsupported(&d->fabric_state);
-		u64_unsupported(&d->fabric_status);
+		fi.version = NVML_GPU_FABRIC_INFO_V2;
+		frc = fn.DeviceGetGpuFabricInfoV(dev, &fi);
+		if (frc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && frc != NVML_ERROR_FUNCTION_NOT_FOUND) {
+			u64_set(&d->fabric_state, frc, fi.state);
+			u64_set(&d->fabric_status, frc, (unsigned)fi.status);
+		}
+	}
+	if (frc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH || frc == NVML_ERROR_FUNCTION_NOT_FOUND) {
+		if (fn.DeviceGetGpuFabricInfo) {
+			nvmlGpuFabricInfo_t fi;
+			memset(&fi, 0, sizeof(fi));
+			nvmlReturn_t rc = fn.DeviceGetGpuFabricInfo(dev, &fi);
+			u64_set(&d->fabric_state, rc, fi.state);
+			u64_set(&d->fabric_status, rc, (unsigned)fi.status);
+		} else if (frc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+			u64_set(&d->fabric_state, frc, 0);
+			u64_set(&d->fabric_status, frc, 0);
+		} else {
+			u64_unsupported(&d->fabric_state);
+			u64_unsupported(&d->fabric_status);
+		}
 	}
 }
 

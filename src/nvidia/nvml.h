@@ -120,6 +120,16 @@ typedef struct nvmlGpuFabricInfo_st {
 	unsigned int cliqueId;
 	unsigned char state; /* NVML_GPU_FABRIC_STATE_* */
 } nvmlGpuFabricInfo_t;
+/* for nvmlDeviceGetGpuFabricInfoV, which newer drivers prefer */
+typedef struct nvmlGpuFabricInfo_v2_st {
+	unsigned int version; /* NVML_GPU_FABRIC_INFO_V2 */
+	unsigned char clusterUuid[16];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	unsigned char state;
+	unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+#define NVML_GPU_FABRIC_INFO_V2 ((unsigned int)(sizeof(nvmlGpuFabricInfo_v2_t) | (2u << 24)))
 enum {
 	NVML_GPU_FABRIC_STATE_NOT_SUPPORTED = 0,
 	NVML_GPU_FABRIC_STATE_NOT_STARTED = 1,
