@@ -33,4 +33,7 @@ extern const probe probe_table[];
 
 /* The probes, one per file in probes/. */
 void probe_hardware(facts *f, const probe_opts *o);
+void probe_devices(facts *f, const probe_opts *o);
+void probe_env(facts *f, const probe_opts *o);
+void probe_container(facts *f, const probe_opts *o);
 #endif

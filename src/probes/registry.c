@@ -5,6 +5,9 @@
 
 const probe probe_table[] = {
 	{"hardware", 0, probe_hardware},
+	{"devices", 0, probe_devices},
+	{"env", 0, probe_env},
+	{"container", 0, probe_container},
 	{NULL, 0, NULL},
 };
 

@@ -6,5 +6,8 @@
 #include "rules/rules.h"
 
 extern const rule rules_hardware[];
+extern const rule rules_devices[];
+extern const rule rules_env[];
+extern const rule rules_container[];
 extern const rule *const rule_tables[];
 #endif
