@@ -496,8 +496,10 @@ static const char *ac_tok(ac_state *s, size_t i)
 /* A shortened copy of a token for messages. */
 static char *ac_show(const char *t)
 {
-	char *c = xstrndup(t ? t : "", 40);
-	if (t && strlen(t) > 40)
+	t = t ? t : "";
+	size_t n = strnlen(t, 41);
+	char *c = xstrndup(t, n > 40 ? 40 : n); /* xstrndup copies exactly n bytes */
+	if (n > 40)
 		c = xrealloc(c, 44), strcat(c, "...");
 	return c;
 }
