@@ -176,6 +176,9 @@ static void cdi_specs(facts *f)
 		for (size_t j = 0; j < names.n && n < MAX_CDI_SPECS; j++) {
 			char path[512];
 			snprintf(path, sizeof(path), "%s/%s", dirs[i], names.v[j]);
+			struct stat st;
+			if (sysroot_stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
 			char *text = NULL;
 			size_t len = 0;
 			char kind[128];

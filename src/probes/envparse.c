@@ -228,6 +228,7 @@ void cvd_resolve(const cvd_list *l, const cvd_system *sys, cvd_resolution *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->stop_at = -1;
+	out->status = xcalloc(l->n ? l->n : 1, sizeof(cvd_stop));
 	strbuf fixed;
 	sb_init(&fixed);
 	for (size_t i = 0; i < l->n; i++) {
@@ -245,6 +246,7 @@ void cvd_resolve(const cvd_list *l, const cvd_system *sys, cvd_resolution *out)
 					st = CVD_STOP_DUPLICATE;
 			}
 		}
+		out->status[i] = st;
 		if (st != CVD_OK) {
 			out->bad++;
 			if (out->stop_at < 0) {
@@ -268,7 +270,9 @@ void cvd_resolve(const cvd_list *l, const cvd_system *sys, cvd_resolution *out)
 void cvd_resolution_free(cvd_resolution *r)
 {
 	free(r->corrected);
+	free(r->status);
 	r->corrected = NULL;
+	r->status = NULL;
 }
 
 /* ---- TORCH_CUDA_ARCH_LIST ------------------------------------------------------------ */

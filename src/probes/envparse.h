@@ -73,6 +73,7 @@ typedef struct cvd_resolution {
 	size_t bad;          /* bad entries in total (each judged on its own) */
 	size_t mig_entries;  /* MIG entries among the visible ones */
 	char *corrected;     /* the list with every bad entry dropped (malloc'd, may be "") */
+	cvd_stop *status;    /* per stored entry: CVD_OK or why it is bad (duplicates included) */
 } cvd_resolution;
 
 /* CUDA stops reading the list at the first entry it cannot use: the entries before it are

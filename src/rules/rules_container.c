@@ -27,8 +27,9 @@ static void no_gpu(rule_ctx *c)
 	if (pci <= 0 && !module)
 		return;
 	const char *kind = facts_str(f, "container.kind");
-	finding *x = rule_emit(c, "this %s container was started without the GPUs: no /dev/nvidia* inside",
-			       kind ? kind : "");
+	bool pod = kind && strcmp(kind, "kubernetes") == 0;
+	finding *x = rule_emit(c, "this %s%s was started without the GPUs: no /dev/nvidia* inside",
+			       pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
 	const char *marker = facts_str(f, "container.marker");
 	if (marker)
 		finding_evidence(x, "inside a container: %s", marker);
@@ -43,7 +44,7 @@ static void no_gpu(rule_ctx *c)
 	else if (nvd)
 		finding_evidence(x, "NVIDIA_VISIBLE_DEVICES=\"%s\" was set, but the NVIDIA runtime did not act on it "
 				    "(the container was not started with it)", nvd);
-	if (kind && strcmp(kind, "kubernetes") == 0) {
+	if (pod) {
 		finding_fix(x, "request GPUs in the pod spec: resources: limits: nvidia.com/gpu: 1 (the NVIDIA device plugin "
 			       "or GPU Operator must run on the node)");
 	} else if (kind && strcmp(kind, "podman") == 0) {

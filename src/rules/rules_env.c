@@ -106,8 +106,7 @@ static void visible_devices(rule_ctx *c)
 					    "every one after it", r.stop_at + 1, l.v[r.stop_at].text, cvd_stop_text(r.stop));
 		size_t shown_bad = 0;
 		for (size_t i = 0; i < l.n && shown_bad < 8; i++) {
-			long long m;
-			cvd_stop st = cvd_entry_check(&l.v[i], &sys, &m);
+			cvd_stop st = r.status[i];
 			if (st != CVD_OK && (long)i != r.stop_at) {
 				finding_evidence(x, "entry %zu ('%s') is also %s", i + 1, l.v[i].text, cvd_stop_text(st));
 				shown_bad++;
@@ -311,8 +310,9 @@ static void arch_list_rule(rule_ctx *c)
 		sb_init(&v);
 		for (int k = 0; k < ncc; k++)
 			sb_addf(&v, "%s%d.%d", k ? ";" : "", ccs[k][0], ccs[k][1]);
-		finding_fix(x, "export TORCH_CUDA_ARCH_LIST=\"%s\"   (this machine's GPUs)", v.buf);
-		finding_fix(x, "or export TORCH_CUDA_ARCH_LIST=\"%s+PTX\"   (also runs, JIT-compiled, on newer GPUs)", v.buf);
+		const char *q = ncc > 1 ? "\"" : ""; /* ';' needs quotes in a shell */
+		finding_fix(x, "export TORCH_CUDA_ARCH_LIST=%s%s%s   (this machine's GPUs)", q, v.buf, q);
+		finding_fix(x, "or export TORCH_CUDA_ARCH_LIST=%s%s+PTX%s   (also runs, JIT-compiled, on newer GPUs)", q, v.buf, q);
 		sb_free(&v);
 	} else {
 		finding_fix(x, "use numbers like \"8.6\" or \"9.0+PTX\" separated by ';' (names: Ampere, Ada, Hopper, "
