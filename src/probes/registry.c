@@ -8,6 +8,10 @@ const probe probe_table[] = {
 	{"devices", 0, probe_devices},
 	{"env", 0, probe_env},
 	{"container", 0, probe_container},
+	{"nvml", 0, probe_nvml},
+	{"cudalib", 0, probe_cudalib},
+	{"cuda", PROBE_USES_CUINIT, probe_cuda},
+	{"kmsg", 0, probe_kmsg},
 	{NULL, 0, NULL},
 };
 

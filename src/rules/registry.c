@@ -4,6 +4,8 @@
 const rule *const rule_tables[] = {
 	rules_hardware,
 	rules_devices,
+	rules_driver,
+	rules_gpu,
 	rules_env,
 	rules_container,
 	NULL,
