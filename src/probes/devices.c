@@ -42,10 +42,27 @@ static const char *type_name(mode_t m)
 
 /* Records one node under prefix ("devices.nvidiactl", "devices.gpu.0"); returns true when it
  * exists (a symlink is followed; a dangling one does not exist). */
+/* stat that resolves symlinks inside the examined root (an absolute link in a --root tree
+ * must not reach the host's /dev). */
+static int node_stat(const char *path, struct stat *st)
+{
+	struct stat lst;
+	if (!sysroot_active() || sysroot_lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode))
+		return sysroot_stat(path, st);
+	char *real = sysroot_realpath(path);
+	if (!real)
+		return -1;
+	int rc = sysroot_stat(real, st);
+	int e = errno;
+	free(real);
+	errno = e;
+	return rc;
+}
+
 static bool node_facts(facts *f, const user_ids *u, const char *path, const char *prefix)
 {
 	struct stat st, lst;
-	if (sysroot_stat(path, &st) != 0) {
+	if (node_stat(path, &st) != 0) {
 		int e = errno;
 		if (sysroot_lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
 			char *target = sysroot_readlink(path);
