@@ -88,7 +88,12 @@ static void visible_devices(rule_ctx *c)
 	finding *x = NULL;
 	if (r.visible == 0) {
 		bool neg = l.n && l.v[0].kind == CVD_NEGATIVE;
-		x = rule_emit(c, "CUDA_VISIBLE_DEVICES=%s hides every GPU%s", l.n ? l.v[0].text : raw,
+		char brief[48];
+		if (strlen(raw) > 40)
+			snprintf(brief, sizeof(brief), "%.37s...", raw);
+		else
+			snprintf(brief, sizeof(brief), "%s", raw);
+		x = rule_emit(c, "CUDA_VISIBLE_DEVICES=%s hides every GPU%s", brief,
 			      neg ? " (fine only if the job is meant to run on the CPU)" : "");
 	} else if (r.bad) {
 		x = rule_emit(c, "CUDA_VISIBLE_DEVICES lists entries CUDA cannot use: only the first %zu of %zu take effect",
@@ -169,9 +174,9 @@ static void device_order(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	const char *order = facts_str(f, "env.cuda_device_order");
-	if (order && strcmp(order, "PCI_BUS_ID") == 0)
-		return;
-	bool bad_value = order && strcmp(order, "FASTEST_FIRST") != 0;
+	if (order && (strcmp(order, "PCI_BUS_ID") == 0 || strcmp(order, "FASTEST_FIRST") == 0))
+		return; /* a deliberate choice either way */
+	bool bad_value = order != NULL;
 	int n = nvml_count(f);
 	bool mixed = false;
 	for (int i = 1; i < n; i++) {
@@ -207,7 +212,7 @@ static void device_order(rule_ctx *c)
 		finding_evidence(x, "CUDA_DEVICE_ORDER=\"%s\": CUDA knows FASTEST_FIRST (the default) and PCI_BUS_ID; "
 				    "anything else is ignored", order);
 	else
-		finding_evidence(x, "CUDA_DEVICE_ORDER is %s", order ? "FASTEST_FIRST" : "not set (FASTEST_FIRST)");
+		finding_evidence(x, "CUDA_DEVICE_ORDER is not set: CUDA uses FASTEST_FIRST");
 	for (int i = 0; i < n && i < 16 && (mixed || differs); i++) {
 		const char *name = facts_str(f, "nvml.gpu.%d.name", i), *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
 		finding_evidence(x, "nvidia-smi GPU %d: %s%s%s", i, name ? name : "?", bus ? " at " : "", bus ? bus : "");
