@@ -134,7 +134,8 @@ static void test_cvd_resolve(void **s)
 	assert_int_equal(st, CVD_STOP_UNKNOWN);
 	assert_int_equal(resolve("MIG-GPU-fa4e0000-0000-4000-8000-000000000001/1/0", &two_gpus, &st, NULL), 1);
 	/* unknown machine: syntax only */
-	assert_int_equal(resolve("7,GPU-abc", NULL, &st, NULL), 2);
+	assert_int_equal(resolve("7,GPU-abc", NULL, &st, NULL), 1); /* mixed kinds stop the list */
+	assert_int_equal(resolve("7,3", NULL, &st, NULL), 2);
 	assert_int_equal(resolve("7,x,1", NULL, &st, &fixed), 1);
 	assert_int_equal(st, CVD_STOP_INVALID);
 	assert_string_equal(fixed, "7,1");
