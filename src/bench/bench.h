@@ -35,17 +35,45 @@ enum {
 /* "gemm,memory,transfer,launch,multi,cpu" -> mask; false (with *bad set) on an unknown name. */
 bool bench_parse_groups(const char *list, unsigned *out, const char **bad);
 
+struct gpu_session;
+struct monitor;
+struct cublaslt_api;
+
 typedef struct bench_ctx {
 	const bench_opts *o;
 	bench_report *r;
-	int step, steps; /* progress */
+	int step, steps;          /* progress */
+	struct gpu_session *gpu;  /* NULL when no GPU benchmark can run (why in gpu_error) */
+	char gpu_error[512];
+	struct monitor *mon;      /* NULL without NVML */
+	struct cublaslt_api *lt;  /* loaded on first use; NULL after a failed load (why in lt_error) */
+	bool lt_tried;
+	char lt_error[1024];
+	void *lt_handle;          /* cublasLtHandle_t of the device in use */
+	int lt_device;
 } bench_ctx;
 
 /* Progress line on stderr ("[3/14] GEMM bf16"), only when o->progress. */
 void bench_progress(bench_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void bench_progress_done(bench_ctx *c);
+/* MemAvailable of /proc/meminfo in bytes; 0 when unknown. */
+unsigned long long bench_mem_available(void);
 /* A watchdog limit for a benchmark, scaled by --quick and limit_scale. */
 double bench_limit(const bench_ctx *c, double full_seconds);
+
+/* GPU benchmarks (gemm.c, memory.c, transfer.c, launch.c, multi.c); each needs c->gpu. */
+void bench_gemm(bench_ctx *c);
+/* One more GEMM of dtype at size n (the CPU's size when it differs), as figure gemm.<dt>.n<N>. */
+void bench_gemm_at(bench_ctx *c, bench_dtype dt, int n);
+void bench_memory(bench_ctx *c);
+void bench_transfer(bench_ctx *c);
+void bench_launch(bench_ctx *c);
+void bench_multi(bench_ctx *c);
+/* Releases what the GPU benchmarks keep between groups (the cuBLASLt handle and library). */
+void bench_gemm_cleanup(bench_ctx *c);
+
+/* The SM clock (MHz) NVML saw on CUDA device `ordinal` during `phase`, else 0. */
+double bench_phase_clock(bench_ctx *c, int ordinal, const char *phase);
 
 /* CPU baseline (cpu.c): sgemm/dgemm through the system's BLAS. gpu_tflops[dt] (NAN when unknown)
  * feed the CPU vs GPU table when the GPU ran at the same size. */

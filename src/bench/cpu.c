@@ -1,5 +1,4 @@
 /* CPU baseline: sgemm and dgemm of the system's BLAS on every core, verified like the GPU's. */
-#define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -25,21 +24,6 @@ static int online_cpus(void)
 		return CPU_COUNT(&set);
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
-}
-
-/* MemAvailable in bytes; 0 when unknown. */
-static unsigned long long mem_available(void)
-{
-	FILE *fp = fopen("/proc/meminfo", "r");
-	if (!fp)
-		return 0;
-	char line[256];
-	unsigned long long kb = 0;
-	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(fp);
-	return kb * 1024;
 }
 
 struct fill_job {
@@ -103,7 +87,7 @@ static void run_one(bench_ctx *c, blas_api *b, bench_dtype dt, int cpus)
 
 	/* the size: the GEMM size unless memory or time say otherwise */
 	int n = c->o->size;
-	unsigned long long avail = mem_available();
+	unsigned long long avail = bench_mem_available();
 	while (n > 256 && avail && 3.0 * n * (double)n * elt > avail / 2.0)
 		n /= 2;
 	bench_progress(c, "CPU %s GEMM", name);
