@@ -75,6 +75,10 @@ void bench_gemm_cleanup(bench_ctx *c);
 /* The SM clock (MHz) NVML saw on CUDA device `ordinal` during `phase`, else 0. */
 double bench_phase_clock(bench_ctx *c, int ordinal, const char *phase);
 
+/* Runs the rules of layer "bench" (rules_bench.c) over a run's facts. */
+struct kb;
+void bench_judge(const facts *f, const struct kb *k, findings *out);
+
 /* CPU baseline (cpu.c): sgemm/dgemm through the system's BLAS. gpu_tflops[dt] (NAN when unknown)
  * feed the CPU vs GPU table when the GPU ran at the same size. */
 void bench_cpu(bench_ctx *c);

@@ -116,7 +116,7 @@ static void run_one(bench_ctx *c, blas_api *b, bench_dtype dt, int cpus)
 		n /= 2;
 		shrunk = true;
 	}
-	snprintf(title, sizeof(title), "%s GEMM %dx%d (%s)", dbl ? "dgemm" : "sgemm", n, n, b->impl);
+	snprintf(title, sizeof(title), "%s %dx%d (%s)", dbl ? "dgemm" : "sgemm", n, n, b->impl);
 	size_t nn = (size_t)n * n;
 	a = malloc(nn * elt), bb = malloc(nn * elt), cc = malloc(nn * elt);
 	if (!a || !bb || !cc) {

@@ -26,9 +26,9 @@ static const char src[] = "gpuvet bench";
 /* Loads cuBLASLt once and makes a handle for the current device. False with why. */
 static bool lt_ready(bench_ctx *c, int ordinal, char *why, size_t n)
 {
+	const char *cuda_env = getenv("GPUVET_CUDA_LIB");
 	if (!c->lt_tried) {
 		c->lt_tried = true;
-		const char *cuda_env = getenv("GPUVET_CUDA_LIB");
 		if (cuda_env && *cuda_env) {
 			snprintf(c->lt_error, sizeof(c->lt_error),
 				 "GPUVET_CUDA_LIB is set (%s): cuBLASLt would load the system's libcuda.so.1 instead, so "
@@ -49,7 +49,8 @@ static bool lt_ready(bench_ctx *c, int ordinal, char *why, size_t n)
 			}
 		}
 		if (!c->lt)
-			facts_put_state(c->r->facts, FACT_ERROR, src, c->lt_error, "bench.lib.cublaslt.path");
+			facts_put_state(cuda_env && *cuda_env ? FACT_UNSUPPORTED : FACT_ERROR, src, c->lt_error,
+					"bench.lib.cublaslt.path");
 	}
 	if (!c->lt) {
 		str_copy(why, n, c->lt_error);
@@ -235,7 +236,7 @@ static void gemm_one(bench_ctx *c, bench_dtype dt, int n_req, const char *id)
 	int ordinal = c->o->device;
 	snprintf(title, sizeof(title), "GEMM %s %dx%d", t->name, n_req, n_req);
 	if (!c->gpu) {
-		report_skip(c->r, id, "gemm", unit, title, "no GPU: %s", c->gpu_error);
+		report_skip(c->r, id, "gemm", unit, title, "no GPU");
 		return;
 	}
 	gpu_session *s = c->gpu;

@@ -281,7 +281,9 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 {
 	memset(out, 0, sizeof(*out));
 	out->sm_clock_median = out->sm_clock_min = out->sm_clock_max = NAN;
-	out->temp_max_c = out->power_max_w = NAN;
+	out->temp_max_c = out->power_max_w = out->power_mean_w = NAN;
+	double psum = 0;
+	size_t pn = 0;
 	if (!m || gpu < 0 || gpu >= m->ngpu)
 		return false;
 	pthread_mutex_lock(&m->mu);
@@ -305,8 +307,12 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 			out->reasons |= x->reasons;
 		if (isfinite(x->temp_c) && !(x->temp_c <= out->temp_max_c))
 			out->temp_max_c = x->temp_c;
-		if (isfinite(x->power_w) && !(x->power_w <= out->power_max_w))
-			out->power_max_w = x->power_w;
+		if (isfinite(x->power_w)) {
+			if (!(x->power_w <= out->power_max_w))
+				out->power_max_w = x->power_w;
+			psum += x->power_w;
+			pn++;
+		}
 		if (x->pcie_gen > 0) {
 			if (!out->pcie_gen_min || x->pcie_gen < out->pcie_gen_min)
 				out->pcie_gen_min = x->pcie_gen;
@@ -323,6 +329,8 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 			out->other_procs = (unsigned)x->other_procs;
 	}
 	pthread_mutex_unlock(&m->mu);
+	if (pn)
+		out->power_mean_w = psum / (double)pn;
 	bench_stats st;
 	if (stats_summarise(clk, nclk, &st)) {
 		out->sm_clock_median = st.median;

@@ -29,7 +29,7 @@ typedef struct monitor_summary {
 	size_t samples;
 	double sm_clock_median, sm_clock_min, sm_clock_max; /* MHz, NAN unknown */
 	unsigned long long reasons; /* OR of the clock event reasons seen */
-	double temp_max_c, power_max_w; /* NAN unknown */
+	double temp_max_c, power_max_w, power_mean_w; /* NAN unknown */
 	int pcie_gen_min, pcie_gen_max, pcie_width_min, pcie_width_max; /* seen; 0 unknown */
 	unsigned other_procs; /* most processes other than us seen at once */
 } monitor_summary;

@@ -393,7 +393,7 @@ static void nccl_bench(bench_ctx *c)
 void bench_multi(bench_ctx *c)
 {
 	if (!c->gpu) {
-		report_skip(c->r, "p2p", "p2p", "GB/s", "GPU to GPU", "no GPU: %s", c->gpu_error);
+		report_skip(c->r, "p2p", "p2p", "GB/s", "GPU to GPU", "no GPU");
 		return;
 	}
 	if (c->gpu->count < 2) {

@@ -347,6 +347,21 @@ void report_text(FILE *out, const bench_report *r, const findings *fs, bool colo
 		fprintf(out, "%s%s%s\n", bold, groups[g].title, reset);
 		if (explain)
 			wrap(out, groups[g].explain, "  ", 100);
+		/* every figure skipped for the same reason: one line */
+		const char *same = NULL;
+		bool all_same = true;
+		for (size_t i = 0; i < r->n && all_same; i++) {
+			const bench_figure *f = &r->v[i];
+			if (strcmp(f->group, groups[g].group) != 0)
+				continue;
+			if (!f->skipped || !f->note || (same && strcmp(same, f->note) != 0))
+				all_same = false;
+			same = f->note;
+		}
+		if (all_same && same) {
+			fprintf(out, "  %snot measured: %s%s\n\n", dim, same, reset);
+			continue;
+		}
 		fprintf(out, "  %-34s %10s %-8s %9s %9s %7s %7s  %s\n", "", "median", "", "min", "max", "spread", "% peak",
 			"check");
 		for (size_t i = 0; i < r->n; i++) {
