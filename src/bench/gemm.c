@@ -49,7 +49,7 @@ static bool lt_ready(bench_ctx *c, int ordinal, char *why, size_t n)
 			}
 		}
 		if (!c->lt)
-			facts_put_state(cuda_env && *cuda_env ? FACT_UNSUPPORTED : FACT_ERROR, src, c->lt_error,
+			facts_put_state(c->r->facts, cuda_env && *cuda_env ? FACT_UNSUPPORTED : FACT_ERROR, src, c->lt_error,
 					"bench.lib.cublaslt.path");
 	}
 	if (!c->lt) {
