@@ -273,7 +273,11 @@ void monitor_sample_now(monitor *m)
 	if (!m)
 		return;
 	pthread_mutex_lock(&m->mu);
-	take_samples(m, false);
+	bool have = false;
+	for (size_t i = m->ns; i > 0 && !have && m->phase >= 0; i--)
+		have = m->s[i - 1].phase == m->phase;
+	if (!have && m->phase >= 0)
+		take_samples(m, false);
 	pthread_mutex_unlock(&m->mu);
 }
 

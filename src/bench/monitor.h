@@ -46,7 +46,8 @@ int monitor_find_bus(const monitor *m, const char *bus_id);
 void monitor_phase(monitor *m, const char *phase);
 /* Stops sampling while latencies are measured (NVML calls take the driver's locks). */
 void monitor_pause(monitor *m, bool paused);
-/* Takes one sample of every GPU now (outside the thread's rhythm), into the current phase. */
+/* Takes a sample now of every GPU that has none in the current phase (a phase shorter than the
+ * sampling interval would otherwise have none). */
 void monitor_sample_now(monitor *m);
 /* Summary of one GPU over a phase (NULL: the whole run). False when no sample. */
 bool monitor_summary_get(monitor *m, const char *phase, int nvml_index, monitor_summary *out);

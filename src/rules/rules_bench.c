@@ -117,7 +117,7 @@ static void gemm_low(rule_ctx *c)
 		if (!isfinite(pct) || pct >= gemm_expect[i].min_pct)
 			continue;
 		if (facts_get(f, "bench.%s.verified", id) && !facts_true(f, "bench.%s.verified", id))
-			continue; /* a wrong result is bench.verify-failed, not slow */
+			continue; /* a wrong result is bench.wrong-result, not slow */
 		double v = num(f, "bench.%s.value", id), peak = num(f, "bench.%s.peak", id);
 		const char *unit = facts_str(f, "bench.%s.unit", id);
 		int g = nvml_of(f, id);
@@ -318,7 +318,7 @@ static void unstable(rule_ctx *c)
 			continue;
 		char *id = xstrndup(ft->key + 6, strlen(ft->key) - 6 - strlen(".spread"));
 		if (facts_get(f, "bench.%s.verified", id) && !facts_true(f, "bench.%s.verified", id)) {
-			free(id); /* a wrong result is bench.verify-failed */
+			free(id); /* a wrong result is bench.wrong-result */
 			continue;
 		}
 		if (!x)
@@ -332,7 +332,7 @@ static void unstable(rule_ctx *c)
 }
 
 const rule rules_bench[] = {
-	{"bench.verify-failed", "bench", SEV_FAIL, "bench.run", verify_failed,
+	{"bench.wrong-result", "bench", SEV_FAIL, "bench.run", verify_failed,
 	 "a benchmark's result differs from its reference (GEMM, bandwidth, copies, NCCL)"},
 	{"bench.gpu-busy", "bench", SEV_WARN, "bench.run", gpu_busy, "other processes used the GPU during gpuvet bench"},
 	{"bench.gemm-low", "bench", SEV_WARN, "bench.run", gemm_low, "a GEMM under its expected fraction of the dense peak"},
