@@ -45,6 +45,7 @@ typedef struct bench_ctx {
 	int step, steps;          /* progress */
 	struct gpu_session *gpu;  /* NULL when no GPU benchmark can run (why in gpu_error) */
 	char gpu_error[512];
+	char gpu_skip[96];        /* the short reason GPU figures show when skipped ("no GPU") */
 	struct monitor *mon;      /* NULL without NVML */
 	struct cublaslt_api *lt;  /* loaded on first use; NULL after a failed load (why in lt_error) */
 	bool lt_tried;

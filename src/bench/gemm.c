@@ -236,7 +236,7 @@ static void gemm_one(bench_ctx *c, bench_dtype dt, int n_req, const char *id)
 	int ordinal = c->o->device;
 	snprintf(title, sizeof(title), "GEMM %s %dx%d", t->name, n_req, n_req);
 	if (!c->gpu) {
-		report_skip(c->r, id, "gemm", unit, title, "no GPU");
+		report_skip(c->r, id, "gemm", unit, title, "%s", c->gpu_skip[0] ? c->gpu_skip : "no GPU");
 		return;
 	}
 	gpu_session *s = c->gpu;

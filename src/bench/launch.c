@@ -69,7 +69,7 @@ void bench_launch(bench_ctx *c)
 	char why[512];
 	if (!c->gpu) {
 		for (int k = 0; k < 3; k++)
-			report_skip(c->r, ids[k], "launch", "us", titles[k], "no GPU");
+			report_skip(c->r, ids[k], "launch", "us", titles[k], "%s", c->gpu_skip[0] ? c->gpu_skip : "no GPU");
 		return;
 	}
 	gpu_session *s = c->gpu;

@@ -133,7 +133,7 @@ void bench_memory(bench_ctx *c)
 	const char *ids[] = {"memory.copy", "memory.scale", "memory.add", "memory.triad", "memory.read"};
 	if (!c->gpu) {
 		for (size_t i = 0; i < GV_ARRAY_LEN(kernels); i++)
-			report_skip(c->r, ids[i], "memory", "GB/s", kernels[i].name, "no GPU");
+			report_skip(c->r, ids[i], "memory", "GB/s", kernels[i].name, "%s", c->gpu_skip[0] ? c->gpu_skip : "no GPU");
 		return;
 	}
 	gpu_session *s = c->gpu;

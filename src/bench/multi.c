@@ -70,12 +70,16 @@ static void p2p(bench_ctx *c)
 	}
 	for (int i = 0; i < n && ok; i++) {
 		CUresult rc;
-		if (!gpu_use(s, i, why, sizeof(why)) || (rc = cu->cuMemAlloc(&buf[i * 2], bytes)) != CUDA_SUCCESS ||
+		if (!gpu_use(s, i, why, sizeof(why))) {
+			ok = false;
+			break;
+		}
+		if ((rc = cu->cuMemAlloc(&buf[i * 2], bytes)) != CUDA_SUCCESS ||
 		    (rc = cu->cuMemAlloc(&buf[i * 2 + 1], bytes)) != CUDA_SUCCESS ||
 		    (rc = set_floats(s, &s->dev[i], buf[i * 2], bytes / 4, (float)(i + 1))) != CUDA_SUCCESS) {
-			if (why[0] == 0 || strstr(why, "failed") == NULL)
-				gpu_errtext(s, "allocating the P2P buffers", rc, why, sizeof(why));
+			gpu_errtext(s, "allocating the P2P buffers", rc, why, sizeof(why));
 			ok = false;
+			break;
 		}
 		/* enable access to every peer that allows it */
 		for (int j = 0; ok && j < n; j++) {
@@ -393,7 +397,7 @@ static void nccl_bench(bench_ctx *c)
 void bench_multi(bench_ctx *c)
 {
 	if (!c->gpu) {
-		report_skip(c->r, "p2p", "p2p", "GB/s", "GPU to GPU", "no GPU");
+		report_skip(c->r, "p2p", "p2p", "GB/s", "GPU to GPU", "%s", c->gpu_skip[0] ? c->gpu_skip : "no GPU");
 		return;
 	}
 	if (c->gpu->count < 2) {

@@ -169,7 +169,7 @@ void bench_transfer(bench_ctx *c)
 			for (int dir = 0; dir < 3; dir++) {
 				char id[48];
 				snprintf(id, sizeof(id), "transfer.%s_%s", dir_name[dir], modes[m]);
-				report_skip(c->r, id, "transfer", "GB/s", id + 9, "no GPU");
+				report_skip(c->r, id, "transfer", "GB/s", id + 9, "%s", c->gpu_skip[0] ? c->gpu_skip : "no GPU");
 			}
 		return;
 	}

@@ -87,6 +87,7 @@ static bool busy_check(bench_ctx *c, bool force)
 			   who.buf);
 		snprintf(c->gpu_error, sizeof(c->gpu_error), "other processes use the GPU (%s); --force runs anyway",
 			 who.buf);
+		str_copy(c->gpu_skip, sizeof(c->gpu_skip), "refused: other processes use the GPU (--force runs anyway)");
 		facts_put_bool(c->r->facts, src, true, "bench.refused");
 		report_note(c->r, "GPU benchmarks: %s", c->gpu_error);
 	} else if (busy) {
