@@ -161,8 +161,9 @@ bool lib_open(const lib_spec *spec, lib_handle *out)
 
 void lib_close(lib_handle *lh)
 {
-	if (lh->h)
-		dlclose(lh->h);
+	/* Never dlclose: cuBLASLt and NCCL keep driver state and C++ runtime pools, OpenBLAS keeps
+	 * worker threads; unmapping them under their feet crashes or leaks. The handle is dropped;
+	 * a later lib_open gets the same mapping back. */
 	lh->h = NULL;
 }
 

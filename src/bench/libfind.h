@@ -29,6 +29,7 @@ typedef struct lib_spec {
 /* True when loaded. A file named by env_var that does not load is an error (no fallback): the
  * user asked for that one. */
 bool lib_open(const lib_spec *spec, lib_handle *out);
+/* Forgets the handle; the library stays mapped (see libfind.c). */
 void lib_close(lib_handle *lh);
 /* A symbol, or NULL. */
 void *lib_sym(const lib_handle *lh, const char *name);

@@ -498,12 +498,12 @@ int cmd_bench(int argc, char **argv)
 
 	int nreg = 0;
 	cJSON *base_json = NULL;
-	if (baseline && run_id > 0) {
+	if (baseline && run_id > 0 && json)
 		base_json = cJSON_CreateObject();
-		nreg = compare_baseline(db, baseline, run_id, threshold, true, base_json);
-	}
 
 	if (json) {
+		if (baseline && run_id > 0)
+			nreg = compare_baseline(db, baseline, run_id, threshold, true, base_json);
 		cJSON *doc = report_json(&r, &fs);
 		if (run_id > 0)
 			cJSON_AddNumberToObject(doc, "history_run", (double)run_id);
@@ -520,7 +520,7 @@ int cmd_bench(int argc, char **argv)
 		if (run_id > 0)
 			printf("stored in the history as run %lld (gpuvet history show %lld)\n", run_id, run_id);
 		if (baseline && run_id > 0)
-			compare_baseline(db, baseline, run_id, threshold, false, NULL);
+			nreg = compare_baseline(db, baseline, run_id, threshold, false, NULL);
 	}
 	cJSON_Delete(base_json);
 	finding_counts cnt = findings_count(&fs);
