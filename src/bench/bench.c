@@ -96,58 +96,65 @@ unsigned long long bench_mem_available(void)
 	return avail_kb * 1024;
 }
 
-static const bench_figure *measured(const bench_report *r, const char *id)
+/* A verified, measured figure's median and size; false otherwise. Values, not pointers: adding
+ * figures moves the report's array. */
+static bool measured(const bench_report *r, const char *id, double *median, long long *size)
 {
 	const bench_figure *f = report_find(r, id);
-	return f && !f->skipped && f->st.n > 0 && f->verified != VERIFY_FAILED ? f : NULL;
+	if (!f || f->skipped || f->st.n == 0 || f->verified == VERIFY_FAILED)
+		return false;
+	*median = f->st.median;
+	*size = f->size;
+	return true;
 }
 
-static void ratio(bench_ctx *c, const char *id, const char *title, const bench_figure *num, const bench_figure *den,
-		  const char *how)
+static void ratio(bench_ctx *c, const char *id, const char *title, double num, double den, const char *how)
 {
-	if (!num || !den || !(den->st.median > 0))
+	if (!(den > 0) || !(num > 0))
 		return;
+	double v = num / den;
 	bench_figure *f = report_add(c->r, id, "speedup", "x", "%s", title);
-	double v = num->st.median / den->st.median;
 	stats_summarise(&v, 1, &f->st);
 	figure_set_note(f, "%s", how);
 }
 
 void bench_speedups(bench_ctx *c)
 {
-	const bench_figure *fp32 = measured(c->r, "gemm.fp32");
+	double fp32, m;
+	long long fp32_size, size;
 	static const bench_dtype mixed[] = {DT_TF32, DT_FP16, DT_BF16, DT_FP8, DT_INT8, DT_FP64};
-	for (size_t i = 0; fp32 && i < GV_ARRAY_LEN(mixed); i++) {
+	bool have32 = measured(c->r, "gemm.fp32", &fp32, &fp32_size);
+	for (size_t i = 0; have32 && i < GV_ARRAY_LEN(mixed); i++) {
 		const char *name = dtype_get(mixed[i])->name;
 		char id[48], fid[32], title[64], how[128];
 		snprintf(fid, sizeof(fid), "gemm.%s", name);
-		const bench_figure *f = measured(c->r, fid);
-		if (!f || f->size != fp32->size)
+		if (!measured(c->r, fid, &m, &size) || size != fp32_size)
 			continue;
 		snprintf(id, sizeof(id), "speedup.%s_vs_fp32", name);
 		snprintf(title, sizeof(title), "%s vs fp32 GEMM", name);
-		snprintf(how, sizeof(how), "%.1f vs %.1f %s at %lld", f->st.median, fp32->st.median, fp32->unit, fp32->size);
-		ratio(c, id, title, f, fp32, how);
+		snprintf(how, sizeof(how), "%.1f vs %.1f at %lld", m, fp32, fp32_size);
+		ratio(c, id, title, m, fp32, how);
 	}
 	static const bench_dtype cpu_types[] = {DT_FP32, DT_FP64};
 	for (size_t i = 0; i < GV_ARRAY_LEN(cpu_types); i++) {
 		const char *name = dtype_get(cpu_types[i])->name;
 		char id[48], cid[32], gid[48], title[64], how[128];
+		double cpu, gpu;
+		long long cpu_size, gpu_size;
 		snprintf(cid, sizeof(cid), "cpu.gemm.%s", name);
-		const bench_figure *cpu = measured(c->r, cid);
-		if (!cpu)
+		if (!measured(c->r, cid, &cpu, &cpu_size))
 			continue;
 		snprintf(gid, sizeof(gid), "gemm.%s", name);
-		const bench_figure *gpu = measured(c->r, gid);
-		if (!gpu || gpu->size != cpu->size) {
-			snprintf(gid, sizeof(gid), "gemm.%s.n%lld", name, cpu->size);
-			gpu = measured(c->r, gid);
+		bool have = measured(c->r, gid, &gpu, &gpu_size) && gpu_size == cpu_size;
+		if (!have) {
+			snprintf(gid, sizeof(gid), "gemm.%s.n%lld", name, cpu_size);
+			have = measured(c->r, gid, &gpu, &gpu_size);
 		}
-		if (!gpu)
+		if (!have)
 			continue;
 		snprintf(id, sizeof(id), "speedup.gpu_vs_cpu.%s", name);
-		snprintf(title, sizeof(title), "GPU vs CPU %s GEMM %lldx%lld", name, cpu->size, cpu->size);
-		snprintf(how, sizeof(how), "%.2f vs %.3f TFLOP/s", gpu->st.median, cpu->st.median);
+		snprintf(title, sizeof(title), "GPU vs CPU %s GEMM %lldx%lld", name, cpu_size, cpu_size);
+		snprintf(how, sizeof(how), "%.2f vs %.3f TFLOP/s", gpu, cpu);
 		ratio(c, id, title, gpu, cpu, how);
 	}
 }

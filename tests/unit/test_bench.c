@@ -532,6 +532,29 @@ static void test_cpu_and_report(void **s)
 	assert_non_null(x);
 	assert_int_equal(x->sev, SEV_WARN);
 	findings_free(&fs);
+	/* speedups: bf16 against fp32 at the same size, the GPU against the CPU at the CPU's size */
+	bench_figure *g32 = report_add(&r, "gemm.fp32", "gemm", "TFLOP/s", "GEMM fp32");
+	double v32[] = {50};
+	stats_summarise(v32, 1, &g32->st);
+	g32->size = 8192;
+	double v16[] = {750};
+	g = report_find(&r, "gemm.bf16"); /* adding figures may move them */
+	stats_summarise(v16, 1, &g->st);
+	bench_figure *gs = report_add(&r, "gemm.fp32.n96", "gemm", "TFLOP/s", "GEMM fp32 96");
+	double vs[] = {5};
+	stats_summarise(vs, 1, &gs->st);
+	gs->size = 96;
+	bench_speedups(&c);
+	const bench_figure *sp = report_find(&r, "speedup.bf16_vs_fp32");
+	assert_non_null(sp);
+	assert_true(fabs(sp->st.median - 15) < 1e-9);
+	const bench_figure *cpu32 = report_find(&r, "cpu.gemm.fp32");
+	if (cpu32 && !cpu32->skipped) {
+		sp = report_find(&r, "speedup.gpu_vs_cpu.fp32");
+		assert_non_null(sp);
+		assert_true(fabs(sp->st.median - 5 / cpu32->st.median) < 1e-9);
+	}
+	assert_null(report_find(&r, "speedup.fp8_vs_fp32")); /* fp8 was skipped */
 	/* text output mentions what was skipped and why */
 	char *buf = NULL;
 	size_t len = 0;
