@@ -269,7 +269,7 @@ static const struct {
 	 "CUDA events; the best of a few launch shapes is used. Results are checked against their expected values. "
 	 "% of the memory's peak from the knowledge base."},
 	{"transfer", "Host <-> device transfers",
-	 "cuMemcpy of one buffer (1 GiB unless --transfer-size) between host and GPU: from pinned (page-locked) host "
+	 "cuMemcpy of one buffer (1 GiB unless --transfer-mib) between host and GPU: from pinned (page-locked) host "
 	 "memory and from ordinary pageable memory, each direction alone and both at once on two streams. GB/s per "
 	 "direction; both-ways figures count the bytes of both directions. % of the PCIe link's rate for the generation "
 	 "and width NVML reported during the transfer."},
@@ -305,8 +305,10 @@ static void fmt_value(char *buf, size_t n, double v)
 		snprintf(buf, n, "%.0f", v);
 	else if (fabs(v) >= 10)
 		snprintf(buf, n, "%.1f", v);
-	else
+	else if (fabs(v) >= 1)
 		snprintf(buf, n, "%.2f", v);
+	else
+		snprintf(buf, n, "%.3g", v);
 }
 
 static void wrap(FILE *out, const char *text, const char *indent, int width)

@@ -59,8 +59,9 @@ static int nvml_of(const facts *f, const char *id)
 	return isfinite(g) ? (int)g : -1;
 }
 
-/* Evidence for a slow figure: the clock it ran at, throttling, heat, power, other processes. */
-static void conditions(const facts *f, finding *x, const char *id, int g)
+/* Evidence for a slow figure: the clock it ran at, throttling, heat, power (compute, when
+ * gpu_bound), and other processes. */
+static void conditions(const facts *f, finding *x, const char *id, int g, bool gpu_bound)
 {
 	double clk = num(f, "bench.%s.clock_mhz", id);
 	double maxclk = g >= 0 ? num(f, "bench.monitor.gpu.%d.max_sm_clock_mhz", g) : NAN;
@@ -69,18 +70,22 @@ static void conditions(const facts *f, finding *x, const char *id, int g)
 				 clk / maxclk * 100);
 	if (g < 0)
 		return;
-	double reasons = num(f, "bench.monitor.gpu.%d.clock_event_reasons", g);
-	if (isfinite(reasons) && ((unsigned long long)reasons & (R_BAD | R_SW_POWER_CAP))) {
-		const char *rtext = facts_str(f, "bench.monitor.gpu.%d.clock_event_reasons_text", g);
-		finding_evidence(x, "clock event reasons seen during the run: %s", rtext ? rtext : "?");
+	if (gpu_bound) {
+		double reasons = num(f, "bench.monitor.gpu.%d.clock_event_reasons", g);
+		if (isfinite(reasons) && ((unsigned long long)reasons & (R_BAD | R_SW_POWER_CAP))) {
+			const char *rtext = facts_str(f, "bench.monitor.gpu.%d.clock_event_reasons_text", g);
+			finding_evidence(x, "clock event reasons seen during the run: %s", rtext ? rtext : "?");
+		}
+		double t = num(f, "bench.monitor.gpu.%d.temperature_max_c", g);
+		double slow = num(f, "bench.monitor.gpu.%d.temperature_slowdown_c", g);
+		if (isfinite(t))
+			finding_evidence(x, "hottest %.0f C%s", t,
+					 isfinite(slow) && t >= slow - 5 ? ", at the slowdown threshold" : "");
+		double pw = num(f, "bench.monitor.gpu.%d.power_max_w", g);
+		double lim = num(f, "bench.monitor.gpu.%d.power_limit_w", g);
+		if (isfinite(pw) && isfinite(lim) && lim > 0)
+			finding_evidence(x, "power up to %.0f W of the %.0f W limit", pw, lim);
 	}
-	double t = num(f, "bench.monitor.gpu.%d.temperature_max_c", g);
-	double slow = num(f, "bench.monitor.gpu.%d.temperature_slowdown_c", g);
-	if (isfinite(t))
-		finding_evidence(x, "hottest %.0f C%s", t, isfinite(slow) && t >= slow - 5 ? ", at the slowdown threshold" : "");
-	double pw = num(f, "bench.monitor.gpu.%d.power_max_w", g), lim = num(f, "bench.monitor.gpu.%d.power_limit_w", g);
-	if (isfinite(pw) && isfinite(lim) && lim > 0)
-		finding_evidence(x, "power up to %.0f W of the %.0f W limit", pw, lim);
 	double other = num(f, "bench.monitor.gpu.%d.other_processes", g);
 	if (other > 0) {
 		const char *who = facts_str(f, "bench.monitor.gpu.%d.other_processes_text", g);
@@ -125,11 +130,20 @@ static void gemm_low(rule_ctx *c)
 				       gemm_expect[i].min_pct);
 		finding_evidence(x, "%s: %.1f %s, peak %.1f %s at the clock it ran at", id, v, unit ? unit : "", peak,
 				 unit ? unit : "");
-		conditions(f, x, id, g);
+		conditions(f, x, id, g, true);
 		condition_fixes(f, x, g);
-		finding_fix(x, "compare with `python3 -c \"import torch,time; a=torch.randn(8192,8192,device='cuda',"
-			       "dtype=torch.bfloat16); ...\"`: the same cuBLASLt is underneath, so both low means the GPU, "
-			       "only ours low means a gpuvet bug");
+		static const struct {
+			const char *dt, *torch;
+		} tt[] = {{"fp64", "float64"}, {"fp32", "float32"}, {"tf32", "float32"}, {"fp16", "float16"}, {"bf16", "bfloat16"}};
+		for (size_t k = 0; k < GV_ARRAY_LEN(tt); k++)
+			if (strcmp(tt[k].dt, dt) == 0)
+				finding_fix(x,
+					    "the same GEMM through PyTorch (the same cuBLASLt underneath; both low means the GPU, "
+					    "only gpuvet low means a gpuvet bug): python3 -c \"import torch,time; %s"
+					    "a=torch.randn(8192,8192,device='cuda',dtype=torch.%s); b=a.clone(); [a@b for _ in "
+					    "range(10)]; torch.cuda.synchronize(); t=time.time(); [a@b for _ in range(50)]; "
+					    "torch.cuda.synchronize(); print(2*8192**3*50/(time.time()-t)/1e12, 'TFLOP/s')\"",
+					    strcmp(dt, "tf32") == 0 ? "torch.backends.cuda.matmul.allow_tf32=True; " : "", tt[k].torch);
 	}
 }
 
@@ -145,7 +159,7 @@ static void memory_low(rule_ctx *c)
 	finding *x = rule_emit(c, "device memory bandwidth reaches %.0f%% of the memory's peak (expected at least %d%%)",
 			       best, MEMORY_MIN_PCT);
 	finding_evidence(x, "%s: %.0f GB/s of %.0f GB/s", id, num(f, "bench.%s.value", id), num(f, "bench.%s.peak", id));
-	conditions(f, x, id, g);
+	conditions(f, x, id, g, true);
 	condition_fixes(f, x, g);
 	finding_fix(x, "a memory clock held low (application clocks, a power limit) shows in `nvidia-smi -q -d CLOCK`");
 }
@@ -184,7 +198,7 @@ static void pcie_low(rule_ctx *c)
 		finding_evidence(x, "the GPU hangs off NUMA node %.0f but the copy ran on a CPU of node %.0f", gn, cn);
 		finding_fix(x, "run on the GPU's node: numactl --cpunodebind=%.0f --membind=%.0f gpuvet bench", gn, gn);
 	}
-	conditions(f, x, "transfer.h2d_pinned", g);
+	conditions(f, x, "transfer.h2d_pinned", g, false);
 	condition_fixes(f, x, g);
 }
 
