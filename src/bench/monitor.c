@@ -17,7 +17,7 @@ typedef struct sample {
 	int phase; /* index into phases, -1 none */
 	int gpu;
 	double t;
-	double sm_mhz, temp_c, power_w; /* NAN unknown */
+	double sm_mhz, mem_mhz, temp_c, power_w; /* NAN unknown */
 	unsigned long long reasons;
 	bool reasons_ok;
 	int pcie_gen, pcie_width; /* 0 unknown */
@@ -81,12 +81,14 @@ static void take_samples(monitor *m, bool procs)
 		x->gpu = g;
 		x->phase = phase;
 		x->t = now_seconds();
-		x->sm_mhz = x->temp_c = x->power_w = NAN;
+		x->sm_mhz = x->mem_mhz = x->temp_c = x->power_w = NAN;
 		x->other_procs = -1;
 		if (gv_nvml_device_snapshot((unsigned)g, what, d) != NVML_SUCCESS)
 			continue;
 		if (GV_OK(d->sm_clock_mhz))
 			x->sm_mhz = (double)d->sm_clock_mhz.v;
+		if (GV_OK(d->mem_clock_mhz))
+			x->mem_mhz = (double)d->mem_clock_mhz.v;
 		if (GV_OK(d->temperature_c))
 			x->temp_c = (double)d->temperature_c.v;
 		if (GV_OK(d->power_mw))
@@ -175,6 +177,8 @@ monitor *monitor_start(int interval_ms, char *err, size_t n)
 			continue;
 		if (GV_OK(d->name))
 			str_copy(gi->name, sizeof(gi->name), d->name.v);
+		if (GV_OK(d->uuid))
+			str_copy(gi->uuid, sizeof(gi->uuid), d->uuid.v);
 		if (GV_OK(d->pci_bus_id))
 			str_copy(gi->bus_id, sizeof(gi->bus_id), d->pci_bus_id.v);
 		if (GV_OK(d->max_sm_clock_mhz))
@@ -299,7 +303,8 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 				want = (int)i;
 	}
 	double *clk = xmalloc((m->ns + 1) * sizeof(double));
-	size_t nclk = 0;
+	double *mclk = xmalloc((m->ns + 1) * sizeof(double));
+	size_t nclk = 0, nmclk = 0;
 	for (size_t i = 0; i < m->ns; i++) {
 		const sample *x = &m->s[i];
 		if (x->gpu != gpu || (want != -2 && x->phase != want))
@@ -307,6 +312,8 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 		out->samples++;
 		if (isfinite(x->sm_mhz))
 			clk[nclk++] = x->sm_mhz;
+		if (isfinite(x->mem_mhz))
+			mclk[nmclk++] = x->mem_mhz;
 		if (x->reasons_ok)
 			out->reasons |= x->reasons;
 		if (isfinite(x->temp_c) && !(x->temp_c <= out->temp_max_c))
@@ -341,7 +348,9 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 		out->sm_clock_min = st.min;
 		out->sm_clock_max = st.max;
 	}
+	out->mem_clock_median = nmclk ? stats_median(mclk, nmclk) : NAN;
 	free(clk);
+	free(mclk);
 	return out->samples > 0;
 }
 

@@ -17,6 +17,7 @@ typedef struct monitor_gpu_info {
 	int index;           /* NVML index */
 	char name[96];
 	char bus_id[32];
+	char uuid[96];
 	unsigned max_sm_clock_mhz, max_mem_clock_mhz; /* 0 unknown */
 	unsigned pcie_gen_max, pcie_width_max;
 	double power_limit_w;
@@ -28,6 +29,7 @@ typedef struct monitor_gpu_info {
 typedef struct monitor_summary {
 	size_t samples;
 	double sm_clock_median, sm_clock_min, sm_clock_max; /* MHz, NAN unknown */
+	double mem_clock_median;
 	unsigned long long reasons; /* OR of the clock event reasons seen */
 	double temp_max_c, power_max_w, power_mean_w; /* NAN unknown */
 	int pcie_gen_min, pcie_gen_max, pcie_width_min, pcie_width_max; /* seen; 0 unknown */

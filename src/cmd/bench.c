@@ -209,12 +209,14 @@ static long long store_run(bench_ctx *c, const findings *fs, const char *db, int
 	history_run_set(h, "mode", r->quick ? "quick" : "full");
 	for (int g = 0; g < monitor_gpu_count(c->mon); g++) {
 		const monitor_gpu_info *gi = monitor_gpu(c->mon, g);
-		history_run_add_gpu(h, g, gi->name[0] ? gi->name : NULL, NULL, gi->bus_id[0] ? gi->bus_id : NULL);
+		history_run_add_gpu(h, g, gi->name[0] ? gi->name : NULL, gi->uuid[0] ? gi->uuid : NULL,
+				    gi->bus_id[0] ? gi->bus_id : NULL);
 		monitor_summary ms;
 		if (monitor_summary_get(c->mon, NULL, g, &ms)) {
 			char reasons[256];
 			gv_nvml_clock_reasons_text(ms.reasons, reasons, sizeof(reasons));
-			history_run_gpu_conditions(h, g, ms.sm_clock_median, NAN, ms.temp_max_c, ms.power_mean_w, reasons);
+			history_run_gpu_conditions(h, g, ms.sm_clock_median, ms.mem_clock_median, ms.temp_max_c, ms.power_mean_w,
+						   reasons);
 		}
 	}
 	for (size_t i = 0; i < r->n; i++) {
