@@ -30,6 +30,7 @@ struct monitor {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stop, paused;
+	bool busy; /* the thread is in NVML calls (mu released) */
 	int interval_ms;
 	int ngpu;
 	monitor_gpu_info *gpu;
@@ -71,7 +72,10 @@ static int other_processes(const gv_nvml_device *d, char *text, size_t n)
 /* Called with mu held; NVML calls are made without it. */
 static void take_samples(monitor *m, bool procs)
 {
+	while (m->busy) /* one sampler at a time: the thread and monitor_sample_now share m->snap */
+		pthread_cond_wait(&m->cv, &m->mu);
 	int phase = m->phase;
+	m->busy = true;
 	pthread_mutex_unlock(&m->mu);
 	sample *tmp = xcalloc((size_t)m->ngpu, sizeof(*tmp));
 	for (int g = 0; g < m->ngpu; g++) {
@@ -105,6 +109,8 @@ static void take_samples(monitor *m, bool procs)
 			x->other_procs = other_processes(d, NULL, 0);
 	}
 	pthread_mutex_lock(&m->mu);
+	m->busy = false;
+	pthread_cond_broadcast(&m->cv);
 	for (int g = 0; g < m->ngpu; g++) {
 		if (m->ns == m->cap) {
 			m->cap = m->cap ? m->cap * 2 : 1024;
@@ -269,6 +275,9 @@ void monitor_pause(monitor *m, bool paused)
 	pthread_mutex_lock(&m->mu);
 	m->paused = paused;
 	pthread_cond_broadcast(&m->cv);
+	/* let a sample in progress finish, so nothing calls NVML while latencies are measured */
+	while (paused && m->busy)
+		pthread_cond_wait(&m->cv, &m->mu);
 	pthread_mutex_unlock(&m->mu);
 }
 
