@@ -232,7 +232,7 @@ static void gemm_one(bench_ctx *c, bench_dtype dt, int n_req, const char *id)
 {
 	const dtype_info *t = dtype_get(dt);
 	const char *unit = t->integer ? "TOP/s" : "TFLOP/s";
-	char title[96], why[1024];
+	char title[96], why[1024] = "";
 	int ordinal = c->o->device;
 	snprintf(title, sizeof(title), "GEMM %s %dx%d", t->name, n_req, n_req);
 	if (!c->gpu) {
@@ -349,16 +349,40 @@ static void gemm_one(bench_ctx *c, bench_dtype dt, int n_req, const char *id)
 			   : ty.scale == GV_CUDA_R_32I ? (const void *)&beta_i
 						       : (const void *)&beta_f;
 
-	/* the fastest of the top heuristic answers, each tried briefly after one warm-up run */
-	int tries = c->o->quick ? 4 : MAX_ALGOS, best = -1;
+	/* Warm up first (the clocks ramp up under load, and a cold first candidate would lose the
+	 * trial), then time the top heuristic answers for about 10 ms each and keep the fastest. */
+	int first = -1;
+	double first_ms = -1;
+	for (int i = 0; i < nheur && first < 0; i++) {
+		if (heur[i].state != CUBLAS_STATUS_SUCCESS || heur[i].workspaceSize > WORKSPACE_BYTES)
+			continue;
+		first_ms = time_gemms(c, d, &g, &heur[i].algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why));
+		if (first_ms > 0)
+			first = i;
+	}
+	if (first < 0) {
+		if (first_ms >= 0 || !why[0])
+			snprintf(why, sizeof(why), "no cuBLASLt algorithm ran");
+		report_skip(c->r, id, "gemm", unit, title, "%s", why);
+		gemm_free(c, &g);
+		watchdog_disarm();
+		return;
+	}
+	double warm = c->o->quick ? 0.25 : 1.0, t0 = now_seconds();
+	int warm_iters = (int)ceil(20.0 / first_ms);
+	warm_iters = warm_iters < 1 ? 1 : warm_iters > 1000 ? 1000 : warm_iters;
+	while (now_seconds() - t0 < warm && !watchdog_expired())
+		if (time_gemms(c, d, &g, &heur[first].algo, WORKSPACE_BYTES, alpha, beta, warm_iters, why, sizeof(why)) < 0)
+			break;
+	int trial_iters = (int)ceil(10.0 / first_ms);
+	trial_iters = trial_iters < 2 ? 2 : trial_iters > 200 ? 200 : trial_iters;
+	int tries = c->o->quick ? 4 : MAX_ALGOS, best = first;
 	double best_ms = INFINITY;
-	for (int i = 0; i < nheur && i < tries; i++) {
+	for (int i = first; i < nheur && i < first + tries; i++) {
 		if (heur[i].state != CUBLAS_STATUS_SUCCESS || heur[i].workspaceSize > WORKSPACE_BYTES)
 			continue;
 		char e[256];
-		if (time_gemms(c, d, &g, &heur[i].algo, WORKSPACE_BYTES, alpha, beta, 1, e, sizeof(e)) < 0)
-			continue;
-		double ms = time_gemms(c, d, &g, &heur[i].algo, WORKSPACE_BYTES, alpha, beta, 2, e, sizeof(e));
+		double ms = time_gemms(c, d, &g, &heur[i].algo, WORKSPACE_BYTES, alpha, beta, trial_iters, e, sizeof(e));
 		if (ms > 0 && ms < best_ms) {
 			best_ms = ms;
 			best = i;
@@ -366,27 +390,12 @@ static void gemm_one(bench_ctx *c, bench_dtype dt, int n_req, const char *id)
 		if (watchdog_expired())
 			break;
 	}
-	if (best < 0) {
-		/* every candidate failed: run the first to get its error text */
-		double ms = time_gemms(c, d, &g, &heur[0].algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why));
-		if (ms >= 0)
-			snprintf(why, sizeof(why), "no cuBLASLt algorithm ran");
-		report_skip(c->r, id, "gemm", unit, title, "%s", why);
-		gemm_free(c, &g);
-		watchdog_disarm();
-		return;
-	}
+	if (!isfinite(best_ms))
+		best_ms = first_ms;
 	const cublasLtMatmulAlgo_t *algo = &heur[best].algo;
-	/* warm-up: the clocks ramp up under load */
-	double warm = c->o->quick ? 0.25 : 1.0, t0 = now_seconds();
 	int iters = (int)ceil((c->o->quick ? 25.0 : 60.0) / best_ms);
-	if (iters < 1)
-		iters = 1;
-	if (iters > 1000)
-		iters = 1000;
-	while (now_seconds() - t0 < warm && !watchdog_expired())
-		if (time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, iters, why, sizeof(why)) < 0)
-			break;
+	iters = iters < 1 ? 1 : iters > 1000 ? 1000 : iters;
+	time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, iters, why, sizeof(why)); /* settle on the winner */
 	int reps = c->o->quick ? 5 : 10;
 	double secs[16];
 	int got = 0;
