@@ -37,7 +37,7 @@ uint64_t gen_bits(bench_dtype d, uint32_t seed, uint64_t i)
 	if (t->mant_bits > 32)
 		mant = ((uint64_t)(h & 0xFFFFFu) << 32) | gen_hash32(h ^ GEN_H2_XOR);
 	else
-		mant = h & ((1u << t->mant_bits) - 1);
+		mant = h & ((1ull << t->mant_bits) - 1);
 	return sign << (width - 1) | exp << t->mant_bits | mant;
 }
 
