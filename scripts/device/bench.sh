@@ -1,20 +1,36 @@
 #!/bin/sh
-# On the GPU machine, in one call: gpuvet bench (quick and full, --json) side by side with what a
-# user would measure instead (the anchors: .anchors/bench_torch.py, .anchors/nccl_allreduce.py, a
-# bare cuLaunchKernel loop), plus the GPU correctness test of the bench kernels. Writes everything
-# under $OUT and a verdict against the targets of issue 6 (verdict.txt), and the rows for
-# docs/benchmarks.md (benchmarks-table.md).
+# GPU-machine checks of gpuvet bench, in one call: gpuvet bench (quick and full, --json) side by
+# side with what a user would measure instead (the anchors: .anchors/bench_torch.py,
+# .anchors/nccl_allreduce.py, nccl-tests' all_reduce_perf when installed, and a bare
+# cuLaunchKernel loop, build/tests/launch_anchor), plus the GPU test of the bench kernels
+# (build/tests/test_bench_gpu). Run from the repository root through scripts/device-run.sh
+# (build/, .devlib/ and .anchors/ carried), on the 2-GPU machine for P2P and NCCL:
+#   bash scripts/device-run.sh scripts/device/bench.sh        (kind nvidia-h200-x2)
 #
-# Needs, carried from the build machine: build/ (gpuvet, tests/test_bench_gpu, tests/launch_anchor),
-# .devlib/ (libcjson, libmicrohttpd: see ../shared/device.md) and .anchors/ (a copy of
-# ../shared/anchors). Use the 2-GPU machine for P2P and NCCL: kind nvidia-h200-x2.
-# Exit status: 0 when every target holds, 1 otherwise (the logs say which).
+# It writes, under $OUT/bench/:
+#   test_bench_gpu.txt          generators bit-exact with their CPU model, every stream kernel
+#                               element right, every group's figures verified (small sizes)
+#   bench-quick.json/.err       gpuvet bench --quick --json (wall time in steps.txt)
+#   bench-full.json/.err        gpuvet bench --json, right after the PyTorch anchor
+#   bench_torch.json/.log       .anchors/bench_torch.py; nccl.json/nccl_allreduce.log; nccl-tests.txt
+#   launch_anchor.json          the bare cuLaunchKernel loop
+#   bench-explain.txt           the text output with --explain (launch group)
+#   verdict.txt                 PASS/FAIL per target of issue 6, with the numbers
+#   benchmarks-table.md         the rows for docs/benchmarks.md (gpuvet | anchor | ratio)
+#
+# What it must show on the 2 x H200 machine: test_bench_gpu "PASSED: 0 failures"; verdict.txt
+# "all targets hold": GEMM bf16/fp16/fp8/tf32 >= 1.0x torch; copy or triad >= 4224 GB/s and
+# >= torch's copy; pinned h2d/d2h >= 0.98x torch; launch within 1.1x of the bare loop (and of
+# 4.4 / 9.8 us); graph replay < half a plain launch; all-reduce >= torch.distributed at 1 GiB and
+# nccl-tests at 512 MiB; every GEMM and bandwidth spread < 3%; nothing verified wrong; the quick
+# run's own time <= 30 s.
+# Exit status: 0 when every target holds, 1 otherwise.
 set -u
-OUT=${OUT:-/tmp/gpuvet-bench-out}
+OUT=${OUT:-/tmp/gpuvet-out}/bench
 mkdir -p "$OUT"
 [ -d .devlib ] && export LD_LIBRARY_PATH="$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_NVLS_ENABLE=0
-G=./build/gpuvet
+G=${GPUVET:-./build/gpuvet}
 DB="$OUT/history.db"
 rm -f "$DB" "$DB-wal" "$DB-shm"
 now() { date +%s.%N; }
