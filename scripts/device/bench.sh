@@ -27,6 +27,7 @@
 # Exit status: 0 when every target holds, 1 otherwise.
 set -u
 OUT=${OUT:-/tmp/gpuvet-out}/bench
+export OUT  # the anchor scripts write their JSON to $OUT
 mkdir -p "$OUT"
 [ -d .devlib ] && export LD_LIBRARY_PATH="$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_NVLS_ENABLE=0
