@@ -10,5 +10,6 @@ const rule *const rule_tables[] = {
 	rules_container,
 	rules_toolkit,
 	rules_loader,
+	rules_bench,
 	NULL,
 };
