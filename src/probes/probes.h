@@ -33,4 +33,6 @@ extern const probe probe_table[];
 
 /* The probes, one per file in probes/. */
 void probe_hardware(facts *f, const probe_opts *o);
+void probe_python(facts *f, const probe_opts *o);
+void probe_python_live(facts *f, const probe_opts *o);
 #endif

@@ -5,6 +5,8 @@
 
 const probe probe_table[] = {
 	{"hardware", 0, probe_hardware},
+	{"python", 0, probe_python},
+	{"python_live", PROBE_PYTHON_LIVE, probe_python_live},
 	{NULL, 0, NULL},
 };
 
