@@ -206,6 +206,10 @@ static void loader_simulation(facts *f, const char *torch_dir, const elf_info *e
 			const char *owner = NULL;
 			copy_version(owners, expected, ver, sizeof(ver), &owner);
 			facts_put_str(f, NULL, expected, "python.lib.%zu.expected", n);
+			char *real = sysroot_realpath(expected);
+			if (real)
+				facts_put_str(f, NULL, real, "python.lib.%zu.expected_real", n);
+			free(real);
 			if (ver[0])
 				facts_put_str(f, NULL, ver, "python.lib.%zu.expected_version", n);
 			if (owner) {
@@ -222,6 +226,10 @@ static void loader_simulation(facts *f, const char *torch_dir, const elf_info *e
 			char ver[64];
 			copy_version(owners, hits[0].path, ver, sizeof(ver), NULL);
 			facts_put_str(f, hits[0].via, hits[0].path, "python.lib.%zu.picked", n);
+			char *preal = sysroot_realpath(hits[0].path);
+			if (preal)
+				facts_put_str(f, NULL, preal, "python.lib.%zu.picked_real", n);
+			free(preal);
 			facts_put_str(f, NULL, hits[0].via, "python.lib.%zu.picked_via", n);
 			if (ver[0])
 				facts_put_str(f, NULL, ver, "python.lib.%zu.picked_version", n);

@@ -6,5 +6,6 @@
 #include "rules/rules.h"
 
 extern const rule rules_hardware[];
+extern const rule rules_python[];
 extern const rule *const rule_tables[];
 #endif
