@@ -10,9 +10,7 @@
 		return EXIT_INTERNAL;                                                                                  \
 	}
 
-NOT_YET(cmd_env, "env")
 NOT_YET(cmd_bench, "bench")
 NOT_YET(cmd_tune, "tune")
 NOT_YET(cmd_watch, "watch")
 NOT_YET(cmd_serve, "serve")
-NOT_YET(cmd_history, "history")

@@ -35,4 +35,6 @@ extern const probe probe_table[];
 void probe_hardware(facts *f, const probe_opts *o);
 void probe_python(facts *f, const probe_opts *o);
 void probe_python_live(facts *f, const probe_opts *o);
+void probe_toolkit(facts *f, const probe_opts *o);
+void probe_loader(facts *f, const probe_opts *o);
 #endif

@@ -16,8 +16,7 @@
 #include "core/sysroot.h"
 #include "kb/kb_torch.h"
 #include "probes/probes.h"
-#include "python/binsrc.h"
-#include "python/elfscan.h"
+#include "elf/elf.h"
 #include "python/ldsim.h"
 #include "python/pyenv.h"
 #include "python/pyparse.h"
@@ -124,7 +123,7 @@ static bool cuda_lib_name(const char *n)
 
 /* The sonames torch needs: CUDA-library NEEDED entries of libtorch_cuda.so, and the libraries in
  * the nvidia pip directories its RUNPATH names (cuDNN's sub-libraries are opened at run time). */
-static void torch_sonames(const elf_info *e, const strlist *runpath, strlist *sonames)
+static void torch_sonames(const elf_dyn *e, const strlist *runpath, strlist *sonames)
 {
 	for (size_t i = 0; i < e->needed.n && sonames->n < MAX_LIBS; i++)
 		if (cuda_lib_name(e->needed.v[i]) && !sl_contains(sonames, e->needed.v[i]))
@@ -171,16 +170,12 @@ static void copy_version(const pip_owners *owners, const char *path, char *ver, 
 		lib_file_version(path, ver, n, NULL);
 }
 
-static void loader_simulation(facts *f, const char *torch_dir, const elf_info *e, const pip_owners *owners,
+/* The dynamic section of libtorch_cuda.so, as the toolkit layer's ELF reader gives it. */
+static void loader_simulation(facts *f, const char *torch_dir, const elf_dyn *e, const pip_owners *owners,
 			      const strlist *pin_names, const strlist *pin_versions)
 {
 	char origin[PATH_MAX];
 	snprintf(origin, sizeof(origin), "%s/lib", torch_dir);
-	strlist runpath = {0}, rpath = {0}, sonames = {0};
-	if (e->runpath)
-		ldsim_expand_path(e->runpath, origin, &runpath);
-	if (e->rpath)
-		ldsim_expand_path(e->rpath, origin, &rpath);
 	const char *llp = getenv("LD_LIBRARY_PATH");
 	if (llp)
 		facts_put_str(f, "environment", llp, "python.ld_library_path");
@@ -188,19 +183,22 @@ static void loader_simulation(facts *f, const char *torch_dir, const elf_info *e
 		facts_put_state(f, FACT_ABSENT, "environment", "LD_LIBRARY_PATH is not set", "python.ld_library_path");
 	ldsim s;
 	ldsim_init(&s, llp);
-	facts_put_bool(f, "/etc/ld.so.cache", s.have_cache, "python.ld_cache");
-	torch_sonames(e, e->runpath ? &runpath : &rpath, &sonames);
+	strlist runpath = {0}, sonames = {0};
+	ldsim_expand_path(&s, e->runpath ? e->runpath : e->rpath, origin, &runpath);
+	torch_sonames(e, &runpath, &sonames);
 	size_t n = 0;
 	for (size_t i = 0; i < sonames.n; i++) {
 		const char *so = sonames.v[i];
 		ld_hit *hits;
-		size_t nh = ldsim_search(&s, so, &rpath, &runpath, &hits);
+		size_t nh = ldsim_search(&s, so, origin, e->rpath, e->runpath, &hits);
 		facts_put_str(f, NULL, so, "python.lib.%zu.soname", n);
 		/* the copy torch expects: the first in its own RUNPATH/RPATH */
 		const char *expected = NULL;
-		for (size_t h = 0; h < nh && !expected; h++)
-			if (strcmp(hits[h].via, "RUNPATH") == 0 || strcmp(hits[h].via, "RPATH") == 0)
-				expected = hits[h].path;
+		for (size_t d = 0; d < runpath.n && !expected; d++)
+			for (size_t h = 0; h < nh && !expected; h++)
+				if (str_starts(hits[h].path, runpath.v[d]) && hits[h].path[strlen(runpath.v[d])] == '/' &&
+				    !strchr(hits[h].path + strlen(runpath.v[d]) + 1, '/'))
+					expected = hits[h].path;
 		if (expected) {
 			char ver[64];
 			const char *owner = NULL;
@@ -254,7 +252,6 @@ static void loader_simulation(facts *f, const char *torch_dir, const elf_info *e
 	facts_put_int(f, NULL, (long long)n, "python.lib.count");
 	ldsim_free(&s);
 	sl_free(&runpath);
-	sl_free(&rpath);
 	sl_free(&sonames);
 }
 
@@ -262,34 +259,33 @@ static void inspect_libtorch_cuda(facts *f, const char *torch_dir, const pip_own
 				  const strlist *pin_versions)
 {
 	char *lib = xasprintf("%s/lib/libtorch_cuda.so", torch_dir);
-	binsrc b;
-	int rc = binsrc_open(&b, lib);
-	if (rc < 0) {
-		facts_put_state(f, rc == -ENOENT ? FACT_ABSENT : FACT_ERROR, lib, strerror(-rc), "python.torch.lib_cuda");
+	if (!sysroot_exists(lib)) {
+		facts_put_state(f, FACT_ABSENT, lib, "no libtorch_cuda.so (a CPU or ROCm build)", "python.torch.lib_cuda");
+		free(lib);
+		return;
+	}
+	const char *err = NULL;
+	elf_image *img = elf_open_file(lib, &err);
+	if (!img) {
+		facts_put_state(f, FACT_ERROR, lib, err ? err : "unreadable", "python.torch.lib_cuda");
 		free(lib);
 		return;
 	}
 	facts_put_str(f, NULL, lib, "python.torch.lib_cuda");
-	elf_info e;
-	char err[160];
-	int er = elf_inspect(&b, ELF_WANT_FATBIN | ELF_WANT_DYNAMIC, &e, err, sizeof(err));
-	if (er != 0) {
-		facts_put_state(f, FACT_ERROR, lib, er > 0 ? "not an ELF file" : err, "python.torch.arch");
-		elf_info_free(&e);
-		binsrc_close(&b);
-		free(lib);
-		return;
-	}
-	if (e.runpath)
-		facts_put_str(f, lib, e.runpath, "python.torch.runpath");
-	else
+	elf_dyn dyn;
+	if (elf_read_dynamic(img, &dyn, &err) != 0) {
+		facts_put_state(f, FACT_ERROR, lib, err ? err : "no dynamic section", "python.torch.runpath");
+		memset(&dyn, 0, sizeof(dyn));
+	} else if (dyn.runpath) {
+		facts_put_str(f, lib, dyn.runpath, "python.torch.runpath");
+	} else {
 		facts_put_state(f, FACT_ABSENT, lib, "no DT_RUNPATH", "python.torch.runpath");
-	if (e.rpath)
-		facts_put_str(f, lib, e.rpath, "python.torch.rpath");
-	if (e.has_fatbin) {
-		fatbin_summary s;
-		fatbin_limits lim = {0, now_seconds() + FATBIN_BUDGET_S};
-		fatbin_scan(&b, e.fatbin_off, e.fatbin_size, &lim, &s);
+	}
+	if (dyn.rpath)
+		facts_put_str(f, lib, dyn.rpath, "python.torch.rpath");
+	fatbin_summary s;
+	fatbin_limits lim = {0, now_seconds() + FATBIN_BUDGET_S};
+	if (fatbin_scan_elf(img, &lim, &s)) {
 		char arch[1024];
 		fatbin_arch_text(&s, arch, sizeof(arch));
 		facts_put_str(f, lib, arch, "python.torch.arch");
@@ -300,9 +296,9 @@ static void inspect_libtorch_cuda(facts *f, const char *torch_dir, const pip_own
 	} else {
 		facts_put_state(f, FACT_ABSENT, lib, "no .nv_fatbin section", "python.torch.arch");
 	}
-	loader_simulation(f, torch_dir, &e, owners, pin_names, pin_versions);
-	elf_info_free(&e);
-	binsrc_close(&b);
+	loader_simulation(f, torch_dir, &dyn, owners, pin_names, pin_versions);
+	elf_dyn_free(&dyn);
+	elf_close(img);
 	free(lib);
 }
 

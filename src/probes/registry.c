@@ -7,6 +7,8 @@ const probe probe_table[] = {
 	{"hardware", 0, probe_hardware},
 	{"python", 0, probe_python},
 	{"python_live", PROBE_PYTHON_LIVE, probe_python_live},
+	{"toolkit", 0, probe_toolkit},
+	{"loader", 0, probe_loader},
 	{NULL, 0, NULL},
 };
 

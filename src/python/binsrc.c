@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/sysroot.h"
+#include "elf/elf.h"
 
 int binsrc_open(binsrc *b, const char *abs_path)
 {
@@ -36,8 +37,17 @@ int binsrc_open(binsrc *b, const char *abs_path)
 void binsrc_mem(binsrc *b, const void *data, size_t n)
 {
 	b->fd = -1;
+	b->img = NULL;
 	b->mem = data;
 	b->size = n;
+}
+
+void binsrc_elf(binsrc *b, struct elf_image *img)
+{
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	b->img = img;
+	b->size = elf_file_size(img);
 }
 
 void binsrc_close(binsrc *b)
@@ -46,6 +56,7 @@ void binsrc_close(binsrc *b)
 		gv_sys.close(b->fd);
 	b->fd = -1;
 	b->mem = NULL;
+	b->img = NULL;
 	b->size = 0;
 }
 
@@ -55,6 +66,8 @@ size_t binsrc_read_some(const binsrc *b, uint64_t off, void *buf, size_t n)
 		return 0;
 	if (n > b->size - off)
 		n = (size_t)(b->size - off);
+	if (b->img)
+		return elf_read_at(b->img, off, buf, n);
 	if (b->fd < 0) {
 		if (!b->mem)
 			return 0;

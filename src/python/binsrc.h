@@ -9,9 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct elf_image;
+
 typedef struct binsrc {
 	int fd; /* -1 for a memory source */
 	const unsigned char *mem;
+	struct elf_image *img; /* reads through the ELF reader (elf/elf.h) when set */
 	uint64_t size;
 } binsrc;
 
@@ -19,6 +22,8 @@ typedef struct binsrc {
  * (FIFO, device, directory) is refused with -EINVAL so a probe never blocks on it. */
 int binsrc_open(binsrc *b, const char *abs_path);
 void binsrc_mem(binsrc *b, const void *data, size_t n);
+/* Reads through an open ELF image (not owned: close it after the binsrc). */
+void binsrc_elf(binsrc *b, struct elf_image *img);
 void binsrc_close(binsrc *b);
 /* Reads exactly n bytes at off; false when the range leaves the source or the read fails. */
 bool binsrc_read(const binsrc *b, uint64_t off, void *buf, size_t n);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "elf/elf.h"
 
 #define ENTRY_MIN 48u       /* up to and including the flags field */
 #define ENTRY_MAX 4096u     /* larger entry headers are garbage */
@@ -148,4 +149,16 @@ void fatbin_arch_text(const fatbin_summary *s, char *buf, size_t n)
 	}
 	str_copy(buf, n, sb.buf ? sb.buf : "");
 	sb_free(&sb);
+}
+
+int fatbin_scan_elf(struct elf_image *img, const fatbin_limits *lim, fatbin_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	uint64_t off, size;
+	if (!elf_find_section(img, ".nv_fatbin", &off, &size) || size == 0)
+		return 0;
+	binsrc b;
+	binsrc_elf(&b, img);
+	fatbin_scan(&b, off, size, lim, out);
+	return 1;
 }

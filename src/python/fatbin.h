@@ -47,6 +47,11 @@ typedef struct fatbin_summary {
 /* Summarises the fatbin containers in [off, off+size) of b. Returns the number of containers. */
 unsigned fatbin_scan(const binsrc *b, uint64_t off, uint64_t size, const fatbin_limits *lim, fatbin_summary *out);
 
+struct elf_image;
+/* Finds .nv_fatbin in an ELF image (elf/elf.h) and summarises it. Returns 1 when the object has
+ * device code, 0 when it has no .nv_fatbin section. */
+int fatbin_scan_elf(struct elf_image *img, const fatbin_limits *lim, fatbin_summary *out);
+
 /* The architectures as torch.cuda.get_arch_list() writes them: "sm_75 sm_90a compute_90"
  * (SASS first, each list sorted). Writes "" when there are none. */
 void fatbin_arch_text(const fatbin_summary *s, char *buf, size_t n);

@@ -1,11 +1,9 @@
 /*
- * A model of the dynamic loader's search (ld.so(8)) for one requesting object: DT_RPATH (when
- * there is no DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH, /etc/ld.so.cache, the default
- * directories. Everything is read below --root. When the machine has no ld.so.cache (test trees,
- * minimal containers) the directories of /etc/ld.so.conf stand in for it, as ldconfig would
- * have cached them.
- *
- * ldcache_parse is the parser of the binary cache ("glibc-ld.so.cache1.1"), fuzzed separately.
+ * Every copy of a library the dynamic loader could reach from one requesting object, in ld.so's
+ * order, built on the toolkit layer's loader model (loader/loader.h): the first is what
+ * loader_resolve() says ld.so opens; the rest are the copies it would pass over (other
+ * LD_LIBRARY_PATH or RUNPATH entries, ld.so.cache, the default directories). The Python layer
+ * uses it to tell which cuDNN torch gets and which other cuDNNs sit on the loader's path.
  */
 #ifndef GPUVET_LDSIM_H
 #define GPUVET_LDSIM_H
@@ -13,35 +11,28 @@
 #include <stddef.h>
 
 #include "core/util.h"
-
-/* Calls fn(soname, path) for every 64-bit entry of a new-format cache; returns the number of
- * entries or -1 when the buffer is not such a cache. */
-int ldcache_parse(const unsigned char *buf, size_t len, void (*fn)(const char *soname, const char *path, void *ctx),
-		  void *ctx);
+#include "loader/loader.h"
 
 typedef struct ldsim {
-	strlist ld_library_path; /* existing directories, in order */
-	strlist cache_sonames, cache_paths;
-	bool have_cache;         /* from /etc/ld.so.cache; else from ld.so.conf directories */
-	strlist conf_dirs;
-	strlist default_dirs;
+	loader_system sys;
+	char *ld_library_path; /* as the examined process sees it, entries mapped out of --root; NULL unset */
 } ldsim;
 
-/* ld_library_path: the variable's value as the examined process sees it (may be NULL). */
 void ldsim_init(ldsim *s, const char *ld_library_path);
 void ldsim_free(ldsim *s);
 
-/* Expands $ORIGIN / ${ORIGIN} (and $LIB, $PLATFORM best-effort) of a RUNPATH/RPATH value for an
- * object in directory origin, into existing or not existing absolute directories. */
-void ldsim_expand_path(const char *value, const char *origin, strlist *dirs);
+/* The directories of a RUNPATH/RPATH value with $ORIGIN (and $LIB, $PLATFORM) expanded and
+ * "a/../b" folded, for an object in directory origin. */
+void ldsim_expand_path(const ldsim *s, const char *value, const char *origin, strlist *dirs);
 
 typedef struct ld_hit {
-	char *path; /* the file found (not resolved) */
-	const char *via; /* "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "ld.so.conf", "default" */
+	char *path;      /* the file found (not resolved) */
+	const char *via; /* "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "default" */
 } ld_hit;
 
-/* Every copy of soname in search order (the first is what the loader opens); rpath is used only
- * when runpath is NULL or empty, as glibc does. Returns the count; free with ldsim_hits_free. */
-size_t ldsim_search(const ldsim *s, const char *soname, const strlist *rpath, const strlist *runpath, ld_hit **hits);
+/* Every copy of soname in search order for an object in origin with these RPATH/RUNPATH values
+ * (NULL when absent); the first is the loader's pick. Returns the count; free with ldsim_hits_free. */
+size_t ldsim_search(const ldsim *s, const char *soname, const char *origin, const char *rpath, const char *runpath,
+		    ld_hit **hits);
 void ldsim_hits_free(ld_hit *hits, size_t n);
 #endif

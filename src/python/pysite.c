@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "core/sysroot.h"
-#include "python/binsrc.h"
-#include "python/elfscan.h"
+#include "elf/elf.h"
 #include "python/pyparse.h"
 
 #define MAX_DISTS 4096
@@ -226,25 +225,16 @@ void conda_pkgs_free(conda_pkgs *c)
 int lib_fatbin(const char *abs, double deadline, fatbin_summary *out, char *err, size_t errn)
 {
 	memset(out, 0, sizeof(*out));
-	binsrc b;
-	int rc = binsrc_open(&b, abs);
-	if (rc < 0) {
-		snprintf(err, errn, "%s", strerror(-rc));
-		return -1;
+	const char *e = NULL;
+	elf_image *img = elf_open_file(abs, &e);
+	if (!img) {
+		snprintf(err, errn, "%s", e ? e : "unreadable");
+		return strcmp(e ? e : "", "not an ELF file") == 0 ? 0 : -1;
 	}
-	elf_info e;
-	int er = elf_inspect(&b, ELF_WANT_FATBIN, &e, err, errn);
-	int result = 0;
-	if (er < 0) {
-		result = -1;
-	} else if (er == 0 && e.has_fatbin) {
-		fatbin_limits lim = {0, deadline};
-		fatbin_scan(&b, e.fatbin_off, e.fatbin_size, &lim, out);
-		result = 1;
-	}
-	elf_info_free(&e);
-	binsrc_close(&b);
-	return result;
+	fatbin_limits lim = {0, deadline};
+	int rc = fatbin_scan_elf(img, &lim, out);
+	elf_close(img);
+	return rc;
 }
 
 static bool skip_dir(const char *name)

@@ -7,5 +7,7 @@
 
 extern const rule rules_hardware[];
 extern const rule rules_python[];
+extern const rule rules_toolkit[];
+extern const rule rules_loader[];
 extern const rule *const rule_tables[];
 #endif
