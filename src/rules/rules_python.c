@@ -142,6 +142,14 @@ static void torch_not_installed(rule_ctx *c)
 		add_pip_fix(x, f, c->kb, "then: ");
 		return;
 	}
+	const fact *ex = facts_get(f, "python.exists");
+	if (ex && ex->state == FACT_OK && !ex->i) {
+		x = rule_emit(c, "the Python interpreter %s does not exist", python_path(f));
+		finding_evidence(x, "given by %s", facts_str(f, "python.selected_origin") ? facts_str(f, "python.selected_origin")
+											     : "?");
+		finding_fix(x, "give the path of an existing interpreter: gpuvet check --python /path/to/venv/bin/python");
+		return;
+	}
 	x = rule_emit(c, "PyTorch is not installed for %s", python_path(f));
 	const char *ver = facts_str(f, "python.version");
 	finding_evidence(x, "interpreter %s (%s, Python %s), found through %s", python_path(f),
@@ -804,7 +812,10 @@ static void toolkit_vs_torch(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	const char *cuda = torch_cuda(f);
-	const char *nvcc = facts_str(f, "toolkit.nvcc_version");
+	/* the toolkit in use (PATH's nvcc, else CUDA_HOME, else /usr/local/cuda): toolkit layer's facts */
+	long long active = facts_int_or(f, -1, "toolkit.active");
+	const char *nvcc = active >= 0 ? facts_str(f, "toolkit.%lld.version", active) : NULL;
+	const char *where = active >= 0 ? facts_str(f, "toolkit.%lld.root", active) : NULL;
 	if (!nvcc || !cuda || !torch_installed(f))
 		return;
 	int na, nb, ta, tb;
@@ -812,8 +823,7 @@ static void toolkit_vs_torch(rule_ctx *c)
 		return;
 	finding *x = rule_emit_sev(c, na != ta ? SEV_WARN : SEV_INFO, "nvcc is CUDA %d.%d but torch was built with CUDA %d.%d",
 				   na, nb, ta, tb);
-	finding_evidence(x, "nvcc --version: %s%s%s", nvcc, facts_str(f, "toolkit.nvcc_path") ? " at " : "",
-			 facts_str(f, "toolkit.nvcc_path") ? facts_str(f, "toolkit.nvcc_path") : "");
+	finding_evidence(x, "the CUDA toolkit in use: %s%s%s", nvcc, where ? " at " : "", where ? where : "");
 	finding_evidence(x, "torch %s: torch.version.cuda = %s", torch_version(f), cuda);
 	if (na != ta) {
 		finding_evidence(x, "building CUDA extensions (torch.utils.cpp_extension, flash-attn, apex...) against a "
@@ -1141,7 +1151,7 @@ const rule rules_python[] = {
 	 "cudnn.enabled is False or cuDNN unavailable in a CUDA build"},
 	{"torch.libraries", "python", SEV_INFO, "python.torch.installed", torch_libraries,
 	 "which cuDNN, cuBLAS, CUDA runtime and NCCL files torch uses, and other copies on the loader path"},
-	{"toolkit.vs-torch", "toolkit", SEV_INFO, "python.torch.installed", toolkit_vs_torch,
+	{"toolkit.vs-torch", "toolkit", SEV_INFO, "python.torch.installed toolkit.count", toolkit_vs_torch,
 	 "nvcc's CUDA version differs from torch.version.cuda"},
 	{"ext.arch-missing", "ext", SEV_FAIL, "python.ext.count", ext_arch_missing,
 	 "a CUDA extension module carries no code for a GPU here"},
