@@ -25,8 +25,8 @@
 #define MAX_LIBS 64
 #define MAX_EXTS 64
 /* time the static probe may spend reading device code of big libraries (libtorch_cuda.so is ~1 GB) */
-#define FATBIN_BUDGET_S 0.5
-#define EXT_BUDGET_S 0.3
+#define FATBIN_BUDGET_S 0.2
+#define EXT_BUDGET_S 0.2
 
 /* The torch directories reachable from an interpreter, in sys.path order (the first one wins). */
 static void find_torch_dirs(const strlist *sites, strlist *torch_dirs, strlist *torch_sites)
