@@ -97,7 +97,7 @@ static bool arch_for_variant(const char *cell, const char *variant, char *out, s
 		char *rest = list + strcspn(list, "([");
 		*verified = strstr(rest, "verified") && !strstr(rest, "unverified");
 		*rest = '\0';
-		found = arch_list_from_dotted(list, out, n);
+		found = arch_tokens_from_dotted(list, out, n);
 	}
 	sl_free(&segs);
 	return found;

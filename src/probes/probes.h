@@ -37,4 +37,11 @@ void probe_python(facts *f, const probe_opts *o);
 void probe_python_live(facts *f, const probe_opts *o);
 void probe_toolkit(facts *f, const probe_opts *o);
 void probe_loader(facts *f, const probe_opts *o);
+void probe_devices(facts *f, const probe_opts *o);
+void probe_env(facts *f, const probe_opts *o);
+void probe_container(facts *f, const probe_opts *o);
+void probe_nvml(facts *f, const probe_opts *o);
+void probe_cudalib(facts *f, const probe_opts *o);
+void probe_cuda(facts *f, const probe_opts *o);
+void probe_kmsg(facts *f, const probe_opts *o);
 #endif

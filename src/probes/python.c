@@ -238,6 +238,12 @@ static void loader_simulation(facts *f, const char *torch_dir, const elf_dyn *e,
 				copy_version(owners, hits[h].path, v, sizeof(v), NULL);
 				sb_addf(&sb, "%s%s (%s, %s)", h ? "; " : "", hits[h].path, v[0] ? v : "version unknown",
 					hits[h].via);
+				facts_put_str(f, NULL, hits[h].path, "python.lib.%zu.copy.%zu.path", n, h);
+				if (hits[h].real)
+					facts_put_str(f, NULL, hits[h].real, "python.lib.%zu.copy.%zu.real", n, h);
+				if (v[0])
+					facts_put_str(f, NULL, v, "python.lib.%zu.copy.%zu.version", n, h);
+				facts_put_str(f, NULL, hits[h].via, "python.lib.%zu.copy.%zu.via", n, h);
 			}
 			facts_put_str(f, NULL, sb.buf, "python.lib.%zu.copies", n);
 			facts_put_int(f, NULL, (long long)nh, "python.lib.%zu.copies_count", n);

@@ -38,7 +38,7 @@ static bool parse_token(const char *t, bool *ptx, int *sm, char *variant)
 	return true;
 }
 
-bool arch_list_covers(const char *tokens, int major, int minor, char *how, size_t n)
+bool arch_tokens_cover(const char *tokens, int major, int minor, char *how, size_t n)
 {
 	if (!tokens)
 		return false;
@@ -83,7 +83,7 @@ bool arch_list_covers(const char *tokens, int major, int minor, char *how, size_
 	return sass || ptx;
 }
 
-bool arch_list_from_dotted(const char *dotted, char *out, size_t n)
+bool arch_tokens_from_dotted(const char *dotted, char *out, size_t n)
 {
 	strbuf sass, ptx;
 	sb_init(&sass);
@@ -126,7 +126,7 @@ bool arch_list_from_dotted(const char *dotted, char *out, size_t n)
 	return any;
 }
 
-bool arch_list_max(const char *tokens, char *out, size_t n)
+bool arch_tokens_max(const char *tokens, char *out, size_t n)
 {
 	strlist t = {0};
 	sl_split(&t, tokens ? tokens : "", " ,;", false);

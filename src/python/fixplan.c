@@ -72,7 +72,7 @@ static bool covers_all(const torch_build *b, const fix_machine *m, bool *ptx_onl
 		if (!m->gpus[i].cc[0])
 			continue; /* unknown capability: cannot rule the build out */
 		char how[96];
-		if (!arch_list_covers(b->arch, m->gpus[i].major, m->gpus[i].minor, how, sizeof(how)))
+		if (!arch_tokens_cover(b->arch, m->gpus[i].major, m->gpus[i].minor, how, sizeof(how)))
 			return false;
 		if (strstr(how, "PTX"))
 			*ptx_only = true;

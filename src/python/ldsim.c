@@ -79,13 +79,20 @@ void ldsim_expand_path(const ldsim *s, const char *value, const char *origin, st
 	sl_free(&parts);
 }
 
+/* Adds a copy unless the same file is already listed (under any name: "a/../b", /lib -> /usr/lib). */
 static void push_hit(ld_hit **v, size_t *n, const char *path, const char *via)
 {
+	char *p = fold(path);
+	char *real = sysroot_realpath(p);
 	for (size_t i = 0; i < *n; i++)
-		if (strcmp((*v)[i].path, path) == 0)
+		if (strcmp((*v)[i].path, p) == 0 || (real && (*v)[i].real && strcmp((*v)[i].real, real) == 0)) {
+			free(p);
+			free(real);
 			return;
+		}
 	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
-	(*v)[*n].path = xstrdup(path);
+	(*v)[*n].path = p;
+	(*v)[*n].real = real;
 	(*v)[*n].via = via;
 	(*n)++;
 }
@@ -108,7 +115,7 @@ static const char *via_label(loader_via v)
 	case LOADER_VIA_LD_LIBRARY_PATH: return "LD_LIBRARY_PATH";
 	case LOADER_VIA_RUNPATH: return "RUNPATH";
 	case LOADER_VIA_CACHE: return "ld.so.cache";
-	case LOADER_VIA_DEFAULT: return "default";
+	case LOADER_VIA_DEFAULT: return "default directory";
 	default: return "path";
 	}
 }
@@ -147,14 +154,16 @@ size_t ldsim_search(const ldsim *s, const char *soname, const char *origin, cons
 			if (strcmp(e->soname, soname) == 0 && ldcache_entry_native(e) && sysroot_exists(e->path))
 				push_hit(&v, &n, e->path, "ld.so.cache");
 		}
-	search_dirs(&s->sys.default_dirs, soname, "default", &v, &n);
+	search_dirs(&s->sys.default_dirs, soname, "default directory", &v, &n);
 	*hits = v;
 	return n;
 }
 
 void ldsim_hits_free(ld_hit *hits, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(hits[i].path);
+		free(hits[i].real);
+	}
 	free(hits);
 }

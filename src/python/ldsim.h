@@ -26,8 +26,9 @@ void ldsim_free(ldsim *s);
 void ldsim_expand_path(const ldsim *s, const char *value, const char *origin, strlist *dirs);
 
 typedef struct ld_hit {
-	char *path;      /* the file found (not resolved) */
-	const char *via; /* "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "default" */
+	char *path;      /* the file found ("." and ".." folded, links not resolved) */
+	char *real;      /* with links resolved inside --root; NULL when it dangles */
+	const char *via; /* "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "default directory" */
 } ld_hit;
 
 /* Every copy of soname in search order for an object in origin with these RPATH/RUNPATH values

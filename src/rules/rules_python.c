@@ -259,7 +259,7 @@ static void torch_arch_unsupported(rule_ctx *c)
 		if (!g->cc[0])
 			continue;
 		char how[128];
-		bool ok = arch_list_covers(arch, g->major, g->minor, how, sizeof(how));
+		bool ok = arch_tokens_cover(arch, g->major, g->minor, how, sizeof(how));
 		if (!ok) {
 			if (!miss) {
 				miss = rule_emit(c, "torch %s has no code for the %s (compute capability %s, sm_%d%d)",
@@ -305,7 +305,7 @@ static void ext_arch_missing(rule_ctx *c)
 		char want[64] = "";
 		for (int i = 0; i < m.ngpus; i++) {
 			fix_gpu *g = &m.gpus[i];
-			if (!g->cc[0] || arch_list_covers(arch, g->major, g->minor, NULL, 0))
+			if (!g->cc[0] || arch_tokens_cover(arch, g->major, g->minor, NULL, 0))
 				continue;
 			if (!x) {
 				x = rule_emit(c, "the CUDA extension %s has no code for the %s (sm_%d%d)", pkg ? pkg : path,
@@ -748,9 +748,10 @@ static void torch_libraries(rule_ctx *c)
 	if (!torch_installed(f) || !torch_cuda(f))
 		return;
 	static const char *const key_libs[] = {"libcudnn.so", "libcublas.so", "libcudart.so", "libnccl.so"};
-	finding *x = NULL;
 	bool live = live_torch(f) && facts_int_or(f, 0, "python.live.maps.count") > 0;
 	long long nl = facts_int_or(f, 0, "python.lib.count");
+	strlist ev = {0};
+	char title[512] = "", others[256] = "";
 	for (size_t k = 0; k < GV_ARRAY_LEN(key_libs); k++) {
 		const char *path = NULL, *ver = NULL, *pkg = NULL;
 		long long li = -1;
@@ -772,38 +773,47 @@ static void torch_libraries(rule_ctx *c)
 		} else if (li >= 0) {
 			path = facts_str(f, "python.lib.%lld.picked", li);
 			ver = facts_str(f, "python.lib.%lld.picked_version", li);
+			const char *exp = facts_str(f, "python.lib.%lld.expected", li);
+			if (exp && strcmp(exp, path ? path : "") == 0)
+				pkg = facts_str(f, "python.lib.%lld.expected_package", li);
 		}
 		if (!path)
 			continue;
-		if (!x)
-			x = rule_emit(c, "the CUDA libraries torch %s %s", live ? "mapped" : "would load",
-				      live ? "(read from the running process)" : "(loader model, no live probe)");
 		char v[64] = "";
 		if (k == 0 && live && facts_int_or(f, 0, "python.live.cudnn.version") > 0)
 			cudnn_version_text(facts_int_or(f, 0, "python.live.cudnn.version"), v, sizeof(v));
-		finding_evidence(x, "%s %s%s%s%s: %s", lib_friendly(key_libs[k]), ver ? ver : (v[0] ? v : "(version unknown)"),
-				 pkg ? " from pip (" : "", pkg ? pkg : "", pkg ? ")" : "", path);
+		const char *shown = ver ? ver : v[0] ? v : "(version unknown)";
+		sl_pushf(&ev, "%s %s%s%s%s: %s", lib_friendly(key_libs[k]), shown, pkg ? " from pip (" : "", pkg ? pkg : "",
+			 pkg ? ")" : "", path);
+		if (k == 0)
+			snprintf(title, sizeof(title), "torch %s cuDNN %s%s%s", live ? "loads" : "would load", shown,
+				 pkg ? " from pip, " : "", pkg ? pkg : "");
 		/* other copies on the loader path that torch does not use */
-		const char *copies = li >= 0 ? facts_str(f, "python.lib.%lld.copies", li) : NULL;
-		if (copies && facts_int_or(f, 0, "python.lib.%lld.copies_count", li) > 1) {
-			strlist parts = {0};
-			sl_split(&parts, copies, ";", false);
-			for (size_t p = 0; p < parts.n; p++) {
-				char *t = str_trim(parts.v[p]);
-				char first[512];
-				str_copy(first, sizeof(first), t);
-				first[strcspn(first, " ")] = '\0';
-				const char *exp_real = facts_str(f, "python.lib.%lld.expected_real", li);
-				const char *exp = facts_str(f, "python.lib.%lld.expected", li);
-				if ((exp && strcmp(first, exp) == 0) || (exp_real && strcmp(first, exp_real) == 0) ||
-				    strcmp(first, path) == 0)
-					continue;
-				finding_evidence(x, "  another %s on the loader path, not used by torch: %s", lib_friendly(key_libs[k]),
-						 t);
-			}
-			sl_free(&parts);
+		long long nc = li >= 0 ? facts_int_or(f, 0, "python.lib.%lld.copies_count", li) : 0;
+		const char *used_real = live ? path : facts_str(f, "python.lib.%lld.picked_real", li);
+		for (long long k2 = 0; k2 < nc && k2 < 16; k2++) {
+			const char *cp = facts_str(f, "python.lib.%lld.copy.%lld.path", li, k2);
+			const char *cr = facts_str(f, "python.lib.%lld.copy.%lld.real", li, k2);
+			if (!cp || strcmp(cp, path) == 0 || (cr && used_real && strcmp(cr, used_real) == 0))
+				continue;
+			const char *cv = facts_str(f, "python.lib.%lld.copy.%lld.version", li, k2);
+			const char *via = facts_str(f, "python.lib.%lld.copy.%lld.via", li, k2);
+			sl_pushf(&ev, "  another %s on the loader path, not used by torch: %s (%s, found through %s)",
+				 lib_friendly(key_libs[k]), cp, cv ? cv : "version unknown", via ? via : "?");
+			if (k == 0 && !others[0])
+				snprintf(others, sizeof(others), "; another cuDNN %s on the loader path (%s) is not used by torch",
+					 cv ? cv : "(version unknown)", cp);
 		}
 	}
+	if (!ev.n)
+		return;
+	finding *x = title[0] ? rule_emit(c, "%s%s", title, others)
+			      : rule_emit(c, "the CUDA libraries torch %s", live ? "loads" : "would load");
+	finding_evidence(x, "%s", live ? "read from the running torch's /proc/self/maps"
+				       : "from the loader model (no live probe): LD_LIBRARY_PATH, torch's RUNPATH, ld.so.cache");
+	for (size_t i = 0; i < ev.n; i++)
+		finding_evidence(x, "%s", ev.v[i]);
+	sl_free(&ev);
 }
 
 /* ---- toolkit.vs-torch ---- */

@@ -36,9 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pyparse_normalize_name(t, a, sizeof(a));
 	lib_versions_differ(t, "9.19.0", 3);
 	char arch[512];
-	arch_list_from_dotted(t, arch, sizeof(arch));
-	arch_list_covers(t, 9, 0, out, sizeof(out));
-	arch_list_max(t, out, sizeof(out));
+	arch_tokens_from_dotted(t, arch, sizeof(arch));
+	arch_tokens_cover(t, 9, 0, out, sizeof(out));
+	arch_tokens_max(t, out, sizeof(out));
 	free(t);
 	return 0;
 }

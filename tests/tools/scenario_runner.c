@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 		}
 		if (x && w.n > 2) { /* expect: ID SEV text that must appear in evidence or fix */
 			char *s = cJSON_PrintUnformatted(x);
-			/* the severity word after the id ("cudnn.init-failed fail ..." holds "fail" twice) */
+			/* the text follows the severity word, searched after the id ("driver.init-failed fail X") */
 			const char *needle = strstr(expects.v[i] + strlen(w.v[0]), w.v[1]) + strlen(w.v[1]);
 			while (*needle == ' ')
 				needle++;

@@ -191,28 +191,28 @@ static void test_archlist(void **st)
 {
 	(void)st;
 	char how[128];
-	assert_true(arch_list_covers("sm_75 sm_80", 8, 6, how, sizeof(how)));
+	assert_true(arch_tokens_cover("sm_75 sm_80", 8, 6, how, sizeof(how)));
 	assert_string_equal(how, "sm_80");
-	assert_false(arch_list_covers("sm_86", 8, 0, NULL, 0));
-	assert_false(arch_list_covers("sm_75 sm_80 sm_86 sm_90", 12, 0, NULL, 0));
-	assert_true(arch_list_covers("sm_80 compute_90", 12, 0, how, sizeof(how)));
+	assert_false(arch_tokens_cover("sm_86", 8, 0, NULL, 0));
+	assert_false(arch_tokens_cover("sm_75 sm_80 sm_86 sm_90", 12, 0, NULL, 0));
+	assert_true(arch_tokens_cover("sm_80 compute_90", 12, 0, how, sizeof(how)));
 	assert_non_null(strstr(how, "PTX"));
-	assert_true(arch_list_covers("sm_90a", 9, 0, NULL, 0));
-	assert_false(arch_list_covers("sm_90a", 9, 1, NULL, 0));
-	assert_true(arch_list_covers("sm_100f", 10, 3, NULL, 0));
-	assert_false(arch_list_covers("sm_100f", 12, 0, NULL, 0));
-	assert_false(arch_list_covers("sm_75 sm_80 sm_86 sm_90 sm_100 sm_120", 6, 1, NULL, 0));
-	assert_true(arch_list_covers("['sm_75', 'sm_90']", 9, 0, NULL, 0) == false); /* not our format: no match */
-	assert_true(arch_list_covers("sm_75,sm_90", 9, 0, NULL, 0));
-	assert_false(arch_list_covers("", 9, 0, NULL, 0));
-	assert_false(arch_list_covers("sm_x sm_ compute_", 9, 0, NULL, 0));
+	assert_true(arch_tokens_cover("sm_90a", 9, 0, NULL, 0));
+	assert_false(arch_tokens_cover("sm_90a", 9, 1, NULL, 0));
+	assert_true(arch_tokens_cover("sm_100f", 10, 3, NULL, 0));
+	assert_false(arch_tokens_cover("sm_100f", 12, 0, NULL, 0));
+	assert_false(arch_tokens_cover("sm_75 sm_80 sm_86 sm_90 sm_100 sm_120", 6, 1, NULL, 0));
+	assert_true(arch_tokens_cover("['sm_75', 'sm_90']", 9, 0, NULL, 0) == false); /* not our format: no match */
+	assert_true(arch_tokens_cover("sm_75,sm_90", 9, 0, NULL, 0));
+	assert_false(arch_tokens_cover("", 9, 0, NULL, 0));
+	assert_false(arch_tokens_cover("sm_x sm_ compute_", 9, 0, NULL, 0));
 	char out[256];
-	assert_true(arch_list_from_dotted("7.5;8.0;8.6;9.0;10.0;12.0+PTX", out, sizeof(out)));
+	assert_true(arch_tokens_from_dotted("7.5;8.0;8.6;9.0;10.0;12.0+PTX", out, sizeof(out)));
 	assert_string_equal(out, "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120");
-	assert_true(arch_list_from_dotted(" 9.0a 10.0f", out, sizeof(out)));
+	assert_true(arch_tokens_from_dotted(" 9.0a 10.0f", out, sizeof(out)));
 	assert_string_equal(out, "sm_90a sm_100f");
-	assert_false(arch_list_from_dotted("garbage", out, sizeof(out)));
-	assert_true(arch_list_max("sm_75 sm_120 compute_90", out, sizeof(out)));
+	assert_false(arch_tokens_from_dotted("garbage", out, sizeof(out)));
+	assert_true(arch_tokens_max("sm_75 sm_120 compute_90", out, sizeof(out)));
 	assert_string_equal(out, "12.0");
 	int a, b;
 	assert_true(cc_parse("9.0", &a, &b));
