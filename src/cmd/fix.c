@@ -5,6 +5,7 @@
  * runs any of them.
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,54 @@ static const char *fstr(const facts *f, const char *a, const char *b)
 	return v ? v : b ? facts_str(f, "%s", b) : NULL;
 }
 
+static bool is_name(const char *s, size_t n)
+{
+	if (!n || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+/* A fix line that is a runnable environment command ("export X=v", "unset X Y"), optionally followed
+ * by three blanks and an explanation: the command into cmd, the explanation into note. Lines that
+ * only describe ("unset X, or list ...") are not commands and stay in the findings. */
+static bool env_command(const char *line, char *cmd, size_t n, char *note, size_t nn)
+{
+	if (!str_starts(line, "export ") && !str_starts(line, "unset "))
+		return false;
+	const char *gap = strstr(line, "   ");
+	size_t len = gap ? (size_t)(gap - line) : strlen(line);
+	if (len >= n)
+		return false;
+	memcpy(cmd, line, len);
+	cmd[len] = '\0';
+	str_copy(note, nn, "");
+	if (gap) {
+		const char *t = gap;
+		while (*t == ' ')
+			t++;
+		str_copy(note, nn, t);
+	}
+	if (str_starts(cmd, "export ")) {
+		const char *a = cmd + 7, *eq = strchr(a, '=');
+		if (!eq || !is_name(a, (size_t)(eq - a)))
+			return false;
+		for (const char *q = eq + 1; *q; q++) /* one word: no blanks or shell syntax */
+			if (*q == ' ' || *q == ';' || *q == '&' || *q == '|' || *q == '`' || *q == '(' || *q == ')')
+				return false;
+		return true;
+	}
+	strlist w = {0};
+	sl_split(&w, cmd + 6, " ", false);
+	bool ok = w.n > 0;
+	for (size_t i = 0; i < w.n && ok; i++)
+		ok = is_name(w.v[i], strlen(w.v[i]));
+	sl_free(&w);
+	return ok;
+}
+
 static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -130,7 +179,8 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 			fix_pip_line(&p->choice, p->python, line, sizeof(line));
 			sl_push(&s->commands, line);
 			fix_conda_line(&p->choice, line, sizeof(line));
-			sl_pushf(&s->alternatives, "conda: %s", line);
+			const char *cn = fix_conda_note(&p->choice);
+			sl_pushf(&s->alternatives, "conda: %s%s%s%s", line, cn ? "   (" : "", cn ? cn : "", cn ? ")" : "");
 			if (facts_true(f, "python.conda.env") && facts_str(f, "python.conda.cpuonly.version"))
 				sl_push(&s->commands, "conda remove -y cpuonly   # it pins CPU builds of pytorch in this env");
 		}
@@ -160,21 +210,22 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 	for (size_t i = 0; i < fs->n; i++) {
 		const finding *x = &fs->v[i];
 		for (size_t j = 0; j < x->fix.n; j++) {
-			const char *l = x->fix.v[j];
-			if (!str_starts(l, "export ") && !str_starts(l, "unset "))
+			char cmd[1024], note[1024];
+			if (!env_command(x->fix.v[j], cmd, sizeof(cmd), note, sizeof(note)))
 				continue;
 			if (!env) {
 				env = add_step(p, "environment", "Environment");
 				env->why = xstrdup("set in the shell that starts your program (and in ~/.bashrc or the job "
 						   "script, where the old values come from)");
 			}
-			char cmd[1024];
-			snprintf(cmd, sizeof(cmd), "%s   # %s", l, x->id);
 			bool dup = false;
 			for (size_t k2 = 0; k2 < env->commands.n && !dup; k2++)
-				dup = strncmp(env->commands.v[k2], l, strlen(l)) == 0;
-			if (!dup)
-				sl_push(&env->commands, cmd);
+				dup = str_starts(env->commands.v[k2], cmd) && env->commands.v[k2][strlen(cmd)] == ' ';
+			if (dup)
+				continue;
+			char line[2200];
+			snprintf(line, sizeof(line), "%s   # %s%s%s", cmd, x->id, note[0] ? ": " : "", note);
+			sl_push(&env->commands, line);
 		}
 	}
 	/* notes: where the KB is thin */
@@ -296,7 +347,9 @@ static cJSON *build_json(const plan *p)
 {
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "schema", "gpuvet.fix/1");
-	cJSON_AddStringToObject(doc, "tool", "gpuvet " GPUVET_VERSION);
+	cJSON *tool = cJSON_AddObjectToObject(doc, "tool");
+	cJSON_AddStringToObject(tool, "name", "gpuvet");
+	cJSON_AddStringToObject(tool, "version", GPUVET_VERSION);
 	cJSON *m = cJSON_AddObjectToObject(doc, "machine");
 	cJSON *gpus = cJSON_AddArrayToObject(m, "gpus");
 	for (int i = 0; i < p->m.ngpus; i++) {
@@ -349,6 +402,10 @@ static cJSON *build_json(const plan *p)
 		cJSON_AddStringToObject(r, "pip", line);
 		fix_conda_line(c, line, sizeof(line));
 		cJSON_AddStringToObject(r, "conda", line);
+		if (fix_conda_note(c))
+			cJSON_AddStringToObject(r, "conda_note", fix_conda_note(c));
+		else
+			cJSON_AddNullToObject(r, "conda_note");
 		cJSON_AddStringToObject(r, "why", c->why);
 	} else {
 		cJSON_AddNullToObject(t, "recommended");

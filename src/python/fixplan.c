@@ -249,11 +249,20 @@ void fix_conda_line(const fix_choice *c, char *out, size_t n)
 		snprintf(out, n, "conda install pytorch==%d.%d.* torchvision%s%s%s cudatoolkit=%s -c pytorch", a, b,
 			 c->torchvision[0] ? "==" : "", c->torchvision, c->torchvision[0] ? ".*" : "", c->build.cuda);
 	else
-		snprintf(out, n,
-			 "conda install -c conda-forge \"pytorch=%d.%d.*=cuda*\" torchvision \"cuda-version=%s\"   "
-			 "(the pytorch channel has no builds after 2.5; whether conda-forge has this one is not in the KB — "
-			 "inside a conda env the pip line works too)",
-			 a, b, c->build.cuda);
+		snprintf(out, n, "conda install -c conda-forge \"pytorch=%d.%d.*=cuda*\" torchvision \"cuda-version=%s\"", a,
+			 b, c->build.cuda);
+}
+
+const char *fix_conda_note(const fix_choice *c)
+{
+	int a = 0, b = 0;
+	if (!c->found)
+		return NULL;
+	version_parse(c->build.version, &a, &b, NULL);
+	if (a < 2 || (a == 2 && b <= 5))
+		return NULL;
+	return "the pytorch conda channel has no builds after 2.5; whether conda-forge has this one is not in the KB; "
+	       "inside a conda environment the pip line works too";
 }
 
 bool fix_base_image(const kb *k, const fix_machine *m, const char *cuda, char *out, size_t n)

@@ -59,6 +59,8 @@ void fix_choose(const kb *k, const fix_machine *m, fix_choice *c);
 void fix_pip_line(const fix_choice *c, const char *python, char *out, size_t n);
 /* The conda alternative (honest about channels), one line. */
 void fix_conda_line(const fix_choice *c, char *out, size_t n);
+/* What the KB cannot promise about that line (NULL when nothing). */
+const char *fix_conda_note(const fix_choice *c);
 /* A Dockerfile on a CUDA base image this driver runs that installs the chosen build. Returns a
  * malloc'd text, NULL when no build was chosen. */
 char *fix_dockerfile(const kb *k, const fix_machine *m, const fix_choice *c);
