@@ -249,6 +249,10 @@ static bool skip_dir(const char *name)
 
 static bool is_so_name(const char *name)
 {
+	/* NVIDIA's own libraries that other packages bundle (triton's CUPTI, nvrtc...) are not
+	 * extensions: they carry code for every architecture of their CUDA release */
+	if (str_starts(name, "libcu") || str_starts(name, "libnv") || str_starts(name, "libnccl"))
+		return false;
 	return str_ends(name, ".so") || strstr(name, ".so.") != NULL;
 }
 
