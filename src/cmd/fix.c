@@ -42,7 +42,8 @@ static const char fix_usage[] =
 	"\n"
 	"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
 	"\n"
-	"exit status: 0 a plan was printed (even an empty one), 2 usage, 3 internal\n";
+	"exit status: 0 a plan was printed (even an empty one), 1 --dockerfile and no build fits, 2 usage,\n"
+	"3 internal\n";
 
 typedef struct plan_step {
 	const char *id;       /* "torch", "driver", "environment" */
@@ -202,8 +203,17 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 		} else {
 			sl_push(&s->commands, "# upgrade the NVIDIA driver (the KB does not know the minimum for this build)");
 		}
-		sl_pushf(&s->commands, "%s -m pip install --upgrade \"torch==%s.*\" --index-url https://download.pytorch.org/whl/%s",
-			 p->python, p->choice.newest.version, p->choice.newest.variant);
+		/* then the build that driver runs (installing it first does no harm: it works after the reboot) */
+		fix_choice after;
+		fix_choice_of(k, &p->choice.newest, &after);
+		plan_step *t = add_step(p, "torch", "PyTorch (works once the driver is upgraded)");
+		t->why = xasprintf("torch %s %s: the newest release in the KB whose architecture list covers the GPUs here",
+				   after.build.version, after.build.variant);
+		if (tv)
+			sl_pushf(&t->commands, "%s -m pip uninstall -y torch torchvision torchaudio", p->python);
+		char line[1024];
+		fix_pip_line(&after, p->python, line, sizeof(line));
+		sl_push(&t->commands, line);
 	}
 	/* 3. environment lines from every finding (shadowed libraries, visibility, debugging variables) */
 	plan_step *env = NULL;

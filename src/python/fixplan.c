@@ -215,6 +215,16 @@ void fix_choose(const kb *k, const fix_machine *m, fix_choice *c)
 	free(all);
 }
 
+void fix_choice_of(const kb *k, const torch_build *b, fix_choice *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->found = true;
+	c->build = *b;
+	c->fit = DRV_FIT_NATIVE;
+	fill_pip(k, c);
+	snprintf(c->why, sizeof(c->why), "torch %s %s", b->version, b->variant);
+}
+
 void fix_pip_line(const fix_choice *c, const char *python, char *out, size_t n)
 {
 	if (!c->found) {

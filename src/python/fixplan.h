@@ -54,6 +54,9 @@ typedef struct fix_choice {
 
 /* Chooses the build. Always fills why. */
 void fix_choose(const kb *k, const fix_machine *m, fix_choice *c);
+/* A choice of one given build (the pip/conda fields filled), e.g. the build to install after the
+ * driver upgrade that fix_choose asked for. */
+void fix_choice_of(const kb *k, const torch_build *b, fix_choice *c);
 
 /* "python -m pip install torch==... --index-url ..." for the interpreter (NULL: "pip install"). */
 void fix_pip_line(const fix_choice *c, const char *python, char *out, size_t n);
