@@ -653,14 +653,15 @@ static void lib_shadowed(rule_ctx *c)
 			continue;
 		const char *got = NULL, *got_ver = NULL, *how = NULL;
 		if (live_torch(f) && facts_int_or(f, 0, "python.live.maps.count") > 0) {
-			/* what the process really mapped under this soname (names of real files may carry the
-			 * full version: match on the soname's stem) */
+			/* what the process really mapped under this soname: /proc/self/maps names the file behind
+			 * the links, "libcudnn.so.9.14.0" for "libcudnn.so.9", so match on the soname as a prefix */
 			long long m = facts_int_or(f, 0, "python.live.maps.count");
+			size_t sl = strlen(so);
 			for (long long k = 0; k < m && !got; k++) {
 				const char *path = facts_str(f, "python.live.maps.%lld.path", k);
 				const char *real = facts_str(f, "python.live.maps.%lld.real", k);
 				const char *base = path ? strrchr(path, '/') : NULL;
-				if (!base || strcmp(base + 1, so) != 0)
+				if (!base || strncmp(base + 1, so, sl) != 0 || (base[1 + sl] != '\0' && base[1 + sl] != '.'))
 					continue;
 				if (exp_real ? strcmp(real ? real : path, exp_real) != 0 : strcmp(path, exp) != 0) {
 					got = real ? real : path;
