@@ -71,10 +71,10 @@ for i in 1 2 3; do
 		"import+is_available $(t "$PY" -c 'import torch; torch.cuda.is_available()')"
 done
 echo
-echo "== gpuvet fix"
-"$G" fix
-"$G" fix --json >"$OUT/python-fix.json"
-"$G" fix --dockerfile
+echo "== gpuvet fix (from the facts of the check above, so the probe does not run again)"
+"$G" fix --facts "$OUT/python-check.json"
+"$G" fix --json --facts "$OUT/python-check.json" >"$OUT/python-fix.json"
+"$G" fix --shell --facts "$OUT/python-check.json"
 echo
 echo "== live probe script alone (python -I -c data/probe_torch.py)"
 /usr/bin/time -f "probe alone: %e s" "$PY" -I -c "$(cat data/probe_torch.py)" | tail -c 3000
