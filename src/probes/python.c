@@ -393,7 +393,9 @@ static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 			if (!interesting || sl_contains(&seen, n) || seen.n >= 256)
 				continue;
 			sl_push(&seen, n);
-			facts_put_str(f, d.v[k].meta_dir, d.v[k].version, "python.pip.%s", n);
+			char mname[96], mver[48];
+			pip_metadata(&d.v[k], mname, sizeof(mname), mver, sizeof(mver));
+			facts_put_str(f, d.v[k].meta_dir, mver, "python.pip.%s", n);
 			if (strcmp(n, "torch") == 0 && tsites.n && strcmp(sites.v[i], tsites.v[0]) == 0) {
 				char *mp = xasprintf("%s/METADATA", d.v[k].meta_dir);
 				char *text = NULL;

@@ -87,6 +87,29 @@ const pip_dist *pip_find(const pip_dists *d, const char *name)
 	return NULL;
 }
 
+bool pip_metadata(const pip_dist *d, char *name, size_t nn, char *version, size_t vn)
+{
+	str_copy(name, nn, d->name);
+	str_copy(version, vn, d->version);
+	char *p = xasprintf("%s/%s", d->meta_dir, str_ends(d->meta_dir, ".egg-info") ? "PKG-INFO" : "METADATA");
+	char *text = NULL;
+	bool ok = false;
+	if (sysroot_read(p, 64 * 1024, &text, NULL, NULL) == 0) {
+		char raw[128];
+		if (pyparse_metadata_field(text, "Name", raw, sizeof(raw))) {
+			pyparse_normalize_name(raw, name, nn);
+			ok = true;
+		}
+		if (pyparse_metadata_field(text, "Version", raw, sizeof(raw)) && raw[0]) {
+			str_copy(version, vn, raw);
+			ok = true;
+		}
+		free(text);
+	}
+	free(p);
+	return ok;
+}
+
 struct record_ctx {
 	pip_owners *o;
 	const char *site;
@@ -145,7 +168,9 @@ void pip_owners_add(pip_owners *o, const char *site, const pip_dists *d, const c
 		char *rp = xasprintf("%s/RECORD", d->v[i].meta_dir);
 		char *text = NULL;
 		if (sysroot_read(rp, MAX_RECORD, &text, NULL, NULL) == 0) {
-			struct record_ctx c = {o, real_site ? real_site : site, &d->v[i]};
+			pip_dist md = d->v[i]; /* METADATA's name and version outrank the directory's */
+			pip_metadata(&d->v[i], md.name, sizeof(md.name), md.version, sizeof(md.version));
+			struct record_ctx c = {o, real_site ? real_site : site, &md};
 			pyparse_record(text, record_line, &c);
 			free(text);
 		}

@@ -36,6 +36,9 @@ typedef struct pip_dists {
 void pip_list(const char *site, pip_dists *out);
 void pip_dists_free(pip_dists *d);
 const pip_dist *pip_find(const pip_dists *d, const char *name);
+/* Name and Version from the distribution's METADATA (PKG-INFO for egg-info), which outrank its
+ * directory name; false when the file has neither (out then holds the directory's values). */
+bool pip_metadata(const pip_dist *d, char *name, size_t nn, char *version, size_t vn);
 
 /* Which wheel installed a file: built from the RECORD of the distributions whose name starts with
  * one of the prefixes ("nvidia-", "torch"). Paths are absolute, on the examined machine. */
