@@ -135,6 +135,18 @@ int main(void)
 		for (int r = 0; r < reps; r++)
 			gv_nvml_device_snapshot(i, GV_NVML_DYNAMIC | GV_NVML_HEALTH | GV_NVML_PROCESSES, &d);
 		printf("timing.gpu.%u.snapshot_dynamic_health_procs_s %.6f\n", i, (now_seconds() - t0) / reps);
+		/* each part alone, to see what a check or a sampler tick pays for */
+		static const struct { unsigned flag; const char *name; } parts[] = {
+			{GV_NVML_IDENTITY, "identity"}, {GV_NVML_MODES, "modes"}, {GV_NVML_DYNAMIC, "dynamic"},
+			{GV_NVML_HEALTH, "health"}, {GV_NVML_PROCESSES, "processes"},
+			{GV_NVML_PCIE_THROUGHPUT, "pcie_throughput"},
+		};
+		for (size_t p = 0; p < sizeof(parts) / sizeof(parts[0]); p++) {
+			t0 = now_seconds();
+			for (int r = 0; r < 5; r++)
+				gv_nvml_device_snapshot(i, parts[p].flag, &d);
+			printf("timing.gpu.%u.part.%s_s %.6f\n", i, parts[p].name, (now_seconds() - t0) / 5);
+		}
 	}
 	nvmlReturn_t erc;
 	t0 = now_seconds();

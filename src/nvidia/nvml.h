@@ -263,10 +263,11 @@ typedef struct gv_nvml_process {
 enum {
 	GV_NVML_IDENTITY = 1 << 0, /* name, uuid, pci, minor, cc, memory total, max pcie/clocks, thresholds, power limit */
 	GV_NVML_MODES = 1 << 1,    /* persistence, compute mode, MIG mode + instances, ECC mode, fabric */
-	GV_NVML_DYNAMIC = 1 << 2,  /* memory used/free, temperature, utilization, power, energy, clocks, reasons, fan, pcie current, pcie throughput */
+	GV_NVML_DYNAMIC = 1 << 2,  /* memory used/free, temperature, utilization, power, energy, clocks, reasons, fan, pcie current */
 	GV_NVML_HEALTH = 1 << 3,   /* ECC counters, retired pages, remapped rows */
 	GV_NVML_PROCESSES = 1 << 4,
-	GV_NVML_ALL = 0x1f,
+	GV_NVML_ALL = 0x1f,        /* everything but the slow PCIe throughput */
+	GV_NVML_PCIE_THROUGHPUT = 1 << 5, /* TX/RX: each direction samples ~20 ms, so only on request */
 };
 
 typedef struct gv_nvml_device {

@@ -147,6 +147,7 @@ const char *cvd_stop_text(cvd_stop s)
 	case CVD_STOP_UNKNOWN: return "a UUID that matches no GPU of this machine";
 	case CVD_STOP_AMBIGUOUS: return "a UUID prefix that matches several GPUs";
 	case CVD_STOP_DUPLICATE: return "a GPU listed twice";
+	case CVD_STOP_MIXED: return "indexes and UUIDs mixed in one list";
 	}
 	return "?";
 }
@@ -246,6 +247,10 @@ void cvd_resolve(const cvd_list *l, const cvd_system *sys, cvd_resolution *out)
 					st = CVD_STOP_DUPLICATE;
 			}
 		}
+		/* PyTorch reads the list as all indexes or all UUIDs and stops at the first entry of the
+		 * other kind (seen on an H200 with torch 2.11: "1,GPU-<uuid of 1>" gives one device) */
+		if (st == CVD_OK && i > 0 && (e->kind == CVD_INDEX) != (l->v[0].kind == CVD_INDEX))
+			st = CVD_STOP_MIXED;
 		out->status[i] = st;
 		if (st != CVD_OK) {
 			out->bad++;
@@ -265,6 +270,10 @@ void cvd_resolve(const cvd_list *l, const cvd_system *sys, cvd_resolution *out)
 		sb_add(&fixed, e->text);
 	}
 	out->corrected = sb_steal(&fixed);
+	/* a duplicate does not just end the list: PyTorch then sees no GPU at all (seen on an H200
+	 * with torch 2.11: "0,0" and the same UUID twice both give torch.cuda.device_count() == 0) */
+	if (out->stop_at >= 0 && out->stop == CVD_STOP_DUPLICATE)
+		out->visible = 0;
 }
 
 void cvd_resolution_free(cvd_resolution *r)

@@ -63,7 +63,8 @@ typedef enum {
 	CVD_STOP_RANGE,       /* index >= number of GPUs */
 	CVD_STOP_UNKNOWN,     /* UUID matches no GPU / MIG device */
 	CVD_STOP_AMBIGUOUS,   /* UUID prefix matches several GPUs */
-	CVD_STOP_DUPLICATE,   /* the same GPU again */
+	CVD_STOP_DUPLICATE,   /* the same GPU again: PyTorch then sees no GPU at all */
+	CVD_STOP_MIXED,       /* an index after UUIDs or a UUID after indexes */
 } cvd_stop;
 
 typedef struct cvd_resolution {

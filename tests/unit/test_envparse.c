@@ -110,10 +110,14 @@ static void test_cvd_resolve(void **s)
 	assert_int_equal(st, CVD_STOP_RANGE);
 	assert_string_equal(fixed, "0,1");
 	free(fixed);
-	assert_int_equal(resolve("0,0", &two_gpus, &st, &fixed), 1);
+	/* a duplicate hides every GPU from PyTorch (measured on the H200 machine) */
+	assert_int_equal(resolve("0,0", &two_gpus, &st, &fixed), 0);
 	assert_int_equal(st, CVD_STOP_DUPLICATE);
 	assert_string_equal(fixed, "0");
 	free(fixed);
+	/* indexes and UUIDs mixed: read up to the first entry of the other kind */
+	assert_int_equal(resolve("1,GPU-fa4e0000-0000-4000-8000-000000000000", &two_gpus, &st, NULL), 1);
+	assert_int_equal(st, CVD_STOP_MIXED);
 	/* UUIDs: full, unique prefix, ambiguous prefix, unknown, the same GPU twice */
 	assert_int_equal(resolve("GPU-fa4e0000-0000-4000-8000-000000000001", &two_gpus, &st, NULL), 1);
 	assert_int_equal(resolve("GPU-FA4E0000-0000-4000-8000-000000000001", &two_gpus, &st, NULL), 1);
@@ -122,7 +126,7 @@ static void test_cvd_resolve(void **s)
 	assert_int_equal(resolve("GPU-0bad", &two_gpus, &st, NULL), 0);
 	assert_int_equal(st, CVD_STOP_UNKNOWN);
 	assert_int_equal(resolve("GPU-fa4e0000-0000-4000-8000-000000000000,GPU-fa4e0000-0000-4000-8000-000000000000",
-				 &two_gpus, &st, NULL), 1);
+				 &two_gpus, &st, NULL), 0);
 	assert_int_equal(st, CVD_STOP_DUPLICATE);
 	/* MIG */
 	assert_int_equal(resolve("MIG-fa4e0000-0000-4000-8000-000000000000", &two_gpus, &st, NULL), 1);
@@ -130,7 +134,8 @@ static void test_cvd_resolve(void **s)
 	assert_int_equal(st, CVD_STOP_UNKNOWN);
 	assert_int_equal(resolve("MIG-GPU-fa4e0000-0000-4000-8000-000000000001/1/0", &two_gpus, &st, NULL), 1);
 	/* unknown machine: syntax only */
-	assert_int_equal(resolve("7,GPU-abc", NULL, &st, NULL), 2);
+	assert_int_equal(resolve("7,GPU-abc", NULL, &st, NULL), 1); /* mixed kinds stop the list */
+	assert_int_equal(resolve("7,3", NULL, &st, NULL), 2);
 	assert_int_equal(resolve("7,x,1", NULL, &st, &fixed), 1);
 	assert_int_equal(st, CVD_STOP_INVALID);
 	assert_string_equal(fixed, "7,1");
