@@ -10,7 +10,6 @@
 		return EXIT_INTERNAL;                                                                                  \
 	}
 
-NOT_YET(cmd_fix, "fix")
 NOT_YET(cmd_tune, "tune")
 NOT_YET(cmd_watch, "watch")
 NOT_YET(cmd_serve, "serve")

@@ -33,6 +33,8 @@ extern const probe probe_table[];
 
 /* The probes, one per file in probes/. */
 void probe_hardware(facts *f, const probe_opts *o);
+void probe_python(facts *f, const probe_opts *o);
+void probe_python_live(facts *f, const probe_opts *o);
 void probe_toolkit(facts *f, const probe_opts *o);
 void probe_loader(facts *f, const probe_opts *o);
 void probe_devices(facts *f, const probe_opts *o);

@@ -13,6 +13,8 @@ const probe probe_table[] = {
 	{"nvml", 0, probe_nvml},
 	{"cudalib", 0, probe_cudalib},
 	{"kmsg", 0, probe_kmsg},
+	{"python", 0, probe_python},
+	{"python_live", PROBE_PYTHON_LIVE, probe_python_live},
 	{"toolkit", 0, probe_toolkit},
 	{"loader", 0, probe_loader},
 	{NULL, 0, NULL},

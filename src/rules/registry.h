@@ -6,6 +6,7 @@
 #include "rules/rules.h"
 
 extern const rule rules_hardware[];
+extern const rule rules_python[];
 extern const rule rules_toolkit[];
 extern const rule rules_loader[];
 extern const rule rules_devices[];

@@ -1,0 +1,590 @@
+/*
+ * gpuvet fix: the remediation plan, from the same facts and rules as `check` plus the knowledge
+ * base. It prints the exact commands (pip line for the PyTorch build that fits, the conda
+ * alternative, the driver upgrade when nothing fits, export/unset lines, a Dockerfile) and never
+ * runs any of them.
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "core/sysroot.h"
+#include "kb/kb.h"
+#include "kb/kb_torch.h"
+#include "probes/probes.h"
+#include "python/fixplan.h"
+#include "rules/rules.h"
+
+static const char fix_usage[] =
+	"usage: gpuvet fix [options]\n"
+	"\n"
+	"Prints what to run to make PyTorch work on this machine: the pip command for the newest PyTorch\n"
+	"build this driver runs whose architecture list covers every GPU here, the conda alternative,\n"
+	"the driver upgrade when no build fits, the export/unset lines for library shadowing and GPU\n"
+	"visibility problems, and a Dockerfile on a CUDA base image this driver runs. gpuvet never runs\n"
+	"any of it: review it, then run it yourself.\n"
+	"\n"
+	"output\n"
+	"  --json               one JSON document (schema gpuvet.fix/1)\n"
+	"  --shell              a shell script to review and run (source it for the export lines to last)\n"
+	"  --dockerfile         only the Dockerfile\n"
+	"\n"
+	"probing (as for check)\n"
+	"  --fast               NVML and files only: no cuInit, no Python\n"
+	"  --no-python          skip the live Python/PyTorch probe\n"
+	"  --python PATH        the interpreter to fix (default: the active venv/conda, then PATH)\n"
+	"  --python-timeout S   seconds the Python probe may take (default 20)\n"
+	"  --facts FILE         plan from facts recorded earlier (a check --json document)\n"
+	"\n"
+	"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
+	"\n"
+	"exit status: 0 a plan was printed (even an empty one), 1 --dockerfile and no build fits, 2 usage,\n"
+	"3 internal\n";
+
+typedef struct plan_step {
+	const char *id;       /* "torch", "driver", "environment" */
+	char *title;
+	char *why;
+	strlist commands;     /* to run, in order */
+	strlist alternatives; /* other ways, not to run as well */
+	bool needs_root;
+} plan_step;
+
+typedef struct plan {
+	fix_machine m;
+	fix_choice choice;
+	char python[512];
+	char current[128]; /* "torch 2.11.0+cu130" or "" */
+	char status[512];  /* one line on the current torch */
+	bool torch_ok;     /* nothing to change for torch */
+	plan_step steps[8];
+	int nsteps;
+	strlist notes;
+	char *dockerfile;
+} plan;
+
+static plan_step *add_step(plan *p, const char *id, const char *title)
+{
+	plan_step *s = &p->steps[p->nsteps++];
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->title = xstrdup(title);
+	return s;
+}
+
+static const finding *find(const findings *fs, const char *id)
+{
+	return findings_find(fs, id);
+}
+
+static const char *fstr(const facts *f, const char *a, const char *b)
+{
+	const char *v = facts_str(f, "%s", a);
+	return v ? v : b ? facts_str(f, "%s", b) : NULL;
+}
+
+static bool is_name(const char *s, size_t n)
+{
+	if (!n || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+/* A fix line that is a runnable environment command ("export X=v", "unset X Y"), optionally followed
+ * by three blanks and an explanation: the command into cmd, the explanation into note. Lines that
+ * only describe ("unset X, or list ...") are not commands and stay in the findings. */
+static bool env_command(const char *line, char *cmd, size_t n, char *note, size_t nn)
+{
+	if (!str_starts(line, "export ") && !str_starts(line, "unset "))
+		return false;
+	const char *gap = strstr(line, "   ");
+	size_t len = gap ? (size_t)(gap - line) : strlen(line);
+	if (len >= n)
+		return false;
+	memcpy(cmd, line, len);
+	cmd[len] = '\0';
+	str_copy(note, nn, "");
+	if (gap) {
+		const char *t = gap;
+		while (*t == ' ')
+			t++;
+		str_copy(note, nn, t);
+	}
+	if (str_starts(cmd, "export ")) {
+		const char *a = cmd + 7, *eq = strchr(a, '=');
+		if (!eq || !is_name(a, (size_t)(eq - a)))
+			return false;
+		for (const char *q = eq + 1; *q; q++) /* one word: no blanks or shell syntax */
+			if (*q == ' ' || *q == ';' || *q == '&' || *q == '|' || *q == '`' || *q == '(' || *q == ')')
+				return false;
+		return true;
+	}
+	strlist w = {0};
+	sl_split(&w, cmd + 6, " ", false);
+	bool ok = w.n > 0;
+	for (size_t i = 0; i < w.n && ok; i++)
+		ok = is_name(w.v[i], strlen(w.v[i]));
+	sl_free(&w);
+	return ok;
+}
+
+static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	fix_machine_read(f, k, &p->m);
+	fix_choose(k, &p->m, &p->choice);
+	const char *py = facts_str(f, "python.selected");
+	str_copy(p->python, sizeof(p->python), py ? py : "python3");
+	bool live = facts_str(f, "python.live.status") && strcmp(facts_str(f, "python.live.status"), "ok") == 0;
+	const char *tv = live && facts_true(f, "python.live.torch.installed") ? facts_str(f, "python.live.torch.version")
+									       : NULL;
+	if (!tv)
+		tv = facts_str(f, "python.torch.version");
+	if (tv)
+		snprintf(p->current, sizeof(p->current), "torch %s", tv);
+
+	/* 1. PyTorch */
+	static const char *const torch_problems[] = {"torch.not-installed", "torch.cpu-build", "torch.driver-too-old",
+						     "torch.arch-unsupported", "torch.import-failed", NULL};
+	const finding *problem = NULL;
+	for (size_t i = 0; torch_problems[i] && !problem; i++) {
+		const finding *x = find(fs, torch_problems[i]);
+		if (x && (x->sev == SEV_FAIL || strcmp(x->id, "torch.not-installed") == 0))
+			problem = x;
+	}
+	if (!tv)
+		snprintf(p->status, sizeof(p->status), "no torch in %s", p->python);
+	else if (problem)
+		snprintf(p->status, sizeof(p->status), "%s in %s: %s [%s]", p->current, p->python, problem->title, problem->id);
+	else
+		snprintf(p->status, sizeof(p->status), "%s in %s fits this driver and these GPUs", p->current, p->python);
+	p->torch_ok = tv && !problem;
+	char release[16] = "";
+	if (tv)
+		torch_version_release(tv, release, sizeof(release));
+	if (p->choice.found) {
+		bool newer = !tv || version_cmp(p->choice.build.version, release) > 0;
+		if (!p->torch_ok || newer) {
+			plan_step *s = add_step(p, "torch", p->torch_ok ? "PyTorch (optional: a newer release fits too)" : "PyTorch");
+			s->why = xstrdup(p->choice.why);
+			if (tv && !p->torch_ok)
+				sl_pushf(&s->commands, "%s -m pip uninstall -y torch torchvision torchaudio", p->python);
+			char line[1024];
+			fix_pip_line(&p->choice, p->python, line, sizeof(line));
+			sl_push(&s->commands, line);
+			fix_conda_line(&p->choice, line, sizeof(line));
+			const char *cn = fix_conda_note(&p->choice);
+			sl_pushf(&s->alternatives, "conda: %s%s%s%s", line, cn ? "   (" : "", cn ? cn : "", cn ? ")" : "");
+			if (facts_true(f, "python.conda.env") && facts_str(f, "python.conda.cpuonly.version"))
+				sl_push(&s->commands, "conda remove -y cpuonly   # it pins CPU builds of pytorch in this env");
+		}
+	} else if (!p->choice.need_driver) {
+		plan_step *s = add_step(p, "torch", "PyTorch");
+		s->why = xstrdup(p->choice.why);
+	}
+	/* 2. the driver, when no build runs on the installed one */
+	if (p->choice.need_driver) {
+		plan_step *s = add_step(p, "driver", "NVIDIA driver");
+		s->why = xstrdup(p->choice.why);
+		s->needs_root = true;
+		if (p->choice.driver_need[0]) {
+			sl_pushf(&s->commands, "# upgrade the NVIDIA driver to >= %s (branch %.3s or newer), then reboot",
+				 p->choice.driver_need, p->choice.driver_need);
+			sl_pushf(&s->alternatives, "Ubuntu: sudo ubuntu-drivers install   (or sudo apt install nvidia-driver-%.3s)",
+				 p->choice.driver_need);
+			sl_push(&s->alternatives, "NVIDIA's CUDA repository: sudo apt install cuda-drivers");
+		} else {
+			sl_push(&s->commands, "# upgrade the NVIDIA driver (the KB does not know the minimum for this build)");
+		}
+		/* then the build that driver runs (installing it first does no harm: it works after the reboot) */
+		fix_choice after;
+		fix_choice_of(k, &p->choice.newest, &after);
+		plan_step *t = add_step(p, "torch", "PyTorch (works once the driver is upgraded)");
+		t->why = xasprintf("torch %s %s: the newest release in the KB whose architecture list covers the GPUs here",
+				   after.build.version, after.build.variant);
+		if (tv)
+			sl_pushf(&t->commands, "%s -m pip uninstall -y torch torchvision torchaudio", p->python);
+		char line[1024];
+		fix_pip_line(&after, p->python, line, sizeof(line));
+		sl_push(&t->commands, line);
+	}
+	/* 3. environment lines from every finding (shadowed libraries, visibility, debugging variables) */
+	plan_step *env = NULL;
+	for (size_t i = 0; i < fs->n; i++) {
+		const finding *x = &fs->v[i];
+		for (size_t j = 0; j < x->fix.n; j++) {
+			char cmd[1024], note[1024];
+			if (!env_command(x->fix.v[j], cmd, sizeof(cmd), note, sizeof(note)))
+				continue;
+			if (!env) {
+				env = add_step(p, "environment", "Environment");
+				env->why = xstrdup("set in the shell that starts your program (and in ~/.bashrc or the job "
+						   "script, where the old values come from)");
+			}
+			bool dup = false;
+			for (size_t k2 = 0; k2 < env->commands.n && !dup; k2++)
+				dup = str_starts(env->commands.v[k2], cmd) && env->commands.v[k2][strlen(cmd)] == ' ';
+			if (dup)
+				continue;
+			char line[2200];
+			snprintf(line, sizeof(line), "%s   # %s%s%s", cmd, x->id, note[0] ? ": " : "", note);
+			sl_push(&env->commands, line);
+		}
+	}
+	/* notes: where the KB is thin */
+	if (p->choice.found && !p->choice.cpu_only) {
+		if (!p->choice.build.arch_verified)
+			sl_pushf(&p->notes, "the architecture list of torch %s %s comes from a secondary source in the KB",
+				 p->choice.build.version, p->choice.build.variant);
+		if (p->choice.torchvision[0] && !p->choice.torchvision_verified)
+			sl_pushf(&p->notes, "torchvision %s for torch %s follows the release pattern (unverified in the KB); "
+					    "pip refuses a mismatched pair, so an error there means: drop the torchvision pin",
+				 p->choice.torchvision, p->choice.build.version);
+		if (!p->choice.torchvision[0])
+			sl_push(&p->notes, "the KB has no torchvision pairing for this release: it is left unpinned, pip picks "
+					   "the matching one");
+		if (p->choice.fit == DRV_FIT_MVC)
+			sl_pushf(&p->notes, "CUDA %s runs on this driver through minor-version compatibility: PTX JIT of newer "
+					    "PTX is not available; a driver >= the toolkit's own removes that limit",
+				 p->choice.build.cuda);
+		if (p->choice.ptx_only)
+			sl_push(&p->notes, "a GPU here is covered only through PTX: the first use of each kernel compiles it");
+		if (!p->choice.build.cudnn[0])
+			sl_pushf(&p->notes, "the cuDNN version torch %s %s pins is not in the KB", p->choice.build.version,
+				 p->choice.build.variant);
+	}
+	if (!p->m.driver[0] && p->m.gpu_present)
+		sl_push(&p->notes, "the driver version is unknown (NVML did not answer): the choice assumes nothing about it");
+	p->dockerfile = fix_dockerfile(k, &p->m, &p->choice);
+	(void)fstr;
+}
+
+static void free_plan(plan *p)
+{
+	for (int i = 0; i < p->nsteps; i++) {
+		free(p->steps[i].title);
+		free(p->steps[i].why);
+		sl_free(&p->steps[i].commands);
+		sl_free(&p->steps[i].alternatives);
+	}
+	sl_free(&p->notes);
+	free(p->dockerfile);
+}
+
+static void machine_line(FILE *out, const plan *p)
+{
+	fprintf(out, "machine: ");
+	if (!p->m.ngpus)
+		fprintf(out, p->m.gpu_present ? "an NVIDIA GPU (details unknown)" : "no NVIDIA GPU");
+	for (int i = 0; i < p->m.ngpus; i++) {
+		int same = 1;
+		while (i + same < p->m.ngpus && strcmp(p->m.gpus[i + same].name, p->m.gpus[i].name) == 0)
+			same++;
+		fprintf(out, "%s%d x %s%s%s%s", i ? ", " : "", same, p->m.gpus[i].name, p->m.gpus[i].cc[0] ? " (compute capability " : "",
+			p->m.gpus[i].cc, p->m.gpus[i].cc[0] ? ")" : "");
+		i += same - 1;
+	}
+	if (p->m.driver[0] || p->m.driver_cuda_text[0])
+		fprintf(out, "; driver %s%s%s%s", p->m.driver[0] ? p->m.driver : "", p->m.driver_cuda_text[0] ? " (CUDA " : "",
+			p->m.driver_cuda_text, p->m.driver_cuda_text[0] ? ")" : "");
+	fputc('\n', out);
+}
+
+static void render_text(FILE *out, const plan *p)
+{
+	fprintf(out, "gpuvet fix: what to run on this machine (gpuvet runs none of it)\n\n");
+	machine_line(out, p);
+	fprintf(out, "now: %s\n", p->status);
+	if (!p->nsteps)
+		fprintf(out, "\nnothing to change.\n");
+	for (int i = 0; i < p->nsteps; i++) {
+		const plan_step *s = &p->steps[i];
+		fprintf(out, "\n%d. %s%s\n", i + 1, s->title, s->needs_root ? " (needs root)" : "");
+		if (s->why)
+			fprintf(out, "   %s\n", s->why);
+		for (size_t j = 0; j < s->commands.n; j++)
+			fprintf(out, "     %s\n", s->commands.v[j]);
+		for (size_t j = 0; j < s->alternatives.n; j++)
+			fprintf(out, "   or %s\n", s->alternatives.v[j]);
+	}
+	if (p->dockerfile) {
+		fprintf(out, "\nDockerfile (gpuvet fix --dockerfile > Dockerfile):\n");
+		const char *l = p->dockerfile;
+		while (*l) {
+			const char *nl = strchr(l, '\n');
+			size_t n = nl ? (size_t)(nl - l) : strlen(l);
+			fprintf(out, "   %.*s\n", (int)n, l);
+			l += n + (nl ? 1 : 0);
+		}
+	}
+	if (p->notes.n) {
+		fprintf(out, "\nnotes:\n");
+		for (size_t i = 0; i < p->notes.n; i++)
+			fprintf(out, "   - %s\n", p->notes.v[i]);
+	}
+}
+
+static void render_shell(FILE *out, const plan *p)
+{
+	fprintf(out, "#!/bin/sh\n# Written by gpuvet fix --shell. Review it before running: gpuvet runs nothing itself.\n");
+	fprintf(out, "# Source it (. ./fix.sh) for the export/unset lines to stay in your shell.\n");
+	fprintf(out, "# now: %s\n", p->status);
+	fprintf(out, "set -e\n");
+	if (!p->nsteps)
+		fprintf(out, "# nothing to change\n");
+	for (int i = 0; i < p->nsteps; i++) {
+		const plan_step *s = &p->steps[i];
+		fprintf(out, "\n# %d. %s%s\n", i + 1, s->title, s->needs_root ? " (needs root; left for you to run)" : "");
+		if (s->why)
+			fprintf(out, "# %s\n", s->why);
+		for (size_t j = 0; j < s->commands.n; j++)
+			fprintf(out, "%s%s\n", s->needs_root && s->commands.v[j][0] != '#' ? "# " : "", s->commands.v[j]);
+		for (size_t j = 0; j < s->alternatives.n; j++)
+			fprintf(out, "# or %s\n", s->alternatives.v[j]);
+	}
+	for (size_t i = 0; i < p->notes.n; i++)
+		fprintf(out, "%s# note: %s\n", i ? "" : "\n", p->notes.v[i]);
+}
+
+static cJSON *build_json(const plan *p)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "schema", "gpuvet.fix/1");
+	cJSON *tool = cJSON_AddObjectToObject(doc, "tool");
+	cJSON_AddStringToObject(tool, "name", "gpuvet");
+	cJSON_AddStringToObject(tool, "version", GPUVET_VERSION);
+	cJSON *m = cJSON_AddObjectToObject(doc, "machine");
+	cJSON *gpus = cJSON_AddArrayToObject(m, "gpus");
+	for (int i = 0; i < p->m.ngpus; i++) {
+		cJSON *g = cJSON_CreateObject();
+		cJSON_AddStringToObject(g, "name", p->m.gpus[i].name);
+		if (p->m.gpus[i].cc[0])
+			cJSON_AddStringToObject(g, "cc", p->m.gpus[i].cc);
+		else
+			cJSON_AddNullToObject(g, "cc");
+		cJSON_AddItemToArray(gpus, g);
+	}
+	if (p->m.driver[0])
+		cJSON_AddStringToObject(m, "driver", p->m.driver);
+	else
+		cJSON_AddNullToObject(m, "driver");
+	if (p->m.driver_cuda_text[0])
+		cJSON_AddStringToObject(m, "driver_cuda", p->m.driver_cuda_text);
+	else
+		cJSON_AddNullToObject(m, "driver_cuda");
+	cJSON *t = cJSON_AddObjectToObject(doc, "torch");
+	cJSON_AddStringToObject(t, "python", p->python);
+	if (p->current[0])
+		cJSON_AddStringToObject(t, "current", p->current + 6);
+	else
+		cJSON_AddNullToObject(t, "current");
+	cJSON_AddStringToObject(t, "status", p->status);
+	cJSON_AddBoolToObject(t, "ok", p->torch_ok);
+	const fix_choice *c = &p->choice;
+	if (c->found) {
+		cJSON *r = cJSON_AddObjectToObject(t, "recommended");
+		cJSON_AddStringToObject(r, "version", c->build.version);
+		cJSON_AddStringToObject(r, "variant", c->build.variant);
+		if (c->build.cuda[0])
+			cJSON_AddStringToObject(r, "cuda", c->build.cuda);
+		else
+			cJSON_AddNullToObject(r, "cuda");
+		if (c->torchvision[0])
+			cJSON_AddStringToObject(r, "torchvision", c->torchvision);
+		else
+			cJSON_AddNullToObject(r, "torchvision");
+		if (c->build.cudnn[0])
+			cJSON_AddStringToObject(r, "cudnn", c->build.cudnn);
+		else
+			cJSON_AddNullToObject(r, "cudnn");
+		cJSON_AddStringToObject(r, "arch", c->build.arch);
+		cJSON_AddStringToObject(r, "driver_fit", c->cpu_only ? "cpu" : drv_fit_name(c->fit));
+		cJSON_AddStringToObject(r, "index_url", c->index_url);
+		char line[1024];
+		fix_pip_line(c, p->python, line, sizeof(line));
+		cJSON_AddStringToObject(r, "pip", line);
+		fix_conda_line(c, line, sizeof(line));
+		cJSON_AddStringToObject(r, "conda", line);
+		if (fix_conda_note(c))
+			cJSON_AddStringToObject(r, "conda_note", fix_conda_note(c));
+		else
+			cJSON_AddNullToObject(r, "conda_note");
+		cJSON_AddStringToObject(r, "why", c->why);
+	} else {
+		cJSON_AddNullToObject(t, "recommended");
+		cJSON_AddStringToObject(t, "why", c->why);
+	}
+	if (c->need_driver) {
+		cJSON *d = cJSON_AddObjectToObject(doc, "driver_upgrade");
+		if (c->driver_need[0])
+			cJSON_AddStringToObject(d, "minimum", c->driver_need);
+		else
+			cJSON_AddNullToObject(d, "minimum");
+		cJSON_AddStringToObject(d, "for_torch", c->newest.version);
+		cJSON_AddStringToObject(d, "variant", c->newest.variant);
+		cJSON_AddStringToObject(d, "why", c->why);
+	} else {
+		cJSON_AddNullToObject(doc, "driver_upgrade");
+	}
+	cJSON *steps = cJSON_AddArrayToObject(doc, "steps");
+	cJSON *envl = cJSON_AddArrayToObject(doc, "environment");
+	for (int i = 0; i < p->nsteps; i++) {
+		const plan_step *s = &p->steps[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "id", s->id);
+		cJSON_AddStringToObject(o, "title", s->title);
+		if (s->why)
+			cJSON_AddStringToObject(o, "why", s->why);
+		cJSON_AddBoolToObject(o, "needs_root", s->needs_root);
+		cJSON *cmds = cJSON_AddArrayToObject(o, "commands");
+		for (size_t j = 0; j < s->commands.n; j++) {
+			cJSON_AddItemToArray(cmds, cJSON_CreateString(s->commands.v[j]));
+			if (strcmp(s->id, "environment") == 0) {
+				char *l = xstrdup(s->commands.v[j]);
+				char *hash = strstr(l, "   # ");
+				if (hash)
+					*hash = '\0';
+				cJSON_AddItemToArray(envl, cJSON_CreateString(l));
+				free(l);
+			}
+		}
+		cJSON *alts = cJSON_AddArrayToObject(o, "alternatives");
+		for (size_t j = 0; j < s->alternatives.n; j++)
+			cJSON_AddItemToArray(alts, cJSON_CreateString(s->alternatives.v[j]));
+		cJSON_AddItemToArray(steps, o);
+	}
+	if (p->dockerfile)
+		cJSON_AddStringToObject(doc, "dockerfile", p->dockerfile);
+	else
+		cJSON_AddNullToObject(doc, "dockerfile");
+	cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
+	for (size_t i = 0; i < p->notes.n; i++)
+		cJSON_AddItemToArray(notes, cJSON_CreateString(p->notes.v[i]));
+	return doc;
+}
+
+static facts *read_facts_file(const char *path)
+{
+	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (!fp) {
+		gv_error("cannot open facts file %s: %m", path);
+		return NULL;
+	}
+	strbuf sb;
+	sb_init(&sb);
+	char buf[65536];
+	size_t r;
+	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0 && sb.len < (256u << 20))
+		sb_addn(&sb, buf, r);
+	if (fp != stdin)
+		fclose(fp);
+	cJSON *doc = cJSON_ParseWithLength(sb.buf ? sb.buf : "", sb.len);
+	sb_free(&sb);
+	if (!doc) {
+		gv_error("facts file %s is not valid JSON", path);
+		return NULL;
+	}
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(doc, "facts");
+	char *err = NULL;
+	facts *f = facts_from_json(obj ? obj : doc, &err);
+	if (!f) {
+		gv_error("facts file %s: %s", path, err);
+		free(err);
+	}
+	cJSON_Delete(doc);
+	return f;
+}
+
+int cmd_fix(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_SHELL, OPT_DOCKERFILE, OPT_FAST, OPT_NO_PYTHON, OPT_PYTHON, OPT_PYTIMEOUT, OPT_FACTS };
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"shell", no_argument, NULL, OPT_SHELL},
+		{"dockerfile", no_argument, NULL, OPT_DOCKERFILE},
+		{"fast", no_argument, NULL, OPT_FAST},
+		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
+		{"python", required_argument, NULL, OPT_PYTHON},
+		{"python-timeout", required_argument, NULL, OPT_PYTIMEOUT},
+		{"facts", required_argument, NULL, OPT_FACTS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	enum { OUT_TEXT, OUT_JSON, OUT_SHELL, OUT_DOCKER } mode = OUT_TEXT;
+	int modes = 0;
+	const char *facts_file = NULL;
+	probe_opts po = {false, false, NULL, 20000};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		long v;
+		switch (c) {
+		case OPT_JSON: mode = OUT_JSON; modes++; break;
+		case OPT_SHELL: mode = OUT_SHELL; modes++; break;
+		case OPT_DOCKERFILE: mode = OUT_DOCKER; modes++; break;
+		case OPT_FAST: po.fast = true; break;
+		case OPT_NO_PYTHON: po.no_python = true; break;
+		case OPT_PYTHON: po.python = optarg; break;
+		case OPT_PYTIMEOUT:
+			if (!parse_int_opt("--python-timeout", optarg, 1, 3600, &v))
+				return EXIT_USAGE;
+			po.python_timeout_ms = (int)v * 1000;
+			break;
+		case OPT_FACTS: facts_file = optarg; break;
+		case 'h': fputs(fix_usage, stdout); return EXIT_OK;
+		case ':': return usage_error(fix_usage, "option %s needs a value", argv[optind - 1]);
+		default: return usage_error(fix_usage, "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error(fix_usage, "unexpected argument '%s'", argv[optind]);
+	if (modes > 1)
+		return usage_error(fix_usage, "choose one of --json, --shell and --dockerfile");
+	facts *f;
+	if (facts_file) {
+		f = read_facts_file(facts_file);
+		if (!f)
+			return EXIT_USAGE;
+	} else {
+		f = facts_new();
+		probes_run(f, &po);
+	}
+	findings fs;
+	findings_init(&fs);
+	rules_run(f, kb_global(), &fs);
+	plan p;
+	build_plan(f, &fs, kb_global(), &p);
+	int rc = EXIT_OK;
+	switch (mode) {
+	case OUT_JSON: {
+		cJSON *doc = build_json(&p);
+		char *s = cJSON_Print(doc);
+		puts(s);
+		free(s);
+		cJSON_Delete(doc);
+		break;
+	}
+	case OUT_SHELL: render_shell(stdout, &p); break;
+	case OUT_DOCKER:
+		if (p.dockerfile)
+			fputs(p.dockerfile, stdout);
+		else {
+			gv_error("no PyTorch build fits this machine, so no Dockerfile: %s", p.choice.why);
+			rc = EXIT_FINDING;
+		}
+		break;
+	default: render_text(stdout, &p); break;
+	}
+	free_plan(&p);
+	findings_free(&fs);
+	facts_free(f);
+	return rc;
+}

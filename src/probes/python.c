@@ -1,0 +1,473 @@
+/*
+ * Python and PyTorch, read statically (no interpreter is started): the interpreters on the
+ * machine, the selected one's site-packages, torch's version.py and dist-info, the nvidia-* wheels,
+ * conda packages, the RUNPATH and device architectures of libtorch_cuda.so, CUDA extension modules,
+ * and which copy of each CUDA library the loader would give torch.
+ *
+ * Facts: python.*  (see docs/facts/python.md)
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sysroot.h"
+#include "kb/kb_torch.h"
+#include "probes/probes.h"
+#include "elf/elf.h"
+#include "python/ldsim.h"
+#include "python/pyenv.h"
+#include "python/pyparse.h"
+#include "python/pysite.h"
+
+#define MAX_LIBS 64
+#define MAX_EXTS 64
+/* time the static probe may spend reading device code of big libraries (libtorch_cuda.so is ~1 GB) */
+#define FATBIN_BUDGET_S 0.2
+#define EXT_BUDGET_S 0.2
+
+/* The torch directories reachable from an interpreter, in sys.path order (the first one wins). */
+static void find_torch_dirs(const strlist *sites, strlist *torch_dirs, strlist *torch_sites)
+{
+	for (size_t i = 0; i < sites->n; i++) {
+		char *t = xasprintf("%s/torch", sites->v[i]);
+		char *vp = xasprintf("%s/version.py", t);
+		char *ip = xasprintf("%s/__init__.py", t);
+		if (sysroot_exists(vp) || sysroot_exists(ip)) {
+			sl_push(torch_dirs, t);
+			sl_push(torch_sites, sites->v[i]);
+		}
+		free(t);
+		free(vp);
+		free(ip);
+	}
+}
+
+static void interp_summary(facts *f, const py_env *env, const py_list *l)
+{
+	facts_put_int(f, NULL, (long long)l->n, "python.interpreters.count");
+	for (size_t i = 0; i < l->n; i++) {
+		const py_interp *py = &l->v[i];
+		facts_put_str(f, NULL, py->path, "python.interpreters.%zu.path", i);
+		facts_put_str(f, NULL, py->prefix, "python.interpreters.%zu.prefix", i);
+		facts_put_str(f, NULL, py->kind, "python.interpreters.%zu.kind", i);
+		facts_put_str(f, NULL, py->origin, "python.interpreters.%zu.origin", i);
+		facts_put_bool(f, NULL, py->exists, "python.interpreters.%zu.exists", i);
+		if (py->version[0])
+			facts_put_str(f, NULL, py->version, "python.interpreters.%zu.version", i);
+		else
+			facts_put_state(f, FACT_ABSENT, py->prefix, "no lib/pythonX.Y found", "python.interpreters.%zu.version", i);
+		strlist sites = {0}, tdirs = {0}, tsites = {0};
+		py_site_dirs(py, env, &sites, NULL);
+		find_torch_dirs(&sites, &tdirs, &tsites);
+		torch_version_info tv;
+		if (tdirs.n && torch_read_version(tdirs.v[0], &tv) == 0)
+			facts_put_str(f, tdirs.v[0], tv.version, "python.interpreters.%zu.torch", i);
+		else if (tdirs.n)
+			facts_put_str(f, tdirs.v[0], "unknown", "python.interpreters.%zu.torch", i);
+		else
+			facts_put_state(f, FACT_ABSENT, NULL, "torch not installed", "python.interpreters.%zu.torch", i);
+		sl_free(&sites);
+		sl_free(&tdirs);
+		sl_free(&tsites);
+	}
+}
+
+static void put_torch_version(facts *f, const char *tdir, const torch_version_info *tv)
+{
+	char src[PATH_MAX];
+	snprintf(src, sizeof(src), "%s/version.py", tdir);
+	facts_put_str(f, src, tv->version, "python.torch.version");
+	if (tv->cuda[0])
+		facts_put_str(f, src, tv->cuda, "python.torch.cuda");
+	else
+		facts_put_state(f, FACT_ABSENT, src, tv->cuda_none ? "torch.version.cuda is None" : "no cuda field",
+				"python.torch.cuda");
+	if (tv->hip[0])
+		facts_put_str(f, src, tv->hip, "python.torch.hip");
+	if (tv->git_version[0])
+		facts_put_str(f, src, tv->git_version, "python.torch.git_version");
+	char label[32], variant[32];
+	torch_version_label(tv->version, label, sizeof(label));
+	if (label[0])
+		str_copy(variant, sizeof(variant), label);
+	else if (tv->hip[0])
+		snprintf(variant, sizeof(variant), "rocm");
+	else if (!tv->cuda[0])
+		str_copy(variant, sizeof(variant), "cpu");
+	else if (!torch_cuda_variant(tv->cuda, variant, sizeof(variant)))
+		str_copy(variant, sizeof(variant), "unknown");
+	facts_put_str(f, src, variant, "python.torch.variant");
+}
+
+static const char *const OWNER_PREFIXES[] = {"nvidia-", "cuda-", NULL};
+
+typedef struct lib_job {
+	char soname[128];
+} lib_job;
+
+static bool cuda_lib_name(const char *n)
+{
+	static const char *const pfx[] = {"libcud", "libcublas", "libnccl", "libnvrtc", "libnvJitLink", "libnvjitlink",
+					  "libcusparse", "libcufft", "libcurand", "libcusolver", "libcupti",
+					  "libnvToolsExt", "libcufile", "libnvshmem", "libcusparseLt"};
+	if (str_starts(n, "libcuda.so")) /* the driver: not torch's to ship */
+		return false;
+	for (size_t i = 0; i < GV_ARRAY_LEN(pfx); i++)
+		if (str_starts(n, pfx[i]))
+			return strstr(n, ".so") != NULL;
+	return false;
+}
+
+/* The sonames torch needs: CUDA-library NEEDED entries of libtorch_cuda.so, and the libraries in
+ * the nvidia pip directories its RUNPATH names (cuDNN's sub-libraries are opened at run time). */
+static void torch_sonames(const elf_dyn *e, const strlist *runpath, strlist *sonames)
+{
+	for (size_t i = 0; i < e->needed.n && sonames->n < MAX_LIBS; i++)
+		if (cuda_lib_name(e->needed.v[i]) && !sl_contains(sonames, e->needed.v[i]))
+			sl_push(sonames, e->needed.v[i]);
+	for (size_t d = 0; d < runpath->n; d++) {
+		if (!strstr(runpath->v[d], "/nvidia/"))
+			continue;
+		DIR *dir = sysroot_opendir(runpath->v[d]);
+		if (!dir)
+			continue;
+		strlist names = {0};
+		struct dirent *de;
+		while ((de = readdir(dir)) && names.n < 256)
+			if (cuda_lib_name(de->d_name) && strstr(de->d_name, ".so."))
+				sl_push(&names, de->d_name);
+		closedir(dir);
+		for (size_t a = 1; a < names.n; a++)
+			for (size_t b = a; b > 0 && strcmp(names.v[b - 1], names.v[b]) > 0; b--) {
+				char *t = names.v[b];
+				names.v[b] = names.v[b - 1];
+				names.v[b - 1] = t;
+			}
+		for (size_t i = 0; i < names.n && sonames->n < MAX_LIBS; i++) {
+			/* "libcudnn.so.9" yes; "libcudnn.so.9.1.0" only when it is the soname itself */
+			const char *so = strstr(names.v[i], ".so.");
+			if (so && strchr(so + 4, '.'))
+				continue;
+			if (!sl_contains(sonames, names.v[i]))
+				sl_push(sonames, names.v[i]);
+		}
+		sl_free(&names);
+	}
+}
+
+static void copy_version(const pip_owners *owners, const char *path, char *ver, size_t n, const char **owner)
+{
+	const char *pv = NULL;
+	const char *o = pip_owner(owners, path, &pv);
+	if (owner)
+		*owner = o;
+	if (o && pv)
+		str_copy(ver, n, pv);
+	else
+		lib_file_version(path, ver, n, NULL);
+}
+
+/* The dynamic section of libtorch_cuda.so, as the toolkit layer's ELF reader gives it. */
+static void loader_simulation(facts *f, const char *torch_dir, const elf_dyn *e, const pip_owners *owners,
+			      const strlist *pin_names, const strlist *pin_versions)
+{
+	char origin[PATH_MAX];
+	snprintf(origin, sizeof(origin), "%s/lib", torch_dir);
+	const char *llp = getenv("LD_LIBRARY_PATH");
+	if (llp)
+		facts_put_str(f, "environment", llp, "python.ld_library_path");
+	else
+		facts_put_state(f, FACT_ABSENT, "environment", "LD_LIBRARY_PATH is not set", "python.ld_library_path");
+	ldsim s;
+	ldsim_init(&s, llp);
+	strlist runpath = {0}, sonames = {0};
+	ldsim_expand_path(&s, e->runpath ? e->runpath : e->rpath, origin, &runpath);
+	torch_sonames(e, &runpath, &sonames);
+	size_t n = 0;
+	for (size_t i = 0; i < sonames.n; i++) {
+		const char *so = sonames.v[i];
+		ld_hit *hits;
+		size_t nh = ldsim_search(&s, so, origin, e->rpath, e->runpath, &hits);
+		facts_put_str(f, NULL, so, "python.lib.%zu.soname", n);
+		/* the copy torch expects: the first in its own RUNPATH/RPATH */
+		const char *expected = NULL;
+		for (size_t d = 0; d < runpath.n && !expected; d++)
+			for (size_t h = 0; h < nh && !expected; h++)
+				if (str_starts(hits[h].path, runpath.v[d]) && hits[h].path[strlen(runpath.v[d])] == '/' &&
+				    !strchr(hits[h].path + strlen(runpath.v[d]) + 1, '/'))
+					expected = hits[h].path;
+		if (expected) {
+			char ver[64];
+			const char *owner = NULL;
+			copy_version(owners, expected, ver, sizeof(ver), &owner);
+			facts_put_str(f, NULL, expected, "python.lib.%zu.expected", n);
+			char *real = sysroot_realpath(expected);
+			if (real)
+				facts_put_str(f, NULL, real, "python.lib.%zu.expected_real", n);
+			free(real);
+			if (ver[0])
+				facts_put_str(f, NULL, ver, "python.lib.%zu.expected_version", n);
+			if (owner) {
+				facts_put_str(f, NULL, owner, "python.lib.%zu.expected_package", n);
+				for (size_t p = 0; p < pin_names->n; p++)
+					if (strcmp(pin_names->v[p], owner) == 0)
+						facts_put_str(f, "torch METADATA Requires-Dist", pin_versions->v[p],
+							      "python.lib.%zu.pinned_version", n);
+			}
+		} else {
+			facts_put_state(f, FACT_ABSENT, NULL, "not in torch's RUNPATH", "python.lib.%zu.expected", n);
+		}
+		if (nh) {
+			char ver[64];
+			copy_version(owners, hits[0].path, ver, sizeof(ver), NULL);
+			facts_put_str(f, hits[0].via, hits[0].path, "python.lib.%zu.picked", n);
+			char *preal = sysroot_realpath(hits[0].path);
+			if (preal)
+				facts_put_str(f, NULL, preal, "python.lib.%zu.picked_real", n);
+			free(preal);
+			facts_put_str(f, NULL, hits[0].via, "python.lib.%zu.picked_via", n);
+			if (ver[0])
+				facts_put_str(f, NULL, ver, "python.lib.%zu.picked_version", n);
+			strbuf sb;
+			sb_init(&sb);
+			for (size_t h = 0; h < nh && h < 16; h++) {
+				char v[64];
+				copy_version(owners, hits[h].path, v, sizeof(v), NULL);
+				sb_addf(&sb, "%s%s (%s, %s)", h ? "; " : "", hits[h].path, v[0] ? v : "version unknown",
+					hits[h].via);
+				facts_put_str(f, NULL, hits[h].path, "python.lib.%zu.copy.%zu.path", n, h);
+				if (hits[h].real)
+					facts_put_str(f, NULL, hits[h].real, "python.lib.%zu.copy.%zu.real", n, h);
+				if (v[0])
+					facts_put_str(f, NULL, v, "python.lib.%zu.copy.%zu.version", n, h);
+				facts_put_str(f, NULL, hits[h].via, "python.lib.%zu.copy.%zu.via", n, h);
+			}
+			facts_put_str(f, NULL, sb.buf, "python.lib.%zu.copies", n);
+			facts_put_int(f, NULL, (long long)nh, "python.lib.%zu.copies_count", n);
+			sb_free(&sb);
+		} else {
+			facts_put_state(f, FACT_ABSENT, NULL, "no copy on the loader's search path", "python.lib.%zu.picked", n);
+			facts_put_int(f, NULL, 0, "python.lib.%zu.copies_count", n);
+		}
+		ldsim_hits_free(hits, nh);
+		n++;
+	}
+	facts_put_int(f, NULL, (long long)n, "python.lib.count");
+	ldsim_free(&s);
+	sl_free(&runpath);
+	sl_free(&sonames);
+}
+
+static void inspect_libtorch_cuda(facts *f, const char *torch_dir, const pip_owners *owners, const strlist *pin_names,
+				  const strlist *pin_versions)
+{
+	char *lib = xasprintf("%s/lib/libtorch_cuda.so", torch_dir);
+	if (!sysroot_exists(lib)) {
+		facts_put_state(f, FACT_ABSENT, lib, "no libtorch_cuda.so (a CPU or ROCm build)", "python.torch.lib_cuda");
+		free(lib);
+		return;
+	}
+	const char *err = NULL;
+	elf_image *img = elf_open_file(lib, &err);
+	if (!img) {
+		facts_put_state(f, FACT_ERROR, lib, err ? err : "unreadable", "python.torch.lib_cuda");
+		free(lib);
+		return;
+	}
+	facts_put_str(f, NULL, lib, "python.torch.lib_cuda");
+	elf_dyn dyn;
+	if (elf_read_dynamic(img, &dyn, &err) != 0) {
+		facts_put_state(f, FACT_ERROR, lib, err ? err : "no dynamic section", "python.torch.runpath");
+		memset(&dyn, 0, sizeof(dyn));
+	} else if (dyn.runpath) {
+		facts_put_str(f, lib, dyn.runpath, "python.torch.runpath");
+	} else {
+		facts_put_state(f, FACT_ABSENT, lib, "no DT_RUNPATH", "python.torch.runpath");
+	}
+	if (dyn.rpath)
+		facts_put_str(f, lib, dyn.rpath, "python.torch.rpath");
+	fatbin_summary s;
+	fatbin_limits lim = {0, now_seconds() + FATBIN_BUDGET_S};
+	if (fatbin_scan_elf(img, &lim, &s)) {
+		char arch[1024];
+		fatbin_arch_text(&s, arch, sizeof(arch));
+		facts_put_str(f, lib, arch, "python.torch.arch");
+		facts_put_bool(f, lib, !s.incomplete, "python.torch.arch_complete");
+		facts_put_int(f, lib, s.containers, "python.torch.fatbin_containers");
+		if (s.malformed)
+			facts_put_int(f, lib, s.malformed, "python.torch.fatbin_malformed");
+	} else {
+		facts_put_state(f, FACT_ABSENT, lib, "no .nv_fatbin section", "python.torch.arch");
+	}
+	loader_simulation(f, torch_dir, &dyn, owners, pin_names, pin_versions);
+	elf_dyn_free(&dyn);
+	elf_close(img);
+	free(lib);
+}
+
+struct ext_ctx {
+	facts *f;
+	size_t n;
+};
+
+static void ext_found(const char *abs, const char *package, const fatbin_summary *s, void *ctx)
+{
+	struct ext_ctx *c = ctx;
+	if (c->n >= MAX_EXTS)
+		return;
+	char arch[1024];
+	fatbin_arch_text(s, arch, sizeof(arch));
+	facts_put_str(c->f, NULL, abs, "python.ext.%zu.path", c->n);
+	facts_put_str(c->f, NULL, package, "python.ext.%zu.package", c->n);
+	facts_put_str(c->f, abs, arch, "python.ext.%zu.arch", c->n);
+	facts_put_bool(c->f, abs, !s->incomplete, "python.ext.%zu.complete", c->n);
+	c->n++;
+}
+
+static void conda_facts(facts *f, const char *prefix)
+{
+	conda_pkgs c;
+	char *meta = xasprintf("%s/conda-meta", prefix);
+	if (!conda_list(prefix, &c)) {
+		facts_put_bool(f, meta, false, "python.conda.env");
+		free(meta);
+		return;
+	}
+	facts_put_bool(f, meta, true, "python.conda.env");
+	for (size_t i = 0; i < c.names.n; i++) {
+		facts_put_str(f, meta, c.versions.v[i], "python.conda.%s.version", c.names.v[i]);
+		facts_put_str(f, meta, c.builds.v[i], "python.conda.%s.build", c.names.v[i]);
+	}
+	conda_pkgs_free(&c);
+	free(meta);
+}
+
+static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
+{
+	facts_put_str(f, NULL, py->path, "python.selected");
+	facts_put_str(f, NULL, py->origin, "python.selected_origin");
+	facts_put_str(f, NULL, py->kind, "python.kind");
+	facts_put_str(f, NULL, py->prefix, "python.prefix");
+	facts_put_bool(f, NULL, py->exists, "python.exists");
+	if (py->version[0])
+		facts_put_str(f, NULL, py->version, "python.version");
+	else
+		facts_put_state(f, FACT_ABSENT, py->prefix, "no lib/pythonX.Y found", "python.version");
+	conda_facts(f, py->prefix);
+
+	strlist sites = {0}, kinds = {0};
+	py_site_dirs(py, env, &sites, &kinds);
+	facts_put_int(f, NULL, (long long)sites.n, "python.site.count");
+	for (size_t i = 0; i < sites.n; i++) {
+		facts_put_str(f, NULL, sites.v[i], "python.site.%zu.path", i);
+		facts_put_str(f, NULL, kinds.v[i], "python.site.%zu.kind", i);
+	}
+	strlist tdirs = {0}, tsites = {0};
+	find_torch_dirs(&sites, &tdirs, &tsites);
+	facts_put_int(f, NULL, (long long)tdirs.n, "python.torch.installs.count");
+	for (size_t i = 0; i < tdirs.n; i++) {
+		torch_version_info tv;
+		facts_put_str(f, NULL, tdirs.v[i], "python.torch.installs.%zu.path", i);
+		if (torch_read_version(tdirs.v[i], &tv) == 0)
+			facts_put_str(f, NULL, tv.version, "python.torch.installs.%zu.version", i);
+	}
+
+	/* the wheels of every site directory (first one wins for a name) */
+	pip_owners owners = {0};
+	strlist pin_names = {0}, pin_versions = {0};
+	strlist seen = {0};
+	for (size_t i = 0; i < sites.n; i++) {
+		pip_dists d;
+		pip_list(sites.v[i], &d);
+		for (size_t k = 0; k < d.n; k++) {
+			const char *n = d.v[k].name;
+			bool interesting = str_starts(n, "nvidia-") || str_starts(n, "cuda-") || strcmp(n, "torch") == 0 ||
+					   strcmp(n, "torchvision") == 0 || strcmp(n, "torchaudio") == 0 ||
+					   strcmp(n, "triton") == 0 || strcmp(n, "pytorch-triton") == 0 ||
+					   strcmp(n, "flash-attn") == 0 || strcmp(n, "xformers") == 0 ||
+					   strcmp(n, "bitsandbytes") == 0 || strcmp(n, "vllm") == 0 ||
+					   strcmp(n, "apex") == 0 || strcmp(n, "deepspeed") == 0;
+			if (!interesting || sl_contains(&seen, n) || seen.n >= 256)
+				continue;
+			sl_push(&seen, n);
+			char mname[96], mver[48];
+			pip_metadata(&d.v[k], mname, sizeof(mname), mver, sizeof(mver));
+			facts_put_str(f, d.v[k].meta_dir, mver, "python.pip.%s", n);
+			if (strcmp(n, "torch") == 0 && tsites.n && strcmp(sites.v[i], tsites.v[0]) == 0) {
+				char *mp = xasprintf("%s/METADATA", d.v[k].meta_dir);
+				char *text = NULL;
+				if (sysroot_read(mp, 1 << 20, &text, NULL, NULL) == 0) {
+					pyparse_requires_pins(text, &pin_names, &pin_versions);
+					free(text);
+				}
+				free(mp);
+			}
+		}
+		pip_owners_add(&owners, sites.v[i], &d, OWNER_PREFIXES);
+		pip_dists_free(&d);
+	}
+	for (size_t p = 0; p < pin_names.n; p++)
+		facts_put_str(f, "torch METADATA", pin_versions.v[p], "python.torch.requires.%s", pin_names.v[p]);
+
+	if (tdirs.n) {
+		torch_version_info tv;
+		int rc = torch_read_version(tdirs.v[0], &tv);
+		facts_put_bool(f, NULL, true, "python.torch.installed");
+		facts_put_str(f, NULL, tdirs.v[0], "python.torch.location");
+		for (size_t i = 0; i < sites.n; i++)
+			if (strcmp(sites.v[i], tsites.v[0]) == 0)
+				facts_put_str(f, NULL, kinds.v[i], "python.torch.site_kind");
+		if (rc == 0) {
+			put_torch_version(f, tdirs.v[0], &tv);
+		} else {
+			char *vp = xasprintf("%s/version.py", tdirs.v[0]);
+			facts_put_state(f, FACT_ERROR, vp, rc == -EINVAL ? "no __version__ in version.py" : strerror(-rc),
+					"python.torch.version");
+			free(vp);
+		}
+		inspect_libtorch_cuda(f, tdirs.v[0], &owners, &pin_names, &pin_versions);
+	} else {
+		facts_put_bool(f, NULL, false, "python.torch.installed");
+		facts_put_state(f, FACT_ABSENT, NULL, "torch not installed", "python.torch.version");
+	}
+
+	/* CUDA extension modules of every site directory */
+	struct ext_ctx ec = {f, 0};
+	double deadline = now_seconds() + EXT_BUDGET_S;
+	for (size_t i = 0; i < sites.n; i++)
+		ext_scan(sites.v[i], deadline, ext_found, &ec);
+	facts_put_int(f, NULL, (long long)ec.n, "python.ext.count");
+
+	pip_owners_free(&owners);
+	sl_free(&pin_names);
+	sl_free(&pin_versions);
+	sl_free(&seen);
+	sl_free(&tdirs);
+	sl_free(&tsites);
+	sl_free(&sites);
+	sl_free(&kinds);
+}
+
+void probe_python(facts *f, const probe_opts *o)
+{
+	py_env env;
+	py_env_from_process(&env, o->python);
+	py_list l;
+	py_discover(&env, &l);
+	interp_summary(f, &env, &l);
+	if (l.path_python)
+		facts_put_str(f, "PATH", l.path_python, "python.path_python");
+	else
+		facts_put_state(f, FACT_ABSENT, "PATH", "no python3 or python on PATH", "python.path_python");
+	if (l.selected < 0) {
+		facts_put_state(f, FACT_ABSENT, NULL, "no Python interpreter found", "python.selected");
+		facts_put_bool(f, NULL, false, "python.torch.installed");
+	} else {
+		facts_put_int(f, NULL, l.selected, "python.selected_index");
+		inspect_selected(f, &env, &l.v[l.selected]);
+	}
+	py_list_free(&l);
+}

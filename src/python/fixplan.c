@@ -1,0 +1,368 @@
+#include "python/fixplan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "python/archlist.h"
+
+static void add_gpu(fix_machine *m, const char *name, const char *cc, const char *src)
+{
+	if (m->ngpus >= FIX_MAX_GPUS)
+		return;
+	fix_gpu *g = &m->gpus[m->ngpus++];
+	memset(g, 0, sizeof(*g));
+	str_copy(g->name, sizeof(g->name), name ? name : "GPU");
+	if (cc && cc_parse(cc, &g->major, &g->minor)) {
+		snprintf(g->cc, sizeof(g->cc), "%d.%d", g->major, g->minor);
+		g->cc_source = src;
+	}
+}
+
+void fix_machine_read(const facts *f, const kb *k, fix_machine *m)
+{
+	memset(m, 0, sizeof(*m));
+	long long n = facts_int_or(f, 0, "nvml.device_count");
+	for (long long i = 0; i < n && i < FIX_MAX_GPUS; i++) {
+		const char *name = facts_str(f, "nvml.gpu.%lld.name", i);
+		const char *cc = facts_str(f, "nvml.gpu.%lld.cc", i);
+		char kbcc[16];
+		const char *src = "NVML";
+		if (!cc && name && kb_gpu_cc(k, name, kbcc, sizeof(kbcc))) {
+			cc = kbcc;
+			src = "KB (by name)";
+		}
+		add_gpu(m, name, cc, src);
+	}
+	if (m->ngpus == 0) {
+		n = facts_int_or(f, 0, "cuda.device_count");
+		for (long long i = 0; i < n && i < FIX_MAX_GPUS; i++)
+			add_gpu(m, facts_str(f, "cuda.dev.%lld.name", i), facts_str(f, "cuda.dev.%lld.cc", i), "CUDA");
+	}
+	if (m->ngpus == 0) {
+		n = facts_int_or(f, 0, "python.live.dev.count");
+		for (long long i = 0; i < n && i < FIX_MAX_GPUS; i++)
+			add_gpu(m, facts_str(f, "python.live.dev.%lld.name", i), facts_str(f, "python.live.dev.%lld.cc", i),
+				"torch");
+	}
+	m->gpu_present = m->ngpus > 0 || facts_int_or(f, 0, "hardware.pci.count") > 0;
+	const char *drv = facts_str(f, "nvml.driver_version");
+	if (!drv)
+		drv = facts_str(f, "hardware.kernel_module_version");
+	if (drv)
+		str_copy(m->driver, sizeof(m->driver), drv);
+	m->driver_cuda = facts_int_or(f, 0, "nvml.cuda_driver_version");
+	if (!m->driver_cuda)
+		m->driver_cuda = facts_int_or(f, 0, "cuda.driver_version");
+	if (m->driver_cuda > 0)
+		snprintf(m->driver_cuda_text, sizeof(m->driver_cuda_text), "%lld.%lld", m->driver_cuda / 1000,
+			 (m->driver_cuda % 1000) / 10);
+	else if (m->driver[0])
+		kb_driver_max_cuda(k, m->driver, m->driver_cuda_text, sizeof(m->driver_cuda_text));
+}
+
+/* Does the build carry code for every GPU? *ptx_only when one is reached only through PTX. */
+static bool covers_all(const torch_build *b, const fix_machine *m, bool *ptx_only)
+{
+	*ptx_only = false;
+	if (!b->arch[0])
+		return false;
+	for (int i = 0; i < m->ngpus; i++) {
+		if (!m->gpus[i].cc[0])
+			continue; /* unknown capability: cannot rule the build out */
+		char how[96];
+		if (!arch_tokens_cover(b->arch, m->gpus[i].major, m->gpus[i].minor, how, sizeof(how)))
+			return false;
+		if (strstr(how, "PTX"))
+			*ptx_only = true;
+	}
+	return true;
+}
+
+static bool driver_known(const fix_machine *m)
+{
+	return m->driver[0] || m->driver_cuda > 0;
+}
+
+/* Higher is better: newer release, SASS over PTX, native over MVC, then newer CUDA (native) or
+ * older CUDA (MVC: closer to the driver). */
+static int better(const torch_build *a, bool a_ptx, drv_fit a_fit, const torch_build *b, bool b_ptx, drv_fit b_fit)
+{
+	int c = version_cmp(a->version, b->version);
+	if (c)
+		return c;
+	if (a_ptx != b_ptx)
+		return a_ptx ? -1 : 1;
+	if (a_fit != b_fit)
+		return a_fit == DRV_FIT_NATIVE ? 1 : b_fit == DRV_FIT_NATIVE ? -1 : 0;
+	c = version_cmp(a->cuda, b->cuda);
+	return a_fit == DRV_FIT_MVC ? -c : c;
+}
+
+static void fill_pip(const kb *k, fix_choice *c)
+{
+	snprintf(c->index_url, sizeof(c->index_url), "https://download.pytorch.org/whl/%s", c->build.variant);
+	c->torchvision_verified = false;
+	if (!kb_torchvision(k, c->build.version, c->torchvision, sizeof(c->torchvision), &c->torchvision_verified))
+		c->torchvision[0] = '\0';
+	int a, b, p = -1;
+	int parts = version_parse(c->build.version, &a, &b, &p);
+	char torch_pin[32];
+	/* a KB row names a release ("2.11"); pip then takes its newest patch */
+	/* quoted: an unquoted '*' is a shell glob */
+	if (parts >= 3)
+		snprintf(torch_pin, sizeof(torch_pin), "\"torch==%d.%d.%d\"", a, b, p);
+	else
+		snprintf(torch_pin, sizeof(torch_pin), "\"torch==%d.%d.*\"", a, b);
+	if (c->torchvision[0])
+		snprintf(c->pip_args, sizeof(c->pip_args), "%s \"torchvision==%s.*\" --index-url %s", torch_pin,
+			 c->torchvision, c->index_url);
+	else /* unpinned: pip picks the torchvision that matches this torch */
+		snprintf(c->pip_args, sizeof(c->pip_args), "%s torchvision --index-url %s", torch_pin, c->index_url);
+}
+
+void fix_choose(const kb *k, const fix_machine *m, fix_choice *c)
+{
+	memset(c, 0, sizeof(*c));
+	torch_build *all;
+	size_t n = kb_torch_builds(k, &all);
+	if (!n) {
+		snprintf(c->why, sizeof(c->why), "the knowledge base has no PyTorch builds (torch_cuda.csv)");
+		return;
+	}
+	if (!m->gpu_present && !driver_known(m)) {
+		/* no NVIDIA GPU: the CPU wheel of the newest release (smaller, and honest about it) */
+		const torch_build *nb = &all[0];
+		for (size_t i = 1; i < n; i++)
+			if (version_cmp(all[i].version, nb->version) > 0)
+				nb = &all[i];
+		c->found = true;
+		c->cpu_only = true;
+		c->build = *nb;
+		str_copy(c->build.variant, sizeof(c->build.variant), "cpu");
+		c->build.cuda[0] = c->build.arch[0] = c->build.cudnn[0] = c->build.nccl[0] = '\0';
+		fill_pip(k, c);
+		snprintf(c->why, sizeof(c->why), "no NVIDIA GPU on this machine: the CPU build of torch %s (a CUDA build "
+			 "would only add gigabytes of unused libraries)", c->build.version);
+		free(all);
+		return;
+	}
+	int best = -1, newest = -1;
+	bool best_ptx = false, newest_ptx = false;
+	drv_fit best_fit = DRV_FIT_UNKNOWN;
+	for (size_t i = 0; i < n; i++) {
+		bool ptx;
+		if (!covers_all(&all[i], m, &ptx))
+			continue;
+		int vc = newest < 0 ? 1 : version_cmp(all[i].version, all[newest].version);
+		if (vc > 0 || (vc == 0 && newest_ptx && !ptx) ||
+		    (vc == 0 && ptx == newest_ptx && version_cmp(all[i].cuda, all[newest].cuda) < 0)) {
+			newest = (int)i;
+			newest_ptx = ptx;
+		}
+		drv_fit fit = driver_known(m) ? kb_driver_fit(k, m->driver, m->driver_cuda, all[i].cuda, NULL, 0)
+					      : DRV_FIT_UNKNOWN;
+		if (driver_known(m) && fit != DRV_FIT_NATIVE && fit != DRV_FIT_MVC)
+			continue;
+		/* no driver to judge by: only the release's default variant, the safe pick */
+		if (!driver_known(m) && !all[i].is_default)
+			continue;
+		if (best < 0 || better(&all[i], ptx, fit, &all[best], best_ptx, best_fit) > 0) {
+			best = (int)i;
+			best_ptx = ptx;
+			best_fit = fit;
+		}
+	}
+	char gpus[256] = "";
+	for (int i = 0; i < m->ngpus && strlen(gpus) < 200; i++)
+		if (m->gpus[i].cc[0] && !strstr(gpus, m->gpus[i].cc))
+			snprintf(gpus + strlen(gpus), sizeof(gpus) - strlen(gpus), "%s%s", gpus[0] ? ", " : "", m->gpus[i].cc);
+	if (best >= 0) {
+		c->found = true;
+		c->build = all[best];
+		c->fit = best_fit;
+		c->ptx_only = best_ptx;
+		fill_pip(k, c);
+		if (driver_known(m))
+			snprintf(c->why, sizeof(c->why),
+				 "torch %s %s: the newest release in the KB whose build this driver (%s%s%s) runs%s%s%s",
+				 c->build.version, c->build.variant, m->driver[0] ? m->driver : "",
+				 m->driver[0] && m->driver_cuda_text[0] ? ", CUDA " : m->driver_cuda_text[0] ? "CUDA " : "",
+				 m->driver_cuda_text, c->fit == DRV_FIT_MVC ? " through minor-version compatibility" : "",
+				 gpus[0] ? " and whose architecture list covers compute capability " : "", gpus);
+		else
+			snprintf(c->why, sizeof(c->why), "torch %s %s: the newest release's default build (no driver to judge by)%s%s",
+				 c->build.version, c->build.variant, gpus[0] ? "; it covers compute capability " : "", gpus);
+	} else if (newest >= 0) {
+		c->need_driver = true;
+		c->newest = all[newest];
+		char tk[32] = "", compat[32] = "";
+		if (kb_cuda_min_driver(k, c->newest.cuda, tk, sizeof(tk), compat, sizeof(compat)))
+			str_copy(c->driver_need, sizeof(c->driver_need), tk);
+		snprintf(c->why, sizeof(c->why),
+			 "no PyTorch build in the KB both covers compute capability %s and runs on driver %s%s%s%s; the newest "
+			 "that covers it is torch %s %s (CUDA %s), which needs driver >= %s",
+			 gpus[0] ? gpus : "(unknown)", m->driver[0] ? m->driver : "(unknown)",
+			 m->driver_cuda_text[0] ? " (CUDA " : "", m->driver_cuda_text, m->driver_cuda_text[0] ? ")" : "",
+			 c->newest.version, c->newest.variant, c->newest.cuda, c->driver_need[0] ? c->driver_need : "(unknown)");
+	} else {
+		snprintf(c->why, sizeof(c->why),
+			 "no PyTorch build in the KB carries code for compute capability %s: build PyTorch from source with "
+			 "TORCH_CUDA_ARCH_LIST covering it, or use a newer GPU",
+			 gpus[0] ? gpus : "(unknown)");
+	}
+	free(all);
+}
+
+void fix_choice_of(const kb *k, const torch_build *b, fix_choice *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->found = true;
+	c->build = *b;
+	c->fit = DRV_FIT_NATIVE;
+	fill_pip(k, c);
+	snprintf(c->why, sizeof(c->why), "torch %s %s", b->version, b->variant);
+}
+
+void fix_pip_line(const fix_choice *c, const char *python, char *out, size_t n)
+{
+	if (!c->found) {
+		str_copy(out, n, "");
+		return;
+	}
+	if (python && *python)
+		snprintf(out, n, "%s -m pip install --upgrade %s", python, c->pip_args);
+	else
+		snprintf(out, n, "pip install --upgrade %s", c->pip_args);
+}
+
+void fix_conda_line(const fix_choice *c, char *out, size_t n)
+{
+	if (!c->found) {
+		str_copy(out, n, "");
+		return;
+	}
+	int a = 0, b = 0;
+	version_parse(c->build.version, &a, &b, NULL);
+	bool official = a < 2 || (a == 2 && b <= 5); /* the pytorch conda channel stopped after 2.5 */
+	int cm = 0, cn = 0;
+	version_parse(c->build.cuda, &cm, &cn, NULL);
+	if (c->cpu_only)
+		snprintf(out, n, official ? "conda install pytorch==%d.%d.* torchvision cpuonly -c pytorch"
+					  : "conda install -c conda-forge \"pytorch=%d.%d.*=cpu*\" torchvision",
+			 a, b);
+	else if (official && cm >= 11 && !(cm == 11 && cn < 6))
+		snprintf(out, n, "conda install pytorch==%d.%d.* torchvision%s%s%s pytorch-cuda=%s -c pytorch -c nvidia", a, b,
+			 c->torchvision[0] ? "==" : "", c->torchvision, c->torchvision[0] ? ".*" : "", c->build.cuda);
+	else if (official)
+		snprintf(out, n, "conda install pytorch==%d.%d.* torchvision%s%s%s cudatoolkit=%s -c pytorch", a, b,
+			 c->torchvision[0] ? "==" : "", c->torchvision, c->torchvision[0] ? ".*" : "", c->build.cuda);
+	else
+		snprintf(out, n, "conda install -c conda-forge \"pytorch=%d.%d.*=cuda*\" torchvision \"cuda-version=%s\"", a,
+			 b, c->build.cuda);
+}
+
+const char *fix_conda_note(const fix_choice *c)
+{
+	int a = 0, b = 0;
+	if (!c->found)
+		return NULL;
+	version_parse(c->build.version, &a, &b, NULL);
+	if (a < 2 || (a == 2 && b <= 5))
+		return NULL;
+	return "the pytorch conda channel has no builds after 2.5; whether conda-forge has this one is not in the KB; "
+	       "inside a conda environment the pip line works too";
+}
+
+bool fix_base_image(const kb *k, const fix_machine *m, const char *cuda, char *out, size_t n)
+{
+	const csv_table *t = kb_table(k, "cuda_driver");
+	int want_a, want_b;
+	if (!t || !cuda || version_parse(cuda, &want_a, &want_b, NULL) < 2)
+		return false;
+	/* the image's CUDA must not be newer than the driver: containers check NVIDIA_REQUIRE_CUDA */
+	char img[16];
+	str_copy(img, sizeof(img), cuda);
+	if (m->driver_cuda_text[0] && version_cmp(m->driver_cuda_text, cuda) < 0)
+		str_copy(img, sizeof(img), m->driver_cuda_text);
+	version_parse(img, &want_a, &want_b, NULL);
+	char best[32] = "";
+	for (size_t r = 0; r < t->nrows; r++) {
+		int a, b, p = 0;
+		const char *rel = csv_cell(t, r, "release");
+		const char *tk = csv_cell(t, r, "min_linux_driver_toolkit");
+		if (version_parse(rel, &a, &b, &p) < 3 || a != want_a || b != want_b || !*tk)
+			continue;
+		if (m->driver[0] && version_cmp(m->driver, tk) < 0)
+			continue;
+		char v[32];
+		snprintf(v, sizeof(v), "%d.%d.%d", a, b, p);
+		if (!best[0] || version_cmp(v, best) > 0)
+			str_copy(best, sizeof(best), v);
+	}
+	if (!best[0])
+		return false;
+	const char *os = (want_a > 12 || (want_a == 12 && want_b >= 5)) ? "ubuntu24.04"
+			 : (want_a == 12 || (want_a == 11 && want_b >= 7)) ? "ubuntu22.04"
+									   : "ubuntu20.04";
+	snprintf(out, n, "%s-runtime-%s", best, os);
+	return true;
+}
+
+char *fix_dockerfile(const kb *k, const fix_machine *m, const fix_choice *c)
+{
+	if (!c->found)
+		return NULL;
+	char tag[64];
+	strbuf sb;
+	sb_init(&sb);
+	if (c->cpu_only) {
+		sb_add(&sb, "# Generated by gpuvet fix: no NVIDIA GPU here, so the CPU build of PyTorch.\n"
+			    "FROM python:3.12-slim\nENV PIP_NO_CACHE_DIR=1\n");
+		sb_addf(&sb, "RUN pip install %s\n", c->pip_args);
+		sb_add(&sb, "CMD [\"python\", \"-c\", \"import torch; print(torch.__version__)\"]\n");
+		return sb_steal(&sb);
+	}
+	sb_addf(&sb, "# Generated by gpuvet fix for driver %s (CUDA %s)", m->driver[0] ? m->driver : "unknown",
+		m->driver_cuda_text[0] ? m->driver_cuda_text : "unknown");
+	for (int i = 0; i < m->ngpus && i < 8; i++)
+		if (m->gpus[i].cc[0] && (i == 0 || strcmp(m->gpus[i].name, m->gpus[i - 1].name) != 0))
+			sb_addf(&sb, "%s %s (sm_%d%d)", i ? "," : " and", m->gpus[i].name, m->gpus[i].major, m->gpus[i].minor);
+	sb_add(&sb, ".\n# PyTorch wheels bring their own CUDA runtime, cuBLAS and cuDNN; the base image only has to\n"
+		    "# be one this driver runs (its CUDA no newer than the driver's).\n");
+	if (fix_base_image(k, m, c->build.cuda, tag, sizeof(tag))) {
+		sb_addf(&sb, "FROM nvidia/cuda:%s\n", tag);
+		sb_add(&sb, "# (NVIDIA retires old tags; if this one is gone pick the newest X.Y.Z-runtime tag of the\n"
+			    "#  same CUDA X.Y from https://hub.docker.com/r/nvidia/cuda/tags)\n");
+	} else {
+		sb_add(&sb, "# the KB does not know a CUDA image release for this driver: pick an nvidia/cuda runtime tag\n"
+			    "# whose CUDA is not newer than the driver's\n");
+		sb_addf(&sb, "FROM nvidia/cuda:%s.0-runtime-ubuntu22.04\n", c->build.cuda);
+	}
+	sb_add(&sb, "ENV DEBIAN_FRONTEND=noninteractive PIP_NO_CACHE_DIR=1\n"
+		    "RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv python3-pip \\\n"
+		    " && rm -rf /var/lib/apt/lists/*\n"
+		    "RUN python3 -m venv /opt/venv\n"
+		    "ENV PATH=/opt/venv/bin:$PATH\n");
+	sb_addf(&sb, "RUN pip install %s\n", c->pip_args);
+	sb_add(&sb, "# check at build time that the wheel is a CUDA build, at run time that the GPU is reachable:\n"
+		    "RUN python -c \"import torch; assert torch.version.cuda, 'CPU-only wheel'; print(torch.__version__, "
+		    "torch.version.cuda)\"\n"
+		    "CMD [\"python\", \"-c\", \"import torch; print(torch.cuda.is_available(), torch.cuda.get_device_name(0))\"]\n"
+		    "# run with: docker run --rm --gpus all IMAGE\n");
+	return sb_steal(&sb);
+}
+
+void cudnn_version_text(long long v, char *out, size_t n)
+{
+	if (v <= 0) {
+		str_copy(out, n, "");
+		return;
+	}
+	/* cuDNN 9 encodes major*10000 + minor*100 + patch; cuDNN 8 and older major*1000 + minor*100 + patch */
+	if (v >= 90000)
+		snprintf(out, n, "%lld.%lld.%lld", v / 10000, (v % 10000) / 100, v % 100);
+	else
+		snprintf(out, n, "%lld.%lld.%lld", v / 1000, (v % 1000) / 100, v % 100);
+}

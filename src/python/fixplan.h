@@ -1,0 +1,74 @@
+/*
+ * Which PyTorch build fits this machine, from facts and the knowledge base only (pure: used by the
+ * rules for their fix lines and by `gpuvet fix`). The newest release whose variant this driver
+ * runs (natively, else through minor-version compatibility) and whose architecture list covers
+ * every GPU here (SASS preferred over PTX-only). When nothing fits, the driver that would make the
+ * newest covering build run. Nothing is invented: where the KB is silent the answer says unknown.
+ */
+#ifndef GPUVET_FIXPLAN_H
+#define GPUVET_FIXPLAN_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/facts.h"
+#include "kb/kb.h"
+#include "kb/kb_torch.h"
+
+#define FIX_MAX_GPUS 64
+
+typedef struct fix_gpu {
+	char name[96];
+	char cc[8];   /* "9.0"; "" when unknown */
+	int major, minor;
+	const char *cc_source; /* "NVML", "CUDA", "torch", "KB (by name)" */
+} fix_gpu;
+
+typedef struct fix_machine {
+	fix_gpu gpus[FIX_MAX_GPUS];
+	int ngpus;
+	bool gpu_present;       /* some NVIDIA GPU is visible, even when its capability is unknown */
+	char driver[32];        /* "580.159.04"; "" when unknown */
+	long long driver_cuda;  /* 13000; 0 when unknown */
+	char driver_cuda_text[16]; /* "13.0" */
+} fix_machine;
+
+/* The GPUs (NVML, else CUDA, else torch's own list) and the driver, from facts. */
+void fix_machine_read(const facts *f, const kb *k, fix_machine *m);
+
+typedef struct fix_choice {
+	bool found;
+	bool cpu_only;          /* no NVIDIA GPU: the CPU wheel */
+	torch_build build;
+	drv_fit fit;
+	bool ptx_only;          /* some GPU is covered only through PTX JIT */
+	char torchvision[16];   /* "" when the KB has no pairing */
+	bool torchvision_verified;
+	char index_url[128];    /* https://download.pytorch.org/whl/cu130 */
+	char pip_args[512];     /* "torch==2.11.* torchvision==0.26.* --index-url ..." */
+	/* nothing fits this driver: the newest build covering the GPUs and the driver it needs */
+	bool need_driver;
+	torch_build newest;
+	char driver_need[32];
+	char why[512];          /* one line on how it was chosen, or why nothing was */
+} fix_choice;
+
+/* Chooses the build. Always fills why. */
+void fix_choose(const kb *k, const fix_machine *m, fix_choice *c);
+/* A choice of one given build (the pip/conda fields filled), e.g. the build to install after the
+ * driver upgrade that fix_choose asked for. */
+void fix_choice_of(const kb *k, const torch_build *b, fix_choice *c);
+
+/* "python -m pip install torch==... --index-url ..." for the interpreter (NULL: "pip install"). */
+void fix_pip_line(const fix_choice *c, const char *python, char *out, size_t n);
+/* The conda alternative (honest about channels), one line. */
+void fix_conda_line(const fix_choice *c, char *out, size_t n);
+/* What the KB cannot promise about that line (NULL when nothing). */
+const char *fix_conda_note(const fix_choice *c);
+/* A Dockerfile on a CUDA base image this driver runs that installs the chosen build. Returns a
+ * malloc'd text, NULL when no build was chosen. */
+char *fix_dockerfile(const kb *k, const fix_machine *m, const fix_choice *c);
+/* The CUDA base image tag ("13.0.2-runtime-ubuntu24.04") for a CUDA version and this driver. */
+bool fix_base_image(const kb *k, const fix_machine *m, const char *cuda, char *out, size_t n);
+/* cudnn.version() integer to text: 91900 -> "9.19.0", 8902 -> "8.9.2". */
+void cudnn_version_text(long long v, char *out, size_t n);
+#endif

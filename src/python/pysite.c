@@ -1,0 +1,368 @@
+#include "python/pysite.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sysroot.h"
+#include "elf/elf.h"
+#include "python/pyparse.h"
+
+#define MAX_DISTS 4096
+#define MAX_SO_FILES 4096
+#define MAX_RECORD (4u << 20)
+
+int torch_read_version(const char *torch_dir, torch_version_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	char *p = xasprintf("%s/version.py", torch_dir);
+	char *text = NULL;
+	int rc = sysroot_read(p, 256 * 1024, &text, NULL, NULL);
+	free(p);
+	if (rc < 0)
+		return rc;
+	bool none = false;
+	if (!pyparse_assign(text, "__version__", out->version, sizeof(out->version), &none) || none || !out->version[0]) {
+		free(text);
+		return -EINVAL;
+	}
+	out->have_cuda_field = pyparse_assign(text, "cuda", out->cuda, sizeof(out->cuda), &out->cuda_none);
+	bool hip_none = false;
+	if (!pyparse_assign(text, "hip", out->hip, sizeof(out->hip), &hip_none) || hip_none)
+		out->hip[0] = '\0';
+	bool gv_none = false;
+	if (!pyparse_assign(text, "git_version", out->git_version, sizeof(out->git_version), &gv_none) || gv_none)
+		out->git_version[0] = '\0';
+	free(text);
+	return 0;
+}
+
+static int dist_cmp(const void *a, const void *b)
+{
+	return strcmp(((const pip_dist *)a)->name, ((const pip_dist *)b)->name);
+}
+
+void pip_list(const char *site, pip_dists *out)
+{
+	memset(out, 0, sizeof(*out));
+	DIR *d = sysroot_opendir(site);
+	if (!d)
+		return;
+	struct dirent *de;
+	size_t cap = 0;
+	while ((de = readdir(d)) && out->n < MAX_DISTS) {
+		if (!str_ends(de->d_name, ".dist-info") && !str_ends(de->d_name, ".egg-info"))
+			continue;
+		pip_dist x = {0};
+		if (!pyparse_dist_info_dir(de->d_name, x.name, sizeof(x.name), x.version, sizeof(x.version)))
+			continue;
+		x.meta_dir = xasprintf("%s/%s", site, de->d_name);
+		if (out->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			out->v = xrealloc(out->v, cap * sizeof(*out->v));
+		}
+		out->v[out->n++] = x;
+	}
+	closedir(d);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), dist_cmp);
+}
+
+void pip_dists_free(pip_dists *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->v[i].meta_dir);
+	free(d->v);
+	memset(d, 0, sizeof(*d));
+}
+
+const pip_dist *pip_find(const pip_dists *d, const char *name)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (strcmp(d->v[i].name, name) == 0)
+			return &d->v[i];
+	return NULL;
+}
+
+bool pip_metadata(const pip_dist *d, char *name, size_t nn, char *version, size_t vn)
+{
+	str_copy(name, nn, d->name);
+	str_copy(version, vn, d->version);
+	char *p = xasprintf("%s/%s", d->meta_dir, str_ends(d->meta_dir, ".egg-info") ? "PKG-INFO" : "METADATA");
+	char *text = NULL;
+	bool ok = false;
+	if (sysroot_read(p, 64 * 1024, &text, NULL, NULL) == 0) {
+		char raw[128];
+		if (pyparse_metadata_field(text, "Name", raw, sizeof(raw))) {
+			pyparse_normalize_name(raw, name, nn);
+			ok = true;
+		}
+		if (pyparse_metadata_field(text, "Version", raw, sizeof(raw)) && raw[0]) {
+			str_copy(version, vn, raw);
+			ok = true;
+		}
+		free(text);
+	}
+	free(p);
+	return ok;
+}
+
+struct record_ctx {
+	pip_owners *o;
+	const char *site;
+	const pip_dist *dist;
+};
+
+static void lexical_normalize(char *path)
+{
+	strlist comps = {0}, out = {0};
+	sl_split(&comps, path, "/", false);
+	for (size_t c = 0; c < comps.n; c++) {
+		if (strcmp(comps.v[c], ".") == 0)
+			continue;
+		if (strcmp(comps.v[c], "..") == 0) {
+			if (out.n)
+				free(out.v[--out.n]);
+			continue;
+		}
+		sl_push(&out, comps.v[c]);
+	}
+	strbuf sb;
+	sb_init(&sb);
+	for (size_t c = 0; c < out.n; c++) {
+		sb_addc(&sb, '/');
+		sb_add(&sb, out.v[c]);
+	}
+	str_copy(path, PATH_MAX, sb.len ? sb.buf : "/");
+	sb_free(&sb);
+	sl_free(&comps);
+	sl_free(&out);
+}
+
+static void record_line(const char *rel, void *ctx)
+{
+	struct record_ctx *c = ctx;
+	/* only shared libraries matter: they are what the loader picks */
+	if (!strstr(rel, ".so") || c->o->paths.n >= 20000)
+		return;
+	char abs[PATH_MAX];
+	snprintf(abs, sizeof(abs), "%s/%s", c->site, rel);
+	lexical_normalize(abs);
+	sl_push(&c->o->paths, abs);
+	sl_push(&c->o->dists, c->dist->name);
+	sl_push(&c->o->versions, c->dist->version);
+}
+
+void pip_owners_add(pip_owners *o, const char *site, const pip_dists *d, const char *const *prefixes)
+{
+	char *real_site = sysroot_realpath(site);
+	for (size_t i = 0; i < d->n; i++) {
+		bool want = false;
+		for (size_t p = 0; prefixes[p] && !want; p++)
+			want = str_starts(d->v[i].name, prefixes[p]);
+		if (!want)
+			continue;
+		char *rp = xasprintf("%s/RECORD", d->v[i].meta_dir);
+		char *text = NULL;
+		if (sysroot_read(rp, MAX_RECORD, &text, NULL, NULL) == 0) {
+			pip_dist md = d->v[i]; /* METADATA's name and version outrank the directory's */
+			pip_metadata(&d->v[i], md.name, sizeof(md.name), md.version, sizeof(md.version));
+			struct record_ctx c = {o, real_site ? real_site : site, &md};
+			pyparse_record(text, record_line, &c);
+			free(text);
+		}
+		free(rp);
+	}
+	free(real_site);
+}
+
+void pip_owners_free(pip_owners *o)
+{
+	sl_free(&o->paths);
+	sl_free(&o->dists);
+	sl_free(&o->versions);
+}
+
+const char *pip_owner(const pip_owners *o, const char *abs, const char **version)
+{
+	char *real = sysroot_realpath(abs);
+	for (int pass = 0; pass < 2; pass++) {
+		const char *want = pass == 0 ? abs : real;
+		if (!want)
+			continue;
+		for (size_t i = 0; i < o->paths.n; i++)
+			if (strcmp(o->paths.v[i], want) == 0) {
+				if (version)
+					*version = o->versions.v[i];
+				free(real);
+				return o->dists.v[i];
+			}
+	}
+	free(real);
+	return NULL;
+}
+
+static bool conda_interesting(const char *name)
+{
+	static const char *const names[] = {"cudatoolkit", "cudnn", "pytorch", "pytorch-cuda", "pytorch-gpu",
+					    "pytorch-cpu", "cuda-version", "cuda-cudart", "cuda-runtime", "nccl",
+					    "cuda-nvcc", "cuda-toolkit", "libcublas", "cpuonly", "libtorch"};
+	for (size_t i = 0; i < GV_ARRAY_LEN(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+bool conda_list(const char *prefix, conda_pkgs *out)
+{
+	memset(out, 0, sizeof(*out));
+	char *dir = xasprintf("%s/conda-meta", strcmp(prefix, "/") == 0 ? "" : prefix);
+	DIR *d = sysroot_opendir(dir);
+	free(dir);
+	if (!d)
+		return false;
+	struct dirent *de;
+	int seen = 0;
+	while ((de = readdir(d)) && seen++ < 20000) {
+		char name[128], version[64], build[128];
+		if (!pyparse_conda_meta(de->d_name, name, sizeof(name), version, sizeof(version), build, sizeof(build)))
+			continue;
+		if (!conda_interesting(name) || out->names.n >= 64)
+			continue;
+		sl_push(&out->names, name);
+		sl_push(&out->versions, version);
+		sl_push(&out->builds, build);
+	}
+	closedir(d);
+	return true;
+}
+
+void conda_pkgs_free(conda_pkgs *c)
+{
+	sl_free(&c->names);
+	sl_free(&c->versions);
+	sl_free(&c->builds);
+}
+
+int lib_fatbin(const char *abs, double deadline, fatbin_summary *out, char *err, size_t errn)
+{
+	memset(out, 0, sizeof(*out));
+	const char *e = NULL;
+	elf_image *img = elf_open_file(abs, &e);
+	if (!img) {
+		snprintf(err, errn, "%s", e ? e : "unreadable");
+		return strcmp(e ? e : "", "not an ELF file") == 0 ? 0 : -1;
+	}
+	fatbin_limits lim = {0, deadline};
+	int rc = fatbin_scan_elf(img, &lim, out);
+	elf_close(img);
+	return rc;
+}
+
+static bool skip_dir(const char *name)
+{
+	static const char *const skip[] = {"torch", "nvidia", "__pycache__", "tests", "test", "include", "caffe2",
+					   "functorch", "torchgen", "pip", "setuptools", "_distutils_hack", "pkg_resources"};
+	for (size_t i = 0; i < GV_ARRAY_LEN(skip); i++)
+		if (strcmp(name, skip[i]) == 0)
+			return true;
+	return str_ends(name, ".dist-info") || str_ends(name, ".egg-info") || name[0] == '.';
+}
+
+static bool is_so_name(const char *name)
+{
+	/* NVIDIA's own libraries that other packages bundle (triton's CUPTI, nvrtc...) are not
+	 * extensions: they carry code for every architecture of their CUDA release */
+	if (str_starts(name, "libcu") || str_starts(name, "libnv") || str_starts(name, "libnccl"))
+		return false;
+	return str_ends(name, ".so") || strstr(name, ".so.") != NULL;
+}
+
+struct walk {
+	double deadline;
+	size_t files, found;
+	ext_fn fn;
+	void *ctx;
+};
+
+static void walk_dir(struct walk *w, const char *dir, const char *package, int depth)
+{
+	DIR *d = sysroot_opendir(dir);
+	if (!d)
+		return;
+	strlist subdirs = {0}, files = {0};
+	struct dirent *de;
+	int seen = 0;
+	while ((de = readdir(d)) && seen++ < 20000) {
+		const char *n = de->d_name;
+		if (n[0] == '.')
+			continue;
+		unsigned char type = de->d_type;
+		if (type == DT_UNKNOWN || type == DT_LNK) {
+			char *p = xasprintf("%s/%s", dir, n);
+			struct stat st;
+			type = sysroot_lstat(p, &st) == 0 ? (S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK)
+							   : DT_UNKNOWN;
+			free(p);
+		}
+		if (type == DT_DIR && depth < 3 && !(depth == 0 && skip_dir(n)) && !(depth > 0 && (strcmp(n, "__pycache__") == 0)))
+			sl_push(&subdirs, n);
+		else if (type == DT_REG && is_so_name(n))
+			sl_push(&files, n);
+	}
+	closedir(d);
+	for (size_t i = 0; i < files.n && w->files < MAX_SO_FILES; i++) {
+		if (w->deadline > 0 && now_seconds() > w->deadline)
+			break;
+		w->files++;
+		char *p = xasprintf("%s/%s", dir, files.v[i]);
+		fatbin_summary s;
+		char err[128];
+		if (lib_fatbin(p, w->deadline, &s, err, sizeof(err)) == 1 && (s.nsass || s.nptx)) {
+			char pkg[128];
+			if (package) {
+				str_copy(pkg, sizeof(pkg), package);
+			} else { /* a top-level module: its name up to the first dot */
+				str_copy(pkg, sizeof(pkg), files.v[i]);
+				pkg[strcspn(pkg, ".")] = '\0';
+			}
+			w->found++;
+			w->fn(p, pkg, &s, w->ctx);
+		}
+		free(p);
+	}
+	for (size_t i = 0; i < subdirs.n; i++) {
+		char *p = xasprintf("%s/%s", dir, subdirs.v[i]);
+		walk_dir(w, p, package ? package : subdirs.v[i], depth + 1);
+		free(p);
+	}
+	sl_free(&subdirs);
+	sl_free(&files);
+}
+
+size_t ext_scan(const char *site, double deadline, ext_fn fn, void *ctx)
+{
+	struct walk w = {deadline, 0, 0, fn, ctx};
+	walk_dir(&w, site, NULL, 0);
+	return w.found;
+}
+
+void lib_file_version(const char *abs, char *out, size_t n, char **real)
+{
+	char *r = sysroot_realpath(abs);
+	const char *name = strrchr(r ? r : abs, '/');
+	name = name ? name + 1 : abs;
+	char v1[64] = "", v2[64] = "";
+	pyparse_so_version(name, v1, sizeof(v1));
+	const char *own = strrchr(abs, '/');
+	pyparse_so_version(own ? own + 1 : abs, v2, sizeof(v2));
+	/* the resolved name carries the full version when the link names only the major */
+	str_copy(out, n, strlen(v1) >= strlen(v2) ? v1 : v2);
+	if (real)
+		*real = r;
+	else
+		free(r);
+}
