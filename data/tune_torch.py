@@ -391,6 +391,7 @@ def empty_document(args):
         "schema": SCHEMA,
         "status": "ok",
         "message": "",
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "env": {"python": platform.python_version(), "executable": sys.executable},
         "config": {
             "budget_s": args.budget,
