@@ -6,5 +6,7 @@
 #include "rules/rules.h"
 
 extern const rule rules_hardware[];
+extern const rule rules_driver[];
+extern const rule rules_gpu[];
 extern const rule *const rule_tables[];
 #endif

@@ -243,7 +243,8 @@ int main(int argc, char **argv)
 		}
 		if (x && w.n > 2) { /* expect: ID SEV text that must appear in evidence or fix */
 			char *s = cJSON_PrintUnformatted(x);
-			const char *needle = strstr(expects.v[i], w.v[1]) + strlen(w.v[1]);
+			/* the text follows the severity word, searched after the id ("driver.init-failed fail X") */
+			const char *needle = strstr(expects.v[i] + strlen(w.v[0]), w.v[1]) + strlen(w.v[1]);
 			while (*needle == ' ')
 				needle++;
 			if (!strstr(s, needle))
