@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/history_record.h"
 #include "kb/kb.h"
 #include "render/render.h"
 #include "tune/tune_advice.h"
@@ -57,7 +58,8 @@ static const char tune_usage[] =
 	"  --from FILE          report on a probe document (or its RESULT lines) saved earlier\n"
 	"                       instead of measuring\n"
 	"  --db PATH            the history database (default $XDG_DATA_HOME/gpuvet/history.db)\n"
-	"  --no-history         do not store the result\n"
+	"  --no-history         do not store the result (also GPUVET_NO_HISTORY=1); --from results\n"
+	"                       are never stored\n"
 	"\n"
 	"Ctrl-C stops the probe and reports the steps that finished.\n"
 	"\n"
@@ -317,6 +319,8 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 		gv_warning("--root does not apply to %s: it measures this machine", usage_name);
 
 	tune_report *r;
+	tune_conditions cond;
+	tune_sampler_conditions(NULL, &cond);
 	if (from) {
 		r = report_from_file(from);
 		if (!r) {
@@ -352,6 +356,7 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 		r = tune_probe_run(&po);
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
+		tune_sampler_conditions(sampler, &cond);
 		tune_sampler_close(sampler);
 		free(python);
 		if (stop_flag)
@@ -367,7 +372,7 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 	tune_advice *a = tune_advise(r, kb_global());
 	char date[16];
 	today(date, sizeof(date), r);
-	tune_render_opts ro = {color_wanted(stdout, gopts.color), verbose, date};
+	tune_render_opts ro = {color_wanted(stdout, gopts.color), verbose, date, cond.samples ? &cond : NULL};
 	if (json) {
 		cJSON *doc = tune_render_json(r, a, &ro);
 		char *s = cJSON_Print(doc);
@@ -377,13 +382,9 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 	} else {
 		tune_render_text(stdout, r, a, &ro);
 	}
-	if (!no_history && (r->nruns || r->npipes || r->ddp.present)) {
-		char *err = NULL;
-		if (!tune_history_store(db, r, a, date, &err)) {
-			gv_warning("the result was not stored in the history: %s", err ? err : "unknown error");
-		}
-		free(err);
-	}
+	/* a failure to store is a warning, never the exit status */
+	if (history_wanted(no_history) && (r->nruns || r->npipes || r->ddp.present))
+		history_record(db, tune_history_run(r, a, cond.samples ? &cond : NULL, argc, argv));
 	if (rc == EXIT_OK && (!tune_report_has_gpu(r) || a->any_bad_verdict))
 		rc = EXIT_FINDING;
 	tune_advice_free(a);

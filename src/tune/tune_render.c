@@ -68,6 +68,17 @@ static void header(FILE *out, const tune_report *r, bool on)
 		const char *c = strcmp(r->status, "cpu-only") == 0 || strcmp(r->status, "budget") == 0 ? col_warn(on)
 														 : col_fail(on);
 		fprintf(out, "%s%s%s: %s\n", c, r->status, col_reset(on), r->message ? r->message : "");
+		const char *hint = NULL;
+		if (strcmp(r->status, "no-torch") == 0)
+			hint = "install PyTorch into this interpreter (`gpuvet fix` prints the pip line for the build that fits "
+			       "this driver), or point tune at one that has it with --python PATH";
+		else if (strcmp(r->status, "cpu-only") == 0)
+			hint = "`gpuvet check` says why PyTorch cannot use a GPU here";
+		else if (strcmp(r->status, "crashed") == 0 || strcmp(r->status, "timeout") == 0 ||
+			 strcmp(r->status, "unreadable") == 0)
+			hint = "`gpuvet tune -v` shows the probe's own messages as they come";
+		if (hint)
+			fprintf(out, "  %s\n", hint);
 	}
 }
 
@@ -96,14 +107,12 @@ static void table(FILE *out, const tune_report *r, const tune_advice *a, const t
 	if (threads > 0)
 		fprintf(out, " on %d thread%s", threads, threads == 1 ? "" : "s");
 	fprintf(out, ". tuned: the fastest settings measured");
+	int shown = 0;
 	for (size_t i = 0; i < a->nsums; i++)
 		if (a->sums[i].best)
-			fprintf(out, "%s %s: %s", i ? ";" : " (", a->sums[i].model, a->sums[i].best_desc);
-	for (size_t i = 0; i < a->nsums; i++)
-		if (a->sums[i].best) {
-			fputc(')', out);
-			break;
-		}
+			fprintf(out, "%s%s: %s", shown++ ? "; " : " (", a->sums[i].model, a->sums[i].best_desc);
+	if (shown)
+		fputc(')', out);
 	fprintf(out, ".\nEach figure: the median of timed training steps (forward, backward, optimizer) after "
 		     "warm-up.%s\n",
 		col_reset(on));
@@ -163,7 +172,12 @@ static void settings_section(FILE *out, const tune_report *r, const tune_advice 
 				char text[96];
 				tune_format_gain(text, sizeof(text), g->speedup, g->mem_saving);
 				const char *c = g->speedup >= TUNE_GAIN_MIN ? col_ok(on) : g->speedup < 1.0 / TUNE_GAIN_MIN ? col_warn(on) : "";
-				fprintf(out, "   %s%s%s than %s", c, text, col_reset(on), title_of(g->base->setting));
+				char based[160];
+				if (g->base->reference)
+					str_copy(based, sizeof(based), title_of(g->base->setting));
+				else
+					tune_describe_config(based, sizeof(based), &g->base->cfg);
+				fprintf(out, "   %s%s%s than %s", c, text, col_reset(on), based);
 			} else if (x->reference) {
 				fprintf(out, "   %s(the settings of anchors/bench_models.py)%s", col_dim(on), col_reset(on));
 			} else if (strcmp(x->setting, "fp32") == 0) {
@@ -199,10 +213,10 @@ static void print_code(FILE *out, const char *code, const char *indent)
 	}
 }
 
-static void recs_section(FILE *out, const tune_advice *a, const tune_render_opts *o)
+static void recs_section(FILE *out, const tune_report *r, const tune_advice *a, const tune_render_opts *o)
 {
 	bool on = o->color;
-	if (!a->nsums)
+	if (!a->nsums || !tune_report_has_gpu(r))
 		return;
 	fprintf(out, "\n%sRecommendations%s %s(ranked by measured gain)%s\n", col_bold(on), col_reset(on), col_dim(on),
 		col_reset(on));
@@ -216,6 +230,8 @@ static void recs_section(FILE *out, const tune_advice *a, const tune_render_opts
 		}
 		char text[96];
 		tune_format_gain(text, sizeof(text), rec->score, rec->mem_saving);
+		if (strcmp(rec->info->key, "pipeline") == 0)
+			snprintf(text, sizeof(text), "%.2fx the samples/s of the defaults", rec->score);
 		if (rec->alternative) {
 			fprintf(out, "     %s: %s", rec->info->title, text);
 		} else {
@@ -249,9 +265,11 @@ static void pipeline_section(FILE *out, const tune_report *r, const tune_advice 
 	if (!r->npipes)
 		return;
 	const tune_pipe *p0 = &r->pipes[0];
+	char desc[160];
+	tune_describe_config(desc, sizeof(desc), &p0->cfg);
+	int size = p0->image_size > 0 ? p0->image_size : r->image_size;
 	fprintf(out, "\n%sInput pipeline%s %s(synthetic %dx%d images through a DataLoader into resnet50's training step, batch %d, %s)%s\n",
-		col_bold(on), col_reset(on), col_dim(on), r->image_size, r->image_size, p0->batch,
-		p0->setting[0] ? title_of(p0->setting) : "?", col_reset(on));
+		col_bold(on), col_reset(on), col_dim(on), size, size, p0->batch, desc, col_reset(on));
 	fprintf(out, "  %7s %11s %10s %7s %9s\n", "workers", "pin_memory", "samples/s", "of GPU", "GPU busy");
 	for (size_t i = 0; i < r->npipes; i++) {
 		const tune_pipe *p = &r->pipes[i];
@@ -279,11 +297,11 @@ static void pipeline_section(FILE *out, const tune_report *r, const tune_advice 
 			100 * v->dflt_fraction);
 	else if (v->dflt && isfinite(v->dflt_fraction))
 		fprintf(out, "the DataLoader's defaults keep up (%.0f%% of the GPU's rate). ", 100 * v->dflt_fraction);
-	if (v->starves_best)
+	if (v->starves_best && v->best != v->dflt)
 		fprintf(out, "Even the best here (num_workers=%d, pin_memory=%s) reaches only %.0f%%: the data preparation "
 			     "is the bottleneck (more CPU cores, lighter transforms, or preprocessing on the GPU).\n",
 			v->best->workers, v->best->pin_memory ? "True" : "False", 100 * v->best_fraction);
-	else if (isfinite(v->best_fraction))
+	else if (isfinite(v->best_fraction) && v->best != v->dflt)
 		fprintf(out, "num_workers=%d, pin_memory=%s feeds it (%.0f%%).\n", v->best->workers,
 			v->best->pin_memory ? "True" : "False", 100 * v->best_fraction);
 	else
@@ -304,11 +322,12 @@ static void ddp_section(FILE *out, const tune_report *r, const tune_advice *a, c
 		fprintf(out, "  %s%s%s: %s\n", col_warn(on), d->status, col_reset(on), d->reason ? d->reason : "no figure");
 		return;
 	}
-	char ddp[24], one[24];
+	char ddp[24], one[24], desc[160];
 	fmt_ms(ddp, sizeof(ddp), d->ddp_ms);
 	fmt_ms(one, sizeof(one), d->single_ms);
+	tune_describe_config(desc, sizeof(desc), &d->cfg);
 	fprintf(out, "  %s over %d GPUs, batch %d per GPU, %s: %s ms a step, %s ms on one GPU", d->model, d->world_size,
-		d->batch_per_gpu, d->setting[0] ? title_of(d->setting) : "?", ddp, one);
+		d->batch_per_gpu, desc, ddp, one);
 	if (isfinite(d->efficiency))
 		fprintf(out, ": %.1f%% scaling efficiency", 100 * d->efficiency);
 	if (isfinite(d->samples_s) && isfinite(d->single_samples_s))
@@ -350,17 +369,41 @@ static void verdict_section(FILE *out, const tune_report *r, const tune_advice *
 		const tune_verdict *v = &a->verdicts[i];
 		bool ms = strcmp(v->metric, "step_ms") == 0;
 		const char *c = v->bad ? col_fail(on) : strcmp(v->word, "as expected") == 0 ? col_ok(on) : col_warn(on);
-		fprintf(out, "  %-9s batch %-4d %-19s %s %9.2f %s, expected %9.2f: %s%s%s", v->model, v->batch,
-			title_of(v->setting), ms ? "step" : "peak", v->measured, ms ? "ms " : "MiB", v->expected, c, v->word,
-			col_reset(on));
+		char m[48], e[48];
+		snprintf(m, sizeof(m), "%.2f %s", v->measured, ms ? "ms" : "MiB");
+		snprintf(e, sizeof(e), "%.2f %s", v->expected, ms ? "ms" : "MiB");
+		fprintf(out, "  %-9s batch %-4d %-19s %s %12s, expected %12s: %s%s%s", v->model, v->batch,
+			title_of(v->setting), ms ? "step" : "peak", m, e, c, v->word, col_reset(on));
 		if (ms)
 			fprintf(out, " (%.0f%% of the expected speed)", 100 * v->ratio);
 		fputc('\n', out);
 	}
-	if (a->any_bad_verdict)
-		fprintf(out, "  %sa slow step: look for throttling, other processes on the GPU, a lower power limit or clocks "
+	if (a->any_bad_verdict && o->cond && o->cond->slowed)
+		fprintf(out, "  %sthe GPU was slowed during the timed steps (%s): that explains a slow step%s\n", col_warn(on),
+			o->cond->reasons, col_reset(on));
+	else if (a->any_bad_verdict)
+		fprintf(out, "  %sa slow step: look for other processes on the GPU, a lower power limit or clocks "
 			     "(gpuvet watch, nvidia-smi -q -d PERFORMANCE)%s\n",
 			col_dim(on), col_reset(on));
+}
+
+static void conditions_line(FILE *out, const tune_render_opts *o)
+{
+	const tune_conditions *c = o->cond;
+	if (!c || !c->samples)
+		return;
+	bool on = o->color;
+	fprintf(out, "\n%sGPU during the timed steps (NVML, %d samples):", col_dim(on), c->samples);
+	if (isfinite(c->sm_clock_mhz))
+		fprintf(out, " SM clock %.0f MHz", c->sm_clock_mhz);
+	if (isfinite(c->temperature_max_c))
+		fprintf(out, ", at most %.0f C", c->temperature_max_c);
+	if (isfinite(c->power_w))
+		fprintf(out, ", %.0f W on average", c->power_w);
+	fprintf(out, "%s", col_reset(on));
+	if (c->slowed)
+		fprintf(out, ", %sslowed: %s%s", col_warn(on), c->reasons, col_reset(on));
+	fputc('\n', out);
 }
 
 static void notes_section(FILE *out, const tune_report *r, const tune_render_opts *o)
@@ -382,10 +425,12 @@ void tune_render_text(FILE *out, const tune_report *r, const tune_advice *a, con
 	header(out, r, o->color);
 	table(out, r, a, o);
 	settings_section(out, r, a, o);
-	recs_section(out, a, o);
+	recs_section(out, r, a, o);
 	pipeline_section(out, r, a, o);
 	ddp_section(out, r, a, o);
 	verdict_section(out, r, a, o);
+	if (o->verbose || (o->cond && o->cond->slowed))
+		conditions_line(out, o);
 	notes_section(out, r, o);
 }
 
@@ -642,6 +687,18 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 		cJSON_AddBoolToObject(x, "slow", v->bad);
 		add_str(x, "source", v->source);
 		cJSON_AddItemToArray(verdicts, x);
+	}
+	if (o->cond && o->cond->samples) {
+		cJSON *c = cJSON_AddObjectToObject(doc, "gpu_conditions");
+		cJSON_AddNumberToObject(c, "nvml_index", o->cond->index);
+		cJSON_AddNumberToObject(c, "samples", o->cond->samples);
+		add_num(c, "sm_clock_mhz", o->cond->sm_clock_mhz);
+		add_num(c, "mem_clock_mhz", o->cond->mem_clock_mhz);
+		add_num(c, "power_w", o->cond->power_w);
+		add_num(c, "temperature_max_c", o->cond->temperature_max_c);
+		add_str(c, "slowed_by", o->cond->reasons);
+	} else {
+		cJSON_AddNullToObject(doc, "gpu_conditions");
 	}
 	cJSON_AddItemToObject(doc, "notes", strlist_json(&r->notes));
 	cJSON_AddItemToObject(doc, "skipped", strlist_json(&r->skipped));

@@ -129,6 +129,7 @@ static bool read_pipe(const cJSON *o, tune_pipe *p)
 	p->pin_memory = get_bool(o, "pin_memory");
 	p->batch = get_int(o, "batch", 1, 1 << 24, -1);
 	p->batches = get_int(o, "batches", 0, 1 << 30, -1);
+	p->image_size = get_int(o, "image_size", 1, 1 << 16, -1);
 	get_name(o, "status", p->status, sizeof(p->status));
 	if (!p->status[0])
 		str_copy(p->status, sizeof(p->status), "unknown");
@@ -138,6 +139,7 @@ static bool read_pipe(const cJSON *o, tune_pipe *p)
 	p->gpu_samples_s = get_num(o, "gpu_samples_s", 1e-9, 1e12);
 	p->seconds = get_num(o, "seconds", 0, 86400);
 	p->gpu_util = NAN;
+	read_config(field(o, "config"), &p->cfg);
 	if (strcmp(p->status, "ok") == 0 && isnan(p->samples_s))
 		str_copy(p->status, sizeof(p->status), "invalid");
 	return true;
@@ -174,6 +176,7 @@ static void read_ddp(const cJSON *o, tune_ddp *d)
 	d->samples_s = get_num(o, "samples_s", 0, 1e12);
 	d->single_samples_s = get_num(o, "single_samples_s", 0, 1e12);
 	d->single_peak_mib = get_num(o, "single_peak_mib", 0, MIB_MAX);
+	read_config(field(o, "config"), &d->cfg);
 	const cJSON *ranks = field(o, "ranks");
 	if (cJSON_IsArray(ranks)) {
 		int n = cJSON_GetArraySize(ranks);
@@ -405,7 +408,10 @@ tune_report *tune_report_parse(const char *doc, size_t len, const strlist *resul
 	if (result_lines)
 		for (size_t i = 0; i < result_lines->n; i++, n++)
 			read_line(r, result_lines->v[i]);
-	str_copy(r->status, sizeof(r->status), r->nruns || r->env.torch ? "partial" : "unreadable");
+	bool some = r->nruns || r->npipes || r->ddp.present || r->env.torch;
+	tune_report_set_status(r, some ? "partial" : "unreadable",
+			       some ? "no report document: what the probe printed as it went (its RESULT lines)"
+				    : "no report document and no RESULT lines");
 	return r;
 }
 

@@ -42,11 +42,12 @@ typedef struct tune_model {
 } tune_model;
 
 typedef struct tune_pipe {
-	int id, workers, batch, batches;
+	int id, workers, batch, batches, image_size;
 	bool pin_memory;
 	char status[16], setting[TUNE_NAME];
 	char *reason;
 	double samples_s, gpu_samples_s, seconds, gpu_util; /* NAN when unknown */
+	tune_config cfg; /* the training step's settings */
 } tune_pipe;
 
 typedef struct tune_rank {
@@ -61,6 +62,7 @@ typedef struct tune_ddp {
 	char model[TUNE_NAME], setting[TUNE_NAME], status[16];
 	char *reason;
 	double single_ms, ddp_ms, efficiency, memory_balance, samples_s, single_samples_s, single_peak_mib;
+	tune_config cfg;
 	tune_rank *ranks;
 	size_t nranks;
 } tune_ddp;

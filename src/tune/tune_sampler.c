@@ -1,59 +1,31 @@
-/* A small NVML reader of its own: only utilization, by UUID. When the nvidia module's loader
- * (src/nvidia/nvml.h) is merged, this file becomes a thin adapter over it. */
 #include "tune/tune_sampler.h"
 
-#include <dlfcn.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
-
-typedef int nvml_ret;
-typedef struct nvml_device_st *nvml_device;
-typedef struct {
-	unsigned int gpu, memory;
-} nvml_utilization;
+#include "nvidia/nvml.h"
 
 struct tune_sampler {
-	void *lib;
-	nvml_ret (*shutdown)(void);
-	nvml_ret (*by_index)(unsigned int, nvml_device *);
-	nvml_ret (*by_uuid)(const char *, nvml_device *);
-	nvml_ret (*utilization)(nvml_device, nvml_utilization *);
-	nvml_device dev;
-	bool have_dev;
+	unsigned index;
+	bool selected;
+	gv_nvml_device d;
+	int n, n_sm, n_mem, n_power;
+	double sm_sum, mem_sum, power_sum, temp_max;
+	unsigned long long reasons;
 };
-
-static void *sym(void *lib, const char *versioned, const char *plain)
-{
-	void *p = versioned ? dlsym(lib, versioned) : NULL;
-	return p ? p : dlsym(lib, plain);
-}
 
 tune_sampler *tune_sampler_open(const char **why)
 {
-	const char *path = getenv("GPUVET_NVML_LIB");
-	void *lib = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
+	nvmlReturn_t rc = gv_nvml_init();
+	if (rc != NVML_SUCCESS) {
 		if (why)
-			*why = "NVML (libnvidia-ml.so.1) cannot be loaded";
+			*why = gv_nvml_error_string(rc);
 		return NULL;
 	}
-	nvml_ret (*init)(void) = (nvml_ret(*)(void))sym(lib, "nvmlInit_v2", "nvmlInit");
 	tune_sampler *s = xcalloc(1, sizeof(*s));
-	s->lib = lib;
-	s->shutdown = (nvml_ret(*)(void))dlsym(lib, "nvmlShutdown");
-	s->by_index = (nvml_ret(*)(unsigned int, nvml_device *))sym(lib, "nvmlDeviceGetHandleByIndex_v2",
-								      "nvmlDeviceGetHandleByIndex");
-	s->by_uuid = (nvml_ret(*)(const char *, nvml_device *))dlsym(lib, "nvmlDeviceGetHandleByUUID");
-	s->utilization = (nvml_ret(*)(nvml_device, nvml_utilization *))dlsym(lib, "nvmlDeviceGetUtilizationRates");
-	if (!init || !s->by_index || !s->utilization || init() != 0) {
-		if (why)
-			*why = "NVML does not initialize or lacks nvmlDeviceGetUtilizationRates";
-		dlclose(lib);
-		free(s);
-		return NULL;
-	}
+	s->temp_max = NAN;
 	return s;
 }
 
@@ -61,35 +33,87 @@ void tune_sampler_select(tune_sampler *s, const char *uuid)
 {
 	if (!s)
 		return;
-	nvml_device d = NULL;
-	if (uuid && *uuid && s->by_uuid && s->by_uuid(uuid, &d) == 0) {
-		s->dev = d;
-		s->have_dev = true;
-		return;
-	}
-	s->have_dev = s->by_index(0, &d) == 0;
-	s->dev = d;
+	s->index = 0;
+	s->selected = true;
+	unsigned n = 0;
+	if (uuid && *uuid && gv_nvml_device_count(&n) == NVML_SUCCESS)
+		for (unsigned i = 0; i < n && i < 1024; i++) {
+			gv_nvml_device_clear(&s->d);
+			if (gv_nvml_device_snapshot(i, GV_NVML_IDENTITY, &s->d) == NVML_SUCCESS && GV_OK(s->d.uuid) &&
+			    strcmp(s->d.uuid.v, uuid) == 0) {
+				s->index = i;
+				return;
+			}
+		}
+	/* not found (or no UUID): device 0, as CUDA's device 0 most often is */
+	gv_nvml_device_clear(&s->d);
+	gv_nvml_device_snapshot(0, GV_NVML_IDENTITY, &s->d);
 }
 
 bool tune_sampler_read(tune_sampler *s, double *pct)
 {
 	if (!s)
 		return false;
-	if (!s->have_dev)
+	if (!s->selected)
 		tune_sampler_select(s, NULL);
-	nvml_utilization u;
-	if (!s->have_dev || s->utilization(s->dev, &u) != 0 || u.gpu > 100)
+	/* identity was read at select and stays; only what changes is read here */
+	if (gv_nvml_device_snapshot(s->index, GV_NVML_DYNAMIC, &s->d) != NVML_SUCCESS)
 		return false;
-	*pct = u.gpu;
+	const gv_nvml_device *d = &s->d;
+	s->n++;
+	if (GV_OK(d->sm_clock_mhz)) {
+		s->sm_sum += (double)d->sm_clock_mhz.v;
+		s->n_sm++;
+	}
+	if (GV_OK(d->mem_clock_mhz)) {
+		s->mem_sum += (double)d->mem_clock_mhz.v;
+		s->n_mem++;
+	}
+	if (GV_OK(d->power_mw)) {
+		s->power_sum += (double)d->power_mw.v / 1000.0;
+		s->n_power++;
+	}
+	if (GV_OK(d->temperature_c) && (isnan(s->temp_max) || (double)d->temperature_c.v > s->temp_max))
+		s->temp_max = (double)d->temperature_c.v;
+	if (GV_OK(d->clock_event_reasons))
+		s->reasons |= d->clock_event_reasons.v;
+	if (!GV_OK(d->util_gpu) || d->util_gpu.v > 100)
+		return false;
+	*pct = (double)d->util_gpu.v;
 	return true;
+}
+
+void tune_sampler_conditions(const tune_sampler *s, tune_conditions *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->index = -1;
+	out->sm_clock_mhz = out->mem_clock_mhz = out->power_w = out->temperature_max_c = NAN;
+	if (!s || !s->n)
+		return;
+	out->index = (int)s->index;
+	out->samples = s->n;
+	if (s->n_sm)
+		out->sm_clock_mhz = s->sm_sum / s->n_sm;
+	if (s->n_mem)
+		out->mem_clock_mhz = s->mem_sum / s->n_mem;
+	if (s->n_power)
+		out->power_w = s->power_sum / s->n_power;
+	out->temperature_max_c = s->temp_max;
+	/* idle and application-clock reasons say nothing about the timed steps */
+	unsigned long long shown = s->reasons & GV_NVML_REASONS_BAD;
+	if (shown)
+		gv_nvml_clock_reasons_text(shown, out->reasons, sizeof(out->reasons));
+	out->slowed = shown != 0;
+	if (GV_OK(s->d.name))
+		str_copy(out->name, sizeof(out->name), s->d.name.v);
+	if (GV_OK(s->d.uuid))
+		str_copy(out->uuid, sizeof(out->uuid), s->d.uuid.v);
 }
 
 void tune_sampler_close(tune_sampler *s)
 {
 	if (!s)
 		return;
-	if (s->shutdown)
-		s->shutdown();
-	dlclose(s->lib);
+	gv_nvml_shutdown();
 	free(s);
 }
