@@ -38,6 +38,7 @@ static void add_runs(hist_run *h, const tune_report *r, const tune_summary *s)
 		const tune_run *x = &r->runs[i];
 		if (strcmp(x->model, s->model) != 0 || strcmp(x->status, "ok") != 0)
 			continue;
+		const char *dev = strcmp(x->device, "cuda") == 0 ? "gpu" : x->device;
 		char name[256], desc[160];
 		tune_describe_config(desc, sizeof(desc), &x->cfg);
 		cJSON *pj = cJSON_CreateObject();
@@ -48,15 +49,15 @@ static void add_runs(hist_run *h, const tune_report *r, const tune_summary *s)
 			cJSON_AddNumberToObject(pj, "gpu_util", x->gpu_util);
 		char *params = cJSON_PrintUnformatted(pj);
 		cJSON_Delete(pj);
-		snprintf(name, sizeof(name), "tune.%s.%s.%s.%s.ms", s->model, shape, x->device, x->setting);
+		snprintf(name, sizeof(name), "tune.%s.%s.%s.%s.ms", s->model, shape, dev, x->setting);
 		add(h, name, x->ms, "ms", HIST_LOWER_BETTER, x->ms_min, x->ms_max, x->iters, params);
 		free(params);
 		if (isfinite(x->peak_mib)) {
-			snprintf(name, sizeof(name), "tune.%s.%s.%s.%s.peak_mib", s->model, shape, x->device, x->setting);
+			snprintf(name, sizeof(name), "tune.%s.%s.%s.%s.peak_mib", s->model, shape, dev, x->setting);
 			add(h, name, x->peak_mib, "MiB", HIST_LOWER_BETTER, NAN, NAN, 0, NULL);
 		}
 		if (isfinite(x->compile_s)) {
-			snprintf(name, sizeof(name), "tune.%s.%s.%s.%s.compile_s", s->model, shape, x->device, x->setting);
+			snprintf(name, sizeof(name), "tune.%s.%s.%s.%s.compile_s", s->model, shape, dev, x->setting);
 			add(h, name, x->compile_s, "s", HIST_LOWER_BETTER, NAN, NAN, 0, NULL);
 		}
 	}

@@ -110,6 +110,20 @@ def main():
     results = [json.loads(ln[7:]) for ln in lines if ln.startswith("RESULT ")]
     if sum(1 for x in results if x["type"] == "run") != len(doc["runs"]):
         fail("RESULT lines", doc)
+    # the C side reads this document as the probe wrote it (GPUVET_BIN: set by CTest)
+    gv = os.environ.get("GPUVET_BIN")
+    if gv:
+        import subprocess
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            f.write(tt.dumps(doc))
+            f.flush()
+            out = subprocess.run([gv, "tune", "--from", f.name, "--json"], capture_output=True, text=True, timeout=60)
+        rep = json.loads(out.stdout)
+        if out.returncode != 0 or rep["status"] != "ok" or len(rep["models"]) != len(models):
+            fail("gpuvet tune --from: exit %d %s" % (out.returncode, out.stderr), rep)
+        if rep["ddp"]["status"] != "ok" or len(rep["pipeline"]["configs"]) != 4:
+            fail("gpuvet tune --from: ddp/pipeline", rep)
     print("ok: %d runs, %d pipeline configurations, ddp %.1f ms over %d ranks in %.1f s" % (
         len(doc["runs"]), len(doc["pipeline"]), d["ddp_ms"], len(d["ranks"]), doc.get("elapsed_s") or 0))
     return 0
