@@ -1076,14 +1076,24 @@ class Runner:
             self.ch.mark("end", rec["id"])
         except subprocess.TimeoutExpired:
             rec.update(status="budget", reason="the DDP processes did not finish within the budget")
+        except (BudgetExceeded, Interrupted, KeyboardInterrupt):
+            rec.update(status="budget", reason="stopped before the DDP processes finished")
+            self.kill_all(procs)
+            self.finish_ddp(rec)
+            raise
         finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-        rec["ranks"] = [read_rank(rank, out, err, procs[rank].returncode) for rank, (out, err) in enumerate(files)]
+            self.kill_all(procs)
+        rec["ranks"] = [read_rank(rank, out, err, procs[rank].returncode if rank < len(procs) else None)
+                        for rank, (out, err) in enumerate(files)]
         summarize_ddp(rec, world)
         return self.finish_ddp(rec)
+
+    @staticmethod
+    def kill_all(procs):
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
     def finish_ddp(self, rec):
         self.doc["ddp"] = rec
