@@ -114,7 +114,7 @@ static void keep_tail(tune_stream *s, const char *line)
 		memmove(s->tail.v, s->tail.v + 1, (s->tail.n - 1) * sizeof(char *));
 		s->tail.n--;
 	}
-	char *c = xstrndup(line, 400);
+	char *c = xstrndup(line, strnlen(line, 400));
 	str_sanitize(c);
 	sl_push_owned(&s->tail, c);
 }

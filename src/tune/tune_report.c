@@ -30,7 +30,7 @@ static char *get_text(const cJSON *o, const char *key)
 	const cJSON *v = field(o, key);
 	if (!cJSON_IsString(v) || !v->valuestring)
 		return NULL;
-	char *s = xstrndup(v->valuestring, MAX_TEXT);
+	char *s = xstrndup(v->valuestring, strnlen(v->valuestring, MAX_TEXT));
 	str_sanitize(s);
 	return s;
 }
@@ -301,7 +301,7 @@ static void add_note(strlist *l, const char *text)
 {
 	if (!text || l->n >= TUNE_MAX_NOTES || sl_contains(l, text))
 		return;
-	char *s = xstrndup(text, MAX_TEXT);
+	char *s = xstrndup(text, strnlen(text, MAX_TEXT));
 	str_sanitize(s);
 	sl_push_owned(l, s);
 }
