@@ -60,6 +60,8 @@ static const char tune_usage[] =
 	"  --db PATH            the history database (default $XDG_DATA_HOME/gpuvet/history.db)\n"
 	"  --no-history         do not store the result (also GPUVET_NO_HISTORY=1); --from results\n"
 	"                       are never stored\n"
+	"  --list               the table over the tune runs stored in the history (date | model |\n"
+	"                       batch | GPU ms | CPU ms | speedup), oldest first; with --json as JSON\n"
 	"\n"
 	"Ctrl-C stops the probe and reports the steps that finished.\n"
 	"\n"
@@ -205,7 +207,7 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 {
 	enum { OPT_MODELS = 256, OPT_BATCH, OPT_IMAGE, OPT_SEQ, OPT_SETTINGS, OPT_COMPILE, OPT_WORKERS, OPT_NO_CPU,
 	       OPT_NO_PIPE, OPT_NO_DDP, OPT_IMPL, OPT_BUDGET, OPT_PYTHON, OPT_JSON, OPT_SAVE, OPT_FROM, OPT_DB,
-	       OPT_NO_HISTORY, OPT_TORCH };
+	       OPT_NO_HISTORY, OPT_TORCH, OPT_LIST };
 	static const struct option longopts[] = {
 		{"models", required_argument, NULL, OPT_MODELS},
 		{"batch", required_argument, NULL, OPT_BATCH},
@@ -228,13 +230,14 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 		{"db", required_argument, NULL, OPT_DB},
 		{"no-history", no_argument, NULL, OPT_NO_HISTORY},
 		{"torch", no_argument, NULL, OPT_TORCH}, /* bench --torch lands here */
+		{"list", no_argument, NULL, OPT_LIST},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static const char *const models[] = {"resnet50", "bert", "mlp"};
 	static const char *const settings[] = {"fp32",    "tf32",     "amp_fp16",     "amp_bf16", "channels_last",
 					       "cudnn_benchmark", "ref_fp32", "ref_amp_fp16", "compile"};
-	bool json = false, verbose = false, quiet = false, no_history = false;
+	bool json = false, verbose = false, quiet = false, no_history = false, list = false;
 	const char *python_opt = NULL, *save = NULL, *from = NULL, *db = NULL;
 	double budget = 300;
 	strlist args = {0};
@@ -299,6 +302,7 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 		case OPT_DB: db = optarg; break;
 		case OPT_NO_HISTORY: no_history = true; break;
 		case OPT_TORCH: break;
+		case OPT_LIST: list = true; break;
 		case 'h':
 			fputs(tune_usage, stdout);
 			sl_free(&args);
@@ -314,6 +318,10 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 	if (optind < argc) {
 		sl_free(&args);
 		return usage_error(tune_usage, "unexpected argument '%s'", argv[optind]);
+	}
+	if (list) {
+		sl_free(&args);
+		return tune_history_table(db, 0, json, stdout) == 0 ? EXIT_OK : EXIT_INTERNAL;
 	}
 	if (gopts.root)
 		gv_warning("--root does not apply to %s: it measures this machine", usage_name);

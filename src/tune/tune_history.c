@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/util.h"
 
@@ -62,6 +63,10 @@ static void add_runs(hist_run *h, const tune_report *r, const tune_summary *s)
 		}
 	}
 	char name[256];
+	if (s->best) {
+		snprintf(name, sizeof(name), "tune.%s.%s.tuned.ms", s->model, shape);
+		add(h, name, s->best->ms, "ms", HIST_LOWER_BETTER, NAN, NAN, 0, NULL);
+	}
 	snprintf(name, sizeof(name), "tune.%s.%s.speedup", s->model, shape);
 	add(h, name, s->speedup, "x", HIST_HIGHER_BETTER, NAN, NAN, 0, NULL);
 	snprintf(name, sizeof(name), "tune.%s.%s.tuned_speedup", s->model, shape);
@@ -160,4 +165,165 @@ hist_run *tune_history_run(const tune_report *r, const tune_advice *a, const tun
 	add_ddp(h, r);
 	summary(h, a);
 	return h;
+}
+
+/* ---- the table over stored runs ---- */
+
+typedef struct table_row {
+	char date[16], model[TUNE_NAME], shape[64], gpu[96];
+	long long run;
+	int batch;
+	double gpu_ms, cpu_ms, speedup, tuned_ms, tuned_speedup;
+} table_row;
+
+/* "tune.resnet50.bs64.img224.gpu.fp32.ms" -> model, shape, what ("gpu.fp32.ms"); false for others. */
+static bool split_name(const char *name, char *model, size_t nm, char *shape, size_t ns, const char **what)
+{
+	static const char *const whats[] = {".gpu.fp32.ms", ".cpu.fp32.ms", ".tuned.ms", ".tuned_speedup", ".speedup"};
+	if (!str_starts(name, "tune.") || str_starts(name, "tune.pipeline.") || str_starts(name, "tune.ddp."))
+		return false;
+	const char *m = name + 5, *dot = strchr(m, '.');
+	if (!dot)
+		return false;
+	for (size_t i = 0; i < GV_ARRAY_LEN(whats); i++) {
+		size_t lw = strlen(whats[i]), ln = strlen(dot);
+		if (ln > lw && strcmp(dot + ln - lw, whats[i]) == 0) {
+			snprintf(model, nm, "%.*s", (int)(dot - m), m);
+			snprintf(shape, ns, "%.*s", (int)(ln - lw - 1), dot + 1);
+			*what = whats[i] + 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+static table_row *row_for(table_row **rows, size_t *n, const hist_run_row *run, const char *model, const char *shape)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*rows)[i].run == run->id && strcmp((*rows)[i].model, model) == 0 && strcmp((*rows)[i].shape, shape) == 0)
+			return &(*rows)[i];
+	*rows = xrealloc(*rows, (*n + 1) * sizeof(table_row));
+	table_row *t = &(*rows)[(*n)++];
+	memset(t, 0, sizeof(*t));
+	t->run = run->id;
+	str_copy(t->model, sizeof(t->model), model);
+	str_copy(t->shape, sizeof(t->shape), shape);
+	t->batch = str_starts(shape, "bs") ? atoi(shape + 2) : -1;
+	char local[64];
+	snprintf(t->date, sizeof(t->date), "%.10s", hist_utc_to_local(run->started_utc, local, sizeof(local)));
+	if (run->ngpus && run->gpus[0].name)
+		str_copy(t->gpu, sizeof(t->gpu), run->gpus[0].name);
+	t->gpu_ms = t->cpu_ms = t->speedup = t->tuned_ms = t->tuned_speedup = NAN;
+	return t;
+}
+
+/* A right-aligned figure with its decimals and suffix; "-" when unknown. */
+static void cell(FILE *out, int width, int decimals, const char *suffix, double v)
+{
+	char buf[48];
+	if (isfinite(v))
+		snprintf(buf, sizeof(buf), "%.*f%s", decimals, v, suffix);
+	else
+		snprintf(buf, sizeof(buf), "-");
+	fprintf(out, " %*s", width, buf);
+}
+
+int tune_history_table(const char *db, long long limit, bool json, FILE *out)
+{
+	char *path = history_default_path(db);
+	if (path && access(path, F_OK) != 0) {
+		if (json)
+			fprintf(out, "[]\n");
+		else
+			fprintf(out, "no tune runs recorded yet (%s does not exist)\n", path);
+		free(path);
+		return 0;
+	}
+	free(path);
+	char *err = NULL;
+	history *h = history_open(db, HISTORY_READ, &err);
+	if (!h) {
+		fprintf(stderr, "gpuvet: %s\n", err ? err : "cannot open the history");
+		free(err);
+		return 1;
+	}
+	hist_query q = {.kind = HIST_TUNE, .limit = limit, .oldest_first = false};
+	hist_run_row *runs = NULL;
+	size_t nruns = 0;
+	if (!history_list(h, &q, &runs, &nruns, &err)) {
+		fprintf(stderr, "gpuvet: %s\n", err ? err : "cannot read the history");
+		free(err);
+		history_close(h);
+		return 1;
+	}
+	table_row *rows = NULL;
+	size_t n = 0;
+	for (size_t k = nruns; k-- > 0;) { /* oldest first */
+		const hist_run_row *run = &runs[k];
+		for (size_t i = 0; i < run->nresults; i++) {
+			char model[TUNE_NAME], shape[64];
+			const char *what;
+			if (!split_name(run->results[i].name, model, sizeof(model), shape, sizeof(shape), &what))
+				continue;
+			table_row *t = row_for(&rows, &n, run, model, shape);
+			double v = run->results[i].value;
+			if (strcmp(what, "gpu.fp32.ms") == 0)
+				t->gpu_ms = v;
+			else if (strcmp(what, "cpu.fp32.ms") == 0)
+				t->cpu_ms = v;
+			else if (strcmp(what, "tuned.ms") == 0)
+				t->tuned_ms = v;
+			else if (strcmp(what, "tuned_speedup") == 0)
+				t->tuned_speedup = v;
+			else
+				t->speedup = v;
+		}
+	}
+	if (json) {
+		cJSON *arr = cJSON_CreateArray();
+		for (size_t i = 0; i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddNumberToObject(o, "run", (double)rows[i].run);
+			cJSON_AddStringToObject(o, "date", rows[i].date);
+			cJSON_AddStringToObject(o, "gpu", rows[i].gpu);
+			cJSON_AddStringToObject(o, "model", rows[i].model);
+			cJSON_AddStringToObject(o, "shape", rows[i].shape);
+			cJSON_AddNumberToObject(o, "batch", rows[i].batch);
+			const double vals[] = {rows[i].gpu_ms, rows[i].cpu_ms, rows[i].speedup, rows[i].tuned_ms,
+					       rows[i].tuned_speedup};
+			const char *keys[] = {"gpu_fp32_ms", "cpu_fp32_ms", "speedup", "tuned_ms", "tuned_speedup"};
+			for (size_t k = 0; k < GV_ARRAY_LEN(keys); k++) {
+				if (isfinite(vals[k]))
+					cJSON_AddNumberToObject(o, keys[k], vals[k]);
+				else
+					cJSON_AddNullToObject(o, keys[k]);
+			}
+			cJSON_AddItemToArray(arr, o);
+		}
+		char *s = cJSON_Print(arr);
+		fprintf(out, "%s\n", s);
+		free(s);
+		cJSON_Delete(arr);
+	} else if (!n) {
+		fprintf(out, "no tune runs in %s\n", history_path(h));
+	} else {
+		fprintf(out, "%5s  %-10s  %-20s %-9s %6s %9s %10s %8s %9s %8s\n", "run", "date", "GPU", "model", "batch", "GPU ms",
+			"CPU ms", "speedup", "tuned ms", "speedup");
+		for (size_t i = 0; i < n; i++) {
+			const table_row *t = &rows[i];
+			fprintf(out, "%5lld  %-10s  %-20.20s %-9s %6d", t->run, t->date, t->gpu[0] ? t->gpu : "-", t->model, t->batch);
+			cell(out, 9, 2, "", t->gpu_ms);
+			cell(out, 10, 1, "", t->cpu_ms);
+			cell(out, 8, 0, "x", t->speedup);
+			cell(out, 9, 2, "", t->tuned_ms);
+			cell(out, 8, 0, "x", t->tuned_speedup);
+			fputc('\n', out);
+		}
+		fprintf(out, "GPU ms: fp32 with TF32 off; tuned: the fastest settings measured in that run. `gpuvet history "
+			     "show RUN` has every figure; `gpuvet history compare A B` compares two runs.\n");
+	}
+	free(rows);
+	hist_runs_free(runs, nruns);
+	history_close(h);
+	return 0;
 }

@@ -109,6 +109,7 @@ void tune_stream_free(tune_stream *s)
 
 static void keep_tail(tune_stream *s, const char *line)
 {
+	s->free_lines++;
 	if (s->tail.n >= TAIL_LINES) {
 		free(s->tail.v[0]);
 		memmove(s->tail.v, s->tail.v + 1, (s->tail.n - 1) * sizeof(char *));
@@ -228,13 +229,13 @@ static void clear_progress(run_ctx *c)
 static void on_line(void *ctx, const char *line)
 {
 	run_ctx *c = ctx;
-	size_t before = c->st.tail.n;
+	size_t before = c->st.free_lines;
 	int kind = tune_stream_line(&c->st, line);
 	if (kind == 1)
 		draw_progress(c);
 	else if (kind == 2 && c->o->sampler)
 		tune_sampler_select(c->o->sampler, c->st.gpu_uuid);
-	if (c->o->echo && (c->st.tail.n != before || str_starts(line, "PROGRESS"))) {
+	if (c->o->echo && (c->st.free_lines != before || str_starts(line, "PROGRESS"))) {
 		bool was = c->drawn;
 		clear_progress(c);
 		fprintf(stderr, "%s\n", line);

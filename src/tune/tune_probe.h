@@ -44,6 +44,7 @@ typedef struct tune_stream {
 	strlist results;    /* RESULT lines' JSON, in order */
 	size_t results_bytes;
 	strlist tail;       /* the last free-text lines (warnings, a traceback) */
+	size_t free_lines;  /* free-text lines seen in all */
 	tune_util_log util;
 	char gpu_uuid[96];  /* from the env RESULT, for the sampler */
 	bool echo;          /* print free-text lines to stderr as they come (-v) */

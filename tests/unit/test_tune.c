@@ -510,6 +510,7 @@ static void test_stream_protocol(void **s)
 	for (int i = 0; i < 100; i++)
 		tune_stream_line(&st, "Traceback line");
 	assert_int_equal(st.tail.n, 40);
+	assert_int_equal(st.free_lines, 101); /* with "PROGRESS x/17 bad" */
 	assert_int_equal(st.results.n, 1);
 	/* utilization lands in the runs by id */
 	tune_report *r = doc("[{\"id\":5,\"model\":\"m\",\"device\":\"cuda\",\"setting\":\"fp32\",\"status\":\"ok\",\"ms\":2}]");
@@ -746,6 +747,23 @@ static void test_history_run(void **s)
 	assert_int_equal(row.gpus[0].index, 1);
 	hist_run_row_free(&row);
 	history_close(h);
+	/* the table over stored runs */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(tune_history_table(db, 0, false, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "NVIDIA H200          resnet50      64     38.60     2980.4      77x     16.20     184x"));
+	assert_non_null(strstr(buf, "bert          32     61.20     3340.8      55x     34.90      96x"));
+	free(buf);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(tune_history_table(db, 0, true, f), 0);
+	fclose(f);
+	cJSON *arr = cJSON_Parse(buf);
+	assert_int_equal(cJSON_GetArraySize(arr), 3);
+	assert_true(fabs(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 0), "tuned_ms")->valuedouble - 16.2) < 1e-9);
+	cJSON_Delete(arr);
+	free(buf);
 	tune_advice_free(a);
 	tune_report_free(r);
 	unlink(db);
