@@ -761,7 +761,17 @@ static void test_history_run(void **s)
 	fclose(f);
 	cJSON *arr = cJSON_Parse(buf);
 	assert_int_equal(cJSON_GetArraySize(arr), 3);
-	assert_true(fabs(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 0), "tuned_ms")->valuedouble - 16.2) < 1e-9);
+	bool seen = false;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+	{
+		if (strcmp(cJSON_GetObjectItem(it, "model")->valuestring, "resnet50") != 0)
+			continue;
+		seen = true;
+		assert_true(fabs(cJSON_GetObjectItem(it, "tuned_ms")->valuedouble - 16.2) < 1e-9);
+		assert_int_equal(cJSON_GetObjectItem(it, "batch")->valueint, 64);
+	}
+	assert_true(seen);
 	cJSON_Delete(arr);
 	free(buf);
 	tune_advice_free(a);
