@@ -772,10 +772,7 @@ class Runner:
             env["gpu_name"] = props["name"]
             env["gpu_cc"] = "%d.%d" % (props["major"], props["minor"])
             env["gpu_memory_mib"] = props["total_memory"] / 2**20
-            uuid = props["uuid"]
-            if uuid and not uuid.startswith(("GPU-", "MIG-")):
-                uuid = "GPU-" + uuid
-            env["gpu_uuid"] = uuid or None
+            env["gpu_uuid"] = nvml_uuid(props["uuid"])
             env["bf16_supported"] = props["major"] >= 8
             env["gpus"] = [self.gpu.properties(i)["name"] for i in range(env["gpu_count"])]
         self.emit("env", env)
@@ -1178,6 +1175,19 @@ class Runner:
                 self.run_ddp()
 
 
+def nvml_uuid(text):
+    """torch's device UUID ("8f3e...-...") as NVML writes it ("GPU-8f3e..."); None when it is not
+    a UUID (old PyTorch versions printed raw bytes)."""
+    t = (text or "").strip()
+    prefix = ""
+    if t.startswith(("GPU-", "MIG-")):
+        prefix, t = t[:4], t[4:]
+    hexpart = t.replace("-", "")
+    if len(t) != 36 or len(hexpart) != 32 or any(c not in "0123456789abcdefABCDEF" for c in hexpart):
+        return None
+    return (prefix or "GPU-") + t
+
+
 def pipeline_config(label):
     """"workers=2 pin_memory=on" -> (2, True)."""
     parts = dict(p.split("=", 1) for p in label.split())
@@ -1358,6 +1368,12 @@ def main(argv=None, stdout=None, channel=None):
     except BudgetExceeded:
         doc = runner.doc
         doc["status"] = "budget"
+    except Exception as ex:  # a bug here must still leave a document with what finished
+        import traceback
+        traceback.print_exc()
+        doc = runner.doc
+        doc["status"] = "error"
+        doc["message"] = "the probe failed: %s" % short_error(ex)
     doc["elapsed_s"] = runner.budget.elapsed()
     # nothing may stop the document now
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

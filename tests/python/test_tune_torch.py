@@ -254,6 +254,17 @@ class Plan(unittest.TestCase):
         self.assertTrue(all(w == 0 or w <= tt.cpu_count() for w in tt.worker_counts(a)))
 
 
+class Uuid(unittest.TestCase):
+    def test_forms(self):
+        u = "ffc79498-8ff3-c2dc-3b0d-fafd804516ae"
+        self.assertEqual(tt.nvml_uuid(u), "GPU-" + u)
+        self.assertEqual(tt.nvml_uuid("GPU-" + u), "GPU-" + u)
+        self.assertEqual(tt.nvml_uuid("MIG-" + u), "MIG-" + u)
+        self.assertIsNone(tt.nvml_uuid("\x8f>\x01garbage"))
+        self.assertIsNone(tt.nvml_uuid(""))
+        self.assertIsNone(tt.nvml_uuid(None))
+
+
 class Protocol(unittest.TestCase):
     def test_lines(self):
         buf = io.StringIO()
