@@ -4,7 +4,8 @@
 #   scripts/install-deps.sh --test   also the test tools (cmocka, clang, promtool, python3, tmux)
 # As root it runs apt-get; otherwise it prints the line to run.
 set -eu
-build="build-essential cmake pkg-config libsqlite3-dev libmicrohttpd-dev libcjson-dev libncurses-dev"
+# libopenblas0: not linked; gpuvet bench loads it at run time for the CPU baseline
+build="build-essential cmake pkg-config libsqlite3-dev libmicrohttpd-dev libcjson-dev libncurses-dev libopenblas0"
 test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 tmux sqlite3 util-linux binutils"
 pkgs=$build
 [ "${1:-}" = "--test" ] && pkgs="$build $test_pkgs"

@@ -11,7 +11,5 @@
 	}
 
 NOT_YET(cmd_fix, "fix")
-NOT_YET(cmd_env, "env")
-NOT_YET(cmd_bench, "bench")
 NOT_YET(cmd_watch, "watch")
 NOT_YET(cmd_serve, "serve")

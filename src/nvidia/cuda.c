@@ -123,22 +123,33 @@ const gv_cuda_api *gv_cuda_api_get(void)
 	return gv_cuda_load() ? &api : NULL;
 }
 
+/* Serialises callers of gv_cuda_init only: cuInit can take seconds (or hang), and the state lock
+ * must stay free meanwhile for gv_cuda_status_get, gv_cuda_load and the error names. */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
 CUresult gv_cuda_init(void)
 {
+	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&lock);
 	load_locked();
-	if (!status.init_called) {
-		status.init_called = true;
-		if (!status.loaded) {
-			status.init_rc = CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
-		} else {
-			double t0 = now_seconds();
-			status.init_rc = api.cuInit(0);
-			status.init_seconds = now_seconds() - t0;
-		}
-	}
+	bool called = status.init_called, loaded = status.loaded;
 	CUresult rc = status.init_rc;
 	pthread_mutex_unlock(&lock);
+	if (!called) {
+		double t0 = now_seconds(), dt = 0;
+		if (!loaded) {
+			rc = CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+		} else {
+			rc = api.cuInit(0);
+			dt = now_seconds() - t0;
+		}
+		pthread_mutex_lock(&lock);
+		status.init_called = true;
+		status.init_rc = rc;
+		status.init_seconds = dt;
+		pthread_mutex_unlock(&lock);
+	}
+	pthread_mutex_unlock(&init_lock);
 	return rc;
 }
 

@@ -211,7 +211,8 @@ bool gv_cuda_load(void);
 /* The table, or NULL when the library did not load. */
 const gv_cuda_api *gv_cuda_api_get(void);
 /* cuInit(0) once (timed); later calls return the first result. CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
- * when libcuda is missing or lacks required symbols (gv_cuda_status_get says which). */
+ * when libcuda is missing or lacks required symbols (gv_cuda_status_get says which). Blocks as
+ * long as cuInit does; gv_cuda_load, gv_cuda_status_get and the result names never wait for it. */
 CUresult gv_cuda_init(void);
 void gv_cuda_status_get(gv_cuda_status *out);
 /* Tests only: dlcloses and forgets, so GPUVET_CUDA_LIB is read again. */

@@ -14,6 +14,7 @@
 #include "core/sysroot.h"
 #include "nvidia/cuda.h"
 #include "nvidia/libfile.h"
+#include "probes/deadline.h"
 #include "probes/probes.h"
 
 /* An error fact: "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected". */
@@ -118,16 +119,12 @@ static void probe_device(facts *f, const gv_cuda_api *cu, int i)
 	}
 }
 
-void probe_cuda(facts *f, const probe_opts *o)
+static void cuda_body(facts *f, const probe_opts *o)
 {
 	(void)o;
 	CUresult rc = gv_cuda_init();
 	gv_cuda_status st;
 	gv_cuda_status_get(&st);
-	if (!st.loaded) {
-		facts_put_state(f, FACT_ABSENT, NULL, "libcuda not loaded", "cuda.init");
-		return;
-	}
 	facts_put_int(f, "cuInit", rc, "cuda.init_code");
 	facts_put_real(f, "cuInit", st.init_seconds, "cuda.init_seconds");
 	if (rc != CUDA_SUCCESS) {
@@ -160,4 +157,23 @@ void probe_cuda(facts *f, const probe_opts *o)
 			else
 				put_cuda_error(f, "cuDeviceCanAccessPeer", rc, "cuda.peer.%d.%d", i, j);
 		}
+}
+
+void probe_cuda(facts *f, const probe_opts *o)
+{
+	gv_cuda_load();
+	gv_cuda_status st;
+	gv_cuda_status_get(&st);
+	if (!st.loaded) {
+		facts_put_state(f, FACT_ABSENT, NULL, "libcuda not loaded", "cuda.init");
+		return;
+	}
+	/* cuInit takes seconds on big machines without persistence mode; minutes means it hangs */
+	double limit = probe_driver_timeout(60);
+	if (!probe_run_with_deadline(f, cuda_body, o, limit)) {
+		char why[160];
+		snprintf(why, sizeof(why), "cuInit did not answer within %.0f s", limit);
+		facts_put_state(f, FACT_ERROR, "cuInit", why, "cuda.init");
+		facts_put_bool(f, NULL, true, "cuda.timeout");
+	}
 }

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "nvidia/dlload.h"
 #include "nvidia/libfile.h"
 #include "nvidia/nvml.h"
+#include "probes/deadline.h"
 #include "probes/probes.h"
 
 /* The fact for one value: ok, unsupported, or error with NVML's code and text. */
@@ -159,6 +161,43 @@ static void probe_processes(facts *f, const gv_nvml_device *d, int i)
 	}
 }
 
+struct device_job {
+	facts *f; /* the job's own store, merged in GPU order so the output stays stable */
+	int index;
+	pthread_t tid;
+	bool started;
+};
+
+static void probe_device(facts *f, int i);
+
+static void *device_job_run(void *arg)
+{
+	struct device_job *j = arg;
+	probe_device(j->f, j->index);
+	return NULL;
+}
+
+/* One thread per GPU: NVML answers each device independently, and on an 8-GPU machine the
+ * snapshots one after another would make up most of `check --fast`'s time. */
+static void probe_devices_parallel(facts *f, unsigned n)
+{
+	struct device_job *jobs = xcalloc(n ? n : 1, sizeof(*jobs));
+	for (unsigned i = 0; i < n; i++) {
+		jobs[i].f = facts_new();
+		jobs[i].index = (int)i;
+		jobs[i].started = pthread_create(&jobs[i].tid, NULL, device_job_run, &jobs[i]) == 0;
+		if (!jobs[i].started)
+			device_job_run(&jobs[i]);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (jobs[i].started)
+			pthread_join(jobs[i].tid, NULL);
+		facts_merge(f, jobs[i].f);
+		facts_free(jobs[i].f);
+	}
+	free(jobs);
+}
+
 static void probe_device(facts *f, int i)
 {
 	gv_nvml_device *d = xcalloc(1, sizeof(*d));
@@ -271,20 +310,13 @@ static void probe_device(facts *f, int i)
 	free(d);
 }
 
-void probe_nvml(facts *f, const probe_opts *o)
+/* nvmlInit and the queries: under a deadline, since a wedged driver can hang them for minutes */
+static void nvml_body(facts *f, const probe_opts *o)
 {
 	(void)o;
-	gv_nvml_load();
 	nvmlReturn_t rc = gv_nvml_init();
 	gv_nvml_status st;
 	gv_nvml_status_get(&st);
-	probe_library(f, &st);
-	/* nvml.device_count is put only when NVML answered it: "NVML reports 0 GPUs" must never be
-	 * read into a library that did not load or initialise */
-	if (!st.loaded) {
-		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.init");
-		return;
-	}
 	facts_put_int(f, "nvmlInit_v2", rc, "nvml.init_code");
 	facts_put_real(f, "nvmlInit_v2", st.init_seconds, "nvml.init_seconds");
 	if (rc != NVML_SUCCESS) {
@@ -315,6 +347,27 @@ void probe_nvml(facts *f, const probe_opts *o)
 		return;
 	}
 	facts_put_int(f, "nvmlDeviceGetCount", n, "nvml.device_count");
-	for (unsigned i = 0; i < n && i < 256; i++)
-		probe_device(f, (int)i);
+	probe_devices_parallel(f, n < 256 ? n : 256);
+}
+
+void probe_nvml(facts *f, const probe_opts *o)
+{
+	/* loading cannot hang in practice and says what is installed: outside the deadline */
+	gv_nvml_load();
+	gv_nvml_status st;
+	gv_nvml_status_get(&st);
+	probe_library(f, &st);
+	/* nvml.device_count is put only when NVML answered it: "NVML reports 0 GPUs" must never be
+	 * read into a library that did not load or initialise */
+	if (!st.loaded) {
+		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.init");
+		return;
+	}
+	double limit = probe_driver_timeout(30);
+	if (!probe_run_with_deadline(f, nvml_body, o, limit)) {
+		char why[160];
+		snprintf(why, sizeof(why), "NVML did not answer within %.0f s (nvmlInit or a device query hangs)", limit);
+		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.init");
+		facts_put_bool(f, NULL, true, "nvml.timeout");
+	}
 }

@@ -153,6 +153,11 @@ static void explain_nvml(const facts *f, finding *x, long long rc)
 {
 	const fact *ft = facts_get(f, "nvml.init");
 	finding_evidence(x, "nvmlInit: %s", fact_error(ft));
+	if (facts_true(f, "nvml.timeout")) {
+		finding_fix(x, "the driver hangs (nvidia-smi will hang too): look for Xid errors (sudo journalctl -k | grep "
+			       "-i xid; Xid 79 means a GPU fell off the bus) and reboot the machine");
+		return;
+	}
 	switch (rc) {
 	case NVML_ERROR_NO_PERMISSION:
 		finding_fix(x, "this user may not open /dev/nvidiactl and /dev/nvidia*: ls -l /dev/nvidia*; add the user to "
@@ -198,6 +203,11 @@ static void explain_cuda(const facts *f, finding *x, long long rc)
 {
 	const fact *ft = facts_get(f, "cuda.init");
 	finding_evidence(x, "cuInit: %s", fact_error(ft));
+	if (facts_true(f, "cuda.timeout")) {
+		finding_fix(x, "the driver hangs: look for Xid errors (sudo journalctl -k | grep -i xid) and stuck GPU "
+			       "processes (nvidia-smi), then reboot the machine");
+		return;
+	}
 	const char *cause = gv_cuda_result_cause((CUresult)rc);
 	if (cause)
 		finding_evidence(x, "likely cause: %s", cause);

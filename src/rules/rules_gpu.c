@@ -424,6 +424,13 @@ static void fabric_manager(rule_ctx *c)
 	}
 	if (!x)
 		return;
+	const char *ci = facts_str(f, "cuda.init");
+	if (ci && strcmp(ci, "ok") == 0) {
+		/* CUDA came up anyway (the fabric finished meanwhile, or this GPU's partition does not
+		 * need it): nothing is blocked now, so it is a warning, not a failure */
+		x->sev = SEV_WARN;
+		finding_evidence(x, "cuInit succeeded, so CUDA is not blocked at the moment");
+	}
 	const char *dver = facts_str(f, "nvml.driver_version");
 	char branch[16];
 	nv_driver_branch(dver, branch, sizeof(branch));

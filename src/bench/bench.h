@@ -1,0 +1,88 @@
+/*
+ * gpuvet bench: the run's options and context, and the benchmark groups. Each group adds its
+ * figures to the report (report.h), says in a note what it could not run and why, and never
+ * stops the others: no GPU still gives the CPU baseline.
+ */
+#ifndef GPUVET_BENCH_BENCH_H
+#define GPUVET_BENCH_BENCH_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench/dtype.h"
+#include "bench/report.h"
+
+typedef struct bench_opts {
+	bool quick;
+	bool force;             /* run although other processes use the GPU */
+	bool progress;          /* a progress line on stderr */
+	int size;               /* GEMM n (default 8192) */
+	long long transfer_bytes; /* host<->device buffer (default 1 GiB) */
+	unsigned groups;        /* BENCH_G_* to run */
+	bool dtypes[DT_COUNT];  /* GEMM types to run */
+	int device;             /* CUDA device for single-GPU benchmarks */
+	double limit_scale;     /* multiplies every watchdog limit (tests, slow machines) */
+} bench_opts;
+
+enum {
+	BENCH_G_GEMM = 1 << 0,
+	BENCH_G_MEMORY = 1 << 1,
+	BENCH_G_TRANSFER = 1 << 2,
+	BENCH_G_LAUNCH = 1 << 3,
+	BENCH_G_MULTI = 1 << 4, /* P2P and NCCL */
+	BENCH_G_CPU = 1 << 5,
+	BENCH_G_ALL = 0x3f,
+};
+/* "gemm,memory,transfer,launch,multi,cpu" -> mask; false (with *bad set) on an unknown name. */
+bool bench_parse_groups(const char *list, unsigned *out, const char **bad);
+
+struct gpu_session;
+struct monitor;
+struct cublaslt_api;
+
+typedef struct bench_ctx {
+	const bench_opts *o;
+	bench_report *r;
+	int step, steps;          /* progress */
+	struct gpu_session *gpu;  /* NULL when no GPU benchmark can run (why in gpu_error) */
+	char gpu_error[512];
+	char gpu_skip[96];        /* the short reason GPU figures show when skipped ("no GPU") */
+	struct monitor *mon;      /* NULL without NVML */
+	struct cublaslt_api *lt;  /* loaded on first use; NULL after a failed load (why in lt_error) */
+	bool lt_tried;
+	char lt_error[1024];
+	void *lt_handle;          /* cublasLtHandle_t of the device in use */
+	int lt_device;
+} bench_ctx;
+
+/* Progress line on stderr ("[3/14] GEMM bf16"), only when o->progress. */
+void bench_progress(bench_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void bench_progress_done(bench_ctx *c);
+/* MemAvailable of /proc/meminfo in bytes; 0 when unknown. */
+unsigned long long bench_mem_available(void);
+/* A watchdog limit for a benchmark, scaled by --quick and limit_scale. */
+double bench_limit(const bench_ctx *c, double full_seconds);
+
+/* GPU benchmarks (gemm.c, memory.c, transfer.c, launch.c, multi.c); each needs c->gpu. */
+void bench_gemm(bench_ctx *c);
+/* One more GEMM of dtype at size n (the CPU's size when it differs), as figure gemm.<dt>.n<N>. */
+void bench_gemm_at(bench_ctx *c, bench_dtype dt, int n);
+void bench_memory(bench_ctx *c);
+void bench_transfer(bench_ctx *c);
+void bench_launch(bench_ctx *c);
+void bench_multi(bench_ctx *c);
+/* Releases what the GPU benchmarks keep between groups (the cuBLASLt handle and library). */
+void bench_gemm_cleanup(bench_ctx *c);
+
+/* The SM clock (MHz) NVML saw on CUDA device `ordinal` during `phase`, else 0. */
+double bench_phase_clock(bench_ctx *c, int ordinal, const char *phase);
+
+/* Runs the rules of layer "bench" (rules_bench.c) over a run's facts. */
+struct kb;
+void bench_judge(const facts *f, const struct kb *k, findings *out);
+
+/* CPU baseline (cpu.c): sgemm/dgemm through the system's BLAS. gpu_tflops[dt] (NAN when unknown)
+ * feed the CPU vs GPU table when the GPU ran at the same size. */
+void bench_cpu(bench_ctx *c);
+/* The speedup tables from figures already in the report. */
+void bench_speedups(bench_ctx *c);
+#endif
