@@ -11,15 +11,17 @@
 # Budgeted to about 6 minutes in all. Needs build/ carried (and .devlib/ for libcjson and
 # libmicrohttpd, see ../shared/device.md), and the anchor at .anchors/bench_models.py
 # (cp ../shared/anchors/bench_models.py .anchors/; carry .anchors).
-# Writes under $OUT: the anchor's JSON, tune's probe document, JSON and text reports, logs,
+# Run it through scripts/device-run.sh (carry build, .devlib, .anchors; kind nvidia-h200-x2):
+#   bash scripts/device-run.sh scripts/device/tune.sh
+# Writes under $OUT/tune: the anchor's JSON, tune's probe document, JSON and text reports, logs,
 # benchmarks-tune.md (the lines for docs/benchmarks.md) and verdict.txt; exits 1 when a check fails.
 set -u
-OUT=${OUT:-/tmp/gpuvet-tune-out}
+OUT=${OUT:-/tmp/gpuvet-out}/tune
 mkdir -p "$OUT"
 [ -d .devlib ] && export LD_LIBRARY_PATH="$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_NVLS_ENABLE=0
 export GPUVET_NO_HISTORY=1
-G=./build/gpuvet
+G=${GPUVET:-./build/gpuvet}
 ANCHOR=${ANCHOR:-.anchors/bench_models.py}
 PY=${PYTHON:-python3}
 
