@@ -37,7 +37,7 @@ ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 # 1. the anchor, in this call (about 1 minute: its CPU steps take 3 s each)
 t0=$(date +%s)
 if [ -f "$ANCHOR" ]; then
-	OUT="$OUT" timeout 240 "$PY" "$ANCHOR" > "$OUT/anchor.log" 2>&1
+	OUT="$OUT" timeout 150 "$PY" "$ANCHOR" > "$OUT/anchor.log" 2>&1
 	echo "anchor exit $? in $(( $(date +%s) - t0 )) s" >> "$OUT/exit-codes.txt"
 else
 	echo "anchor missing: $ANCHOR (copy ../shared/anchors/bench_models.py to .anchors/ and carry it)" \
