@@ -33,6 +33,7 @@ static const char bench_usage[] =
 	"rest still runs and the output says what could not. Every run is stored in the history.\n"
 	"\n"
 	"what to run\n"
+	"  --torch              model-level training steps through PyTorch instead (see gpuvet tune --help)\n"
 	"  --quick              about 30 s on an H200: fewer repeats, smaller buffers\n"
 	"  --only LIST          groups: gemm,memory,transfer,launch,multi,cpu (default all)\n"
 	"  --dtypes LIST        GEMM types (default fp64,fp32,tf32,fp16,bf16,fp8,int8)\n"
@@ -322,6 +323,10 @@ static int compare_baseline(const char *db, const char *name, long long id, doub
 
 int cmd_bench(int argc, char **argv)
 {
+	/* `bench --torch` is the model-level half: training steps through PyTorch (gpuvet tune) */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--torch") == 0)
+			return cmd_bench_torch(argc, argv);
 	enum { OPT_QUICK = 256, OPT_ONLY, OPT_DTYPES, OPT_SIZE, OPT_TRANSFER, OPT_DEVICE, OPT_FORCE, OPT_JSON,
 	       OPT_EXPLAIN, OPT_NO_PROGRESS, OPT_NO_HISTORY, OPT_DB, OPT_BASELINE, OPT_THRESHOLD, OPT_LIMIT_SCALE };
 	static const struct option longopts[] = {

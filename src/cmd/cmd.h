@@ -26,6 +26,8 @@ int cmd_fix(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+/* `gpuvet bench --torch ...`: tune under bench's name (argv[0] "bench"; --torch is accepted and ignored). */
+int cmd_bench_torch(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_history(int argc, char **argv);

@@ -10,6 +10,5 @@
 		return EXIT_INTERNAL;                                                                                  \
 	}
 
-NOT_YET(cmd_tune, "tune")
 NOT_YET(cmd_watch, "watch")
 NOT_YET(cmd_serve, "serve")

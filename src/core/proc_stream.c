@@ -1,0 +1,308 @@
+#include "core/proc_stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+extern char **environ;
+
+/* ---- line splitter ---- */
+
+void line_splitter_init(line_splitter *ls, size_t max, void (*on_line)(void *ctx, const char *line), void *ctx)
+{
+	memset(ls, 0, sizeof(*ls));
+	ls->max = max ? max : 65536;
+	ls->on_line = on_line;
+	ls->ctx = ctx;
+}
+
+static void ls_emit(line_splitter *ls)
+{
+	if (!ls->buf) {
+		ls->cap = 64;
+		ls->buf = xmalloc(ls->cap);
+	}
+	ls->buf[ls->len] = '\0';
+	/* a CR before the newline is not part of the line */
+	if (ls->len > 0 && ls->buf[ls->len - 1] == '\r')
+		ls->buf[ls->len - 1] = '\0';
+	ls->count++;
+	if (ls->on_line)
+		ls->on_line(ls->ctx, ls->buf);
+	ls->len = 0;
+}
+
+void line_splitter_feed(line_splitter *ls, const char *data, size_t n)
+{
+	while (n > 0) {
+		const char *nl = memchr(data, '\n', n);
+		size_t take = nl ? (size_t)(nl - data) : n;
+		if (ls->skipping) {
+			if (nl)
+				ls->skipping = false;
+		} else {
+			size_t room = ls->max - ls->len;
+			size_t keep = take < room ? take : room;
+			if (ls->len + keep + 1 > ls->cap) {
+				ls->cap = (ls->len + keep + 1) * 2;
+				if (ls->cap > ls->max + 1)
+					ls->cap = ls->max + 1;
+				ls->buf = xrealloc(ls->buf, ls->cap);
+			}
+			memcpy(ls->buf + ls->len, data, keep);
+			ls->len += keep;
+			if (nl) {
+				ls_emit(ls);
+			} else if (ls->len >= ls->max) {
+				/* cut here: hand over what fits and drop the rest of this line */
+				ls_emit(ls);
+				ls->skipping = true;
+			}
+		}
+		if (!nl)
+			break;
+		n -= take + 1;
+		data = nl + 1;
+	}
+}
+
+void line_splitter_finish(line_splitter *ls)
+{
+	if (ls->len > 0 && !ls->skipping)
+		ls_emit(ls);
+	ls->len = 0;
+	ls->skipping = false;
+}
+
+void line_splitter_free(line_splitter *ls)
+{
+	free(ls->buf);
+	ls->buf = NULL;
+	ls->len = ls->cap = 0;
+}
+
+/* ---- the runner ---- */
+
+static void append_bounded(proc_stream_result *res, size_t *cap, const char *data, size_t n, size_t max)
+{
+	if (res->out_len + n > max) {
+		res->truncated = true;
+		n = res->out_len < max ? max - res->out_len : 0;
+	}
+	if (n == 0)
+		return;
+	if (res->out_len + n + 1 > *cap) {
+		*cap = (res->out_len + n + 1) * 2;
+		res->out = xrealloc(res->out, *cap);
+	}
+	memcpy(res->out + res->out_len, data, n);
+	res->out_len += n;
+	res->out[res->out_len] = '\0';
+}
+
+static int ms_until(double deadline)
+{
+	double left = (deadline - now_seconds()) * 1000.0;
+	if (left <= 0)
+		return 0;
+	if (left > 1e9)
+		return 1000000000;
+	return (int)left + 1;
+}
+
+int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->status = -1;
+	res->out = xcalloc(1, 1);
+	size_t ocap = 1;
+	int grace_ms = o->grace_ms > 0 ? o->grace_ms : 5000;
+	int po[2], pe[2];
+	if (pipe2(po, O_CLOEXEC) < 0) {
+		res->spawn_failed = true;
+		res->spawn_errno = errno;
+		return -1;
+	}
+	if (pipe2(pe, O_CLOEXEC) < 0) {
+		res->spawn_failed = true;
+		res->spawn_errno = errno;
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+	posix_spawnattr_t attr;
+	posix_spawnattr_init(&attr);
+	/* own process group: a stop reaches the child's children (DataLoader workers, DDP ranks),
+	 * and the terminal's Ctrl-C reaches only us, so we decide what the child gets */
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(&attr, 0);
+	sigset_t none, defaults;
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&attr, &none);
+	sigemptyset(&defaults);
+	sigaddset(&defaults, SIGINT);
+	sigaddset(&defaults, SIGTERM);
+	sigaddset(&defaults, SIGPIPE);
+	sigaddset(&defaults, SIGHUP);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+	pid_t pid;
+	double t0 = now_seconds();
+	int rc = posix_spawnp(&pid, o->argv[0], &fa, &attr, o->argv, o->env ? o->env : environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(po[1]);
+	close(pe[1]);
+	if (rc != 0) {
+		close(po[0]);
+		close(pe[0]);
+		res->spawn_failed = true;
+		res->spawn_errno = rc;
+		return -1;
+	}
+	fcntl(po[0], F_SETFL, O_NONBLOCK);
+	fcntl(pe[0], F_SETFL, O_NONBLOCK);
+	line_splitter ls;
+	line_splitter_init(&ls, o->max_line, o->on_line, o->ctx);
+
+	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+	int open_fds = 2;
+	double deadline = t0 + (o->timeout_ms > 0 ? o->timeout_ms : 1000000000) / 1000.0;
+	double next_tick = o->tick_ms > 0 ? t0 + o->tick_ms / 1000.0 : 0;
+	double kill_at = 0;   /* when stopping: SIGKILL then */
+	double reaped_at = 0; /* the child exited; its pipes may still be held by its children */
+	bool reaped = false, stopping = false;
+	int st = 0;
+	char chunk[16384];
+	while (open_fds > 0) {
+		double now = now_seconds();
+		if (o->stop && *o->stop && !res->interrupted) {
+			res->interrupted = true;
+			if (!stopping) {
+				stopping = true;
+				kill(-pid, SIGINT);
+				kill_at = now + grace_ms / 1000.0;
+			}
+		}
+		if (o->stop && *o->stop >= 2 && !res->killed) {
+			res->killed = true;
+			kill(-pid, SIGKILL);
+		}
+		if (!stopping && now >= deadline) {
+			res->timed_out = true;
+			stopping = true;
+			kill(-pid, SIGTERM);
+			kill_at = now + grace_ms / 1000.0;
+		}
+		if (stopping && !res->killed && now >= kill_at) {
+			res->killed = true;
+			kill(-pid, SIGKILL);
+		}
+		if (!reaped) {
+			pid_t w = waitpid(pid, &st, WNOHANG);
+			if (w == pid) {
+				reaped = true;
+				reaped_at = now;
+			}
+		}
+		if (reaped && now - reaped_at > 2.0) {
+			/* the child is gone but something it started holds the pipes open */
+			kill(-pid, SIGKILL);
+			break;
+		}
+		if (o->tick_ms > 0 && now >= next_tick) {
+			if (o->on_tick)
+				o->on_tick(o->ctx);
+			while (next_tick <= now)
+				next_tick += o->tick_ms / 1000.0;
+		}
+		/* wake up for the next tick, deadline, kill or a look at the stop flag */
+		int wait_ms = 200;
+		if (o->tick_ms > 0 && ms_until(next_tick) < wait_ms)
+			wait_ms = ms_until(next_tick);
+		if (!stopping && ms_until(deadline) < wait_ms)
+			wait_ms = ms_until(deadline);
+		if (stopping && !res->killed && ms_until(kill_at) < wait_ms)
+			wait_ms = ms_until(kill_at);
+		if (reaped)
+			wait_ms = wait_ms > 100 ? 100 : wait_ms;
+		int n = poll(fds, 2, wait_ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t r = read(fds[i].fd, chunk, sizeof(chunk));
+			if (r > 0) {
+				if (i == 0)
+					append_bounded(res, &ocap, chunk, (size_t)r, o->max_stdout);
+				else
+					line_splitter_feed(&ls, chunk, (size_t)r);
+			} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				open_fds--;
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	line_splitter_finish(&ls);
+	res->lines = ls.count;
+	line_splitter_free(&ls);
+	/* The pipes are closed; the child may still run (it closed them itself): wait for it within
+	 * the limits, stopping it the same way. */
+	while (!reaped) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			break;
+		double now = now_seconds();
+		bool stop_now = o->stop && *o->stop;
+		if (!stopping && (now >= deadline || stop_now)) {
+			stopping = true;
+			if (stop_now)
+				res->interrupted = true;
+			else
+				res->timed_out = true;
+			kill(-pid, stop_now ? SIGINT : SIGTERM);
+			kill_at = now + grace_ms / 1000.0;
+		}
+		if (stopping && now >= kill_at) {
+			res->killed = true;
+			kill(-pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			break;
+		}
+		usleep(5000);
+	}
+	res->seconds = now_seconds() - t0;
+	if (WIFEXITED(st))
+		res->status = WEXITSTATUS(st);
+	else if (WIFSIGNALED(st))
+		res->signal = WTERMSIG(st);
+	return 0;
+}
+
+void proc_stream_result_free(proc_stream_result *res)
+{
+	free(res->out);
+	res->out = NULL;
+	res->out_len = 0;
+}
