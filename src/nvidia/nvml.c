@@ -1,0 +1,915 @@
+/*
+ * NVML through dlopen: the function table, loading once, and per-device snapshots with a
+ * validity for every value. See nvml.h.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "nvidia/dlload.h"
+#include "nvidia/nvml.h"
+
+/* ---- the function table ---- */
+
+typedef struct nvml_fns {
+	/* required (one of each pair) */
+	nvmlReturn_t (*Init)(void);
+	nvmlReturn_t (*Shutdown)(void);
+	nvmlReturn_t (*DeviceGetCount)(unsigned *);
+	nvmlReturn_t (*DeviceGetHandleByIndex)(unsigned, nvmlDevice_t *);
+	const char *(*ErrorString)(nvmlReturn_t);
+	/* optional */
+	nvmlReturn_t (*SystemGetDriverVersion)(char *, unsigned);
+	nvmlReturn_t (*SystemGetNVMLVersion)(char *, unsigned);
+	nvmlReturn_t (*SystemGetCudaDriverVersion)(int *);
+	nvmlReturn_t (*SystemGetProcessName)(unsigned, char *, unsigned);
+	nvmlReturn_t (*DeviceGetName)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*DeviceGetUUID)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*DeviceGetPciInfo)(nvmlDevice_t, nvmlPciInfo_t *);
+	nvmlReturn_t (*DeviceGetMinorNumber)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetCudaComputeCapability)(nvmlDevice_t, int *, int *);
+	nvmlReturn_t (*DeviceGetMemoryInfo_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
+	nvmlReturn_t (*DeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*DeviceGetPersistenceMode)(nvmlDevice_t, int *);
+	nvmlReturn_t (*DeviceGetComputeMode)(nvmlDevice_t, int *);
+	nvmlReturn_t (*DeviceGetMigMode)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*DeviceGetMaxMigDeviceCount)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetMigDeviceHandleByIndex)(nvmlDevice_t, unsigned, nvmlDevice_t *);
+	nvmlReturn_t (*DeviceGetCurrPcieLinkGeneration)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetMaxPcieLinkGeneration)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetCurrPcieLinkWidth)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetMaxPcieLinkWidth)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetPcieThroughput)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*DeviceGetEccMode)(nvmlDevice_t, int *, int *);
+	nvmlReturn_t (*DeviceGetTotalEccErrors)(nvmlDevice_t, int, int, unsigned long long *);
+	nvmlReturn_t (*DeviceGetRetiredPages)(nvmlDevice_t, int, unsigned *, unsigned long long *);
+	nvmlReturn_t (*DeviceGetRetiredPagesPendingStatus)(nvmlDevice_t, int *);
+	nvmlReturn_t (*DeviceGetRemappedRows)(nvmlDevice_t, unsigned *, unsigned *, unsigned *, unsigned *);
+	nvmlReturn_t (*DeviceGetTemperature)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*DeviceGetTemperatureThreshold)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*DeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t *);
+	nvmlReturn_t (*DeviceGetPowerUsage)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetEnforcedPowerLimit)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetTotalEnergyConsumption)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*DeviceGetClockInfo)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*DeviceGetMaxClockInfo)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*DeviceGetClocksEventReasons)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*DeviceGetFanSpeed)(nvmlDevice_t, unsigned *);
+	/* the process calls: v2 and v3 take nvmlProcessInfo_t, v1 the shorter struct */
+	nvmlReturn_t (*DeviceGetComputeRunningProcesses)(nvmlDevice_t, unsigned *, void *);
+	nvmlReturn_t (*DeviceGetGraphicsRunningProcesses)(nvmlDevice_t, unsigned *, void *);
+	bool compute_procs_v1, graphics_procs_v1;
+	nvmlReturn_t (*DeviceGetGpuFabricInfo)(nvmlDevice_t, nvmlGpuFabricInfo_t *);
+	nvmlReturn_t (*EventSetCreate)(nvmlEventSet_t *);
+	nvmlReturn_t (*DeviceRegisterEvents)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+	nvmlReturn_t (*EventSetWait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
+	nvmlReturn_t (*EventSetFree)(nvmlEventSet_t);
+} nvml_fns;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static void *lib;
+static nvml_fns fn;
+static gv_nvml_status status;
+static bool initialized; /* nvmlInit succeeded and no shutdown since */
+
+/* The first of the names the library exports. */
+static void *sym_first(const char *const names[])
+{
+	for (int i = 0; names[i]; i++) {
+		void *p = dlsym(lib, names[i]);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+#define SYM(field, ...) (*(void **)&fn.field = sym_first((const char *const[]){__VA_ARGS__, NULL}))
+
+static void resolve(void)
+{
+	memset(&fn, 0, sizeof(fn));
+	SYM(Init, "nvmlInit_v2", "nvmlInit");
+	SYM(Shutdown, "nvmlShutdown");
+	SYM(DeviceGetCount, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+	SYM(DeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+	SYM(ErrorString, "nvmlErrorString");
+
+	SYM(SystemGetDriverVersion, "nvmlSystemGetDriverVersion");
+	SYM(SystemGetNVMLVersion, "nvmlSystemGetNVMLVersion");
+	SYM(SystemGetCudaDriverVersion, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion");
+	SYM(SystemGetProcessName, "nvmlSystemGetProcessName");
+	SYM(DeviceGetName, "nvmlDeviceGetName");
+	SYM(DeviceGetUUID, "nvmlDeviceGetUUID");
+	SYM(DeviceGetPciInfo, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo");
+	SYM(DeviceGetMinorNumber, "nvmlDeviceGetMinorNumber");
+	SYM(DeviceGetCudaComputeCapability, "nvmlDeviceGetCudaComputeCapability");
+	SYM(DeviceGetMemoryInfo_v2, "nvmlDeviceGetMemoryInfo_v2");
+	SYM(DeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo");
+	SYM(DeviceGetPersistenceMode, "nvmlDeviceGetPersistenceMode");
+	SYM(DeviceGetComputeMode, "nvmlDeviceGetComputeMode");
+	SYM(DeviceGetMigMode, "nvmlDeviceGetMigMode");
+	SYM(DeviceGetMaxMigDeviceCount, "nvmlDeviceGetMaxMigDeviceCount");
+	SYM(DeviceGetMigDeviceHandleByIndex, "nvmlDeviceGetMigDeviceHandleByIndex");
+	SYM(DeviceGetCurrPcieLinkGeneration, "nvmlDeviceGetCurrPcieLinkGeneration");
+	SYM(DeviceGetMaxPcieLinkGeneration, "nvmlDeviceGetMaxPcieLinkGeneration");
+	SYM(DeviceGetCurrPcieLinkWidth, "nvmlDeviceGetCurrPcieLinkWidth");
+	SYM(DeviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth");
+	SYM(DeviceGetPcieThroughput, "nvmlDeviceGetPcieThroughput");
+	SYM(DeviceGetEccMode, "nvmlDeviceGetEccMode");
+	SYM(DeviceGetTotalEccErrors, "nvmlDeviceGetTotalEccErrors");
+	SYM(DeviceGetRetiredPages, "nvmlDeviceGetRetiredPages");
+	SYM(DeviceGetRetiredPagesPendingStatus, "nvmlDeviceGetRetiredPagesPendingStatus");
+	SYM(DeviceGetRemappedRows, "nvmlDeviceGetRemappedRows");
+	SYM(DeviceGetTemperature, "nvmlDeviceGetTemperature");
+	SYM(DeviceGetTemperatureThreshold, "nvmlDeviceGetTemperatureThreshold");
+	SYM(DeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates");
+	SYM(DeviceGetPowerUsage, "nvmlDeviceGetPowerUsage");
+	SYM(DeviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit");
+	SYM(DeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption");
+	SYM(DeviceGetClockInfo, "nvmlDeviceGetClockInfo");
+	SYM(DeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo");
+	SYM(DeviceGetClocksEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
+	    "nvmlDeviceGetCurrentClocksThrottleReasons");
+	SYM(DeviceGetFanSpeed, "nvmlDeviceGetFanSpeed");
+	SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3",
+	    "nvmlDeviceGetComputeRunningProcesses_v2");
+	if (!fn.DeviceGetComputeRunningProcesses) {
+		SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses");
+		fn.compute_procs_v1 = true;
+	}
+	SYM(DeviceGetGraphicsRunningProcesses, "nvmlDeviceGetGraphicsRunningProcesses_v3",
+	    "nvmlDeviceGetGraphicsRunningProcesses_v2");
+	if (!fn.DeviceGetGraphicsRunningProcesses) {
+		SYM(DeviceGetGraphicsRunningProcesses, "nvmlDeviceGetGraphicsRunningProcesses");
+		fn.graphics_procs_v1 = true;
+	}
+	SYM(DeviceGetGpuFabricInfo, "nvmlDeviceGetGpuFabricInfo");
+	SYM(EventSetCreate, "nvmlEventSetCreate");
+	SYM(DeviceRegisterEvents, "nvmlDeviceRegisterEvents");
+	SYM(EventSetWait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
+	SYM(EventSetFree, "nvmlEventSetFree");
+}
+
+static const char *missing_basic(void)
+{
+	if (!fn.Init)
+		return "nvmlInit_v2";
+	if (!fn.Shutdown)
+		return "nvmlShutdown";
+	if (!fn.DeviceGetCount)
+		return "nvmlDeviceGetCount_v2";
+	if (!fn.DeviceGetHandleByIndex)
+		return "nvmlDeviceGetHandleByIndex_v2";
+	if (!fn.ErrorString)
+		return "nvmlErrorString";
+	return NULL;
+}
+
+static void load_locked(void)
+{
+	if (status.attempted)
+		return;
+	status.attempted = true;
+	lib = gv_dl_open_driver_lib("GPUVET_NVML_LIB", "libnvidia-ml.so.1", status.path, sizeof(status.path),
+				    status.error, sizeof(status.error), &status.from_env);
+	if (!lib)
+		return;
+	resolve();
+	const char *miss = missing_basic();
+	if (miss) {
+		snprintf(status.error, sizeof(status.error), "%s: symbol %s not found", status.path, miss);
+		return;
+	}
+	if (!status.from_env)
+		gv_dl_real_path(lib, "nvmlErrorString", status.path, sizeof(status.path));
+	status.loaded = true;
+}
+
+bool gv_nvml_load(void)
+{
+	pthread_mutex_lock(&lock);
+	load_locked();
+	bool ok = status.loaded;
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+nvmlReturn_t gv_nvml_init(void)
+{
+	pthread_mutex_lock(&lock);
+	load_locked();
+	if (!status.init_called) {
+		status.init_called = true;
+		if (!lib) {
+			status.init_rc = NVML_ERROR_LIBRARY_NOT_FOUND;
+		} else if (!status.loaded) {
+			status.init_rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+		} else {
+			double t0 = now_seconds();
+			status.init_rc = fn.Init();
+			status.init_seconds = now_seconds() - t0;
+			initialized = status.init_rc == NVML_SUCCESS;
+		}
+	}
+	nvmlReturn_t rc = status.init_rc;
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+void gv_nvml_status_get(gv_nvml_status *out)
+{
+	pthread_mutex_lock(&lock);
+	*out = status;
+	pthread_mutex_unlock(&lock);
+}
+
+void gv_nvml_shutdown(void)
+{
+	pthread_mutex_lock(&lock);
+	if (initialized && fn.Shutdown)
+		fn.Shutdown();
+	initialized = false;
+	status.init_called = false;
+	pthread_mutex_unlock(&lock);
+}
+
+void gv_nvml_unload(void)
+{
+	gv_nvml_shutdown();
+	pthread_mutex_lock(&lock);
+	if (lib)
+		dlclose(lib);
+	lib = NULL;
+	memset(&fn, 0, sizeof(fn));
+	memset(&status, 0, sizeof(status));
+	pthread_mutex_unlock(&lock);
+}
+
+bool gv_nvml_has_symbol(const char *sym)
+{
+	gv_nvml_load();
+	return lib && dlsym(lib, sym) != NULL;
+}
+
+/* ---- error names ---- */
+
+static const struct {
+	nvmlReturn_t rc;
+	const char *name, *text;
+} nvml_errors[] = {
+	{0, "NVML_SUCCESS", "success"},
+	{1, "NVML_ERROR_UNINITIALIZED", "NVML was not first initialized with nvmlInit()"},
+	{2, "NVML_ERROR_INVALID_ARGUMENT", "a supplied argument is invalid"},
+	{3, "NVML_ERROR_NOT_SUPPORTED", "the requested operation is not available on this device"},
+	{4, "NVML_ERROR_NO_PERMISSION", "the current user does not have permission for the operation"},
+	{5, "NVML_ERROR_ALREADY_INITIALIZED", "already initialized"},
+	{6, "NVML_ERROR_NOT_FOUND", "a query to find an object was unsuccessful"},
+	{7, "NVML_ERROR_INSUFFICIENT_SIZE", "an input argument is not large enough"},
+	{8, "NVML_ERROR_INSUFFICIENT_POWER", "a device's external power cables are not properly attached"},
+	{9, "NVML_ERROR_DRIVER_NOT_LOADED", "NVIDIA driver is not loaded"},
+	{10, "NVML_ERROR_TIMEOUT", "user provided timeout passed"},
+	{11, "NVML_ERROR_IRQ_ISSUE", "NVIDIA kernel detected an interrupt issue with a GPU"},
+	{12, "NVML_ERROR_LIBRARY_NOT_FOUND", "NVML shared library couldn't be found or loaded"},
+	{13, "NVML_ERROR_FUNCTION_NOT_FOUND", "local version of NVML doesn't implement this function"},
+	{14, "NVML_ERROR_CORRUPTED_INFOROM", "infoROM is corrupted"},
+	{15, "NVML_ERROR_GPU_IS_LOST", "the GPU has fallen off the bus or has otherwise become inaccessible"},
+	{16, "NVML_ERROR_RESET_REQUIRED", "the GPU requires a reset before it can be used again"},
+	{17, "NVML_ERROR_OPERATING_SYSTEM", "the GPU control device has been blocked by the operating system/cgroups"},
+	{18, "NVML_ERROR_LIB_RM_VERSION_MISMATCH", "RM detects a driver/library version mismatch"},
+	{19, "NVML_ERROR_IN_USE", "an operation cannot be performed because the GPU is currently in use"},
+	{20, "NVML_ERROR_MEMORY", "insufficient memory"},
+	{21, "NVML_ERROR_NO_DATA", "no data"},
+	{22, "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED", "the requested vgpu operation is not available because ECC is enabled"},
+	{23, "NVML_ERROR_INSUFFICIENT_RESOURCES", "ran out of critical resources, other than memory"},
+	{24, "NVML_ERROR_FREQ_NOT_SUPPORTED", "the frequency is not supported"},
+	{25, "NVML_ERROR_ARGUMENT_VERSION_MISMATCH", "the provided version is invalid/unsupported"},
+	{26, "NVML_ERROR_DEPRECATED", "the requested functionality has been deprecated"},
+	{27, "NVML_ERROR_NOT_READY", "the system is not ready for the request"},
+	{28, "NVML_ERROR_GPU_NOT_FOUND", "no GPUs were found"},
+	{29, "NVML_ERROR_INVALID_STATE", "resource not in correct state to perform requested operation"},
+	{999, "NVML_ERROR_UNKNOWN", "an internal driver error occurred"},
+};
+
+const char *gv_nvml_return_name(nvmlReturn_t rc)
+{
+	for (size_t i = 0; i < GV_ARRAY_LEN(nvml_errors); i++)
+		if (nvml_errors[i].rc == rc)
+			return nvml_errors[i].name;
+	return "NVML_ERROR_UNKNOWN_CODE";
+}
+
+const char *gv_nvml_error_string(nvmlReturn_t rc)
+{
+	const char *s = NULL;
+	pthread_mutex_lock(&lock);
+	bool have = status.loaded && fn.ErrorString;
+	pthread_mutex_unlock(&lock);
+	if (have)
+		s = fn.ErrorString(rc);
+	if (s && *s)
+		return s;
+	for (size_t i = 0; i < GV_ARRAY_LEN(nvml_errors); i++)
+		if (nvml_errors[i].rc == rc)
+			return nvml_errors[i].text;
+	return "unknown NVML error";
+}
+
+/* ---- values ---- */
+
+static bool ready(void)
+{
+	pthread_mutex_lock(&lock);
+	bool r = initialized;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* Records a call's outcome in a field: ok, unsupported, or error with the code. */
+static bool put_rc(gv_vstate *st, nvmlReturn_t *out_rc, nvmlReturn_t rc)
+{
+	*out_rc = rc;
+	if (rc == NVML_SUCCESS)
+		*st = GV_V_OK;
+	else if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND)
+		*st = GV_V_UNSUPPORTED;
+	else
+		*st = GV_V_ERROR;
+	return rc == NVML_SUCCESS;
+}
+
+static void u64_unsupported(gv_nv_u64 *v)
+{
+	v->st = GV_V_UNSUPPORTED;
+	v->rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+	v->v = 0;
+}
+
+static void u64_set(gv_nv_u64 *v, nvmlReturn_t rc, unsigned long long value)
+{
+	v->v = put_rc(&v->st, &v->rc, rc) ? value : 0;
+}
+
+static void str_set(gv_nv_str *s, nvmlReturn_t rc)
+{
+	if (!put_rc(&s->st, &s->rc, rc))
+		s->v[0] = '\0';
+	s->v[sizeof(s->v) - 1] = '\0';
+	str_sanitize(s->v);
+}
+
+static void str_unsupported(gv_nv_str *s)
+{
+	s->st = GV_V_UNSUPPORTED;
+	s->rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+	s->v[0] = '\0';
+}
+
+/* Calls fn.F(dev, &unsigned) into a field, or marks the field unsupported when F is missing. */
+#define GET_UINT(F, dev, field)                                                                               \
+	do {                                                                                                  \
+		if (!fn.F) {                                                                                  \
+			u64_unsupported(&(field));                                                            \
+		} else {                                                                                      \
+			unsigned v_ = 0;                                                                      \
+			nvmlReturn_t rc_ = fn.F(dev, &v_);                                                    \
+			u64_set(&(field), rc_, v_);                                                           \
+		}                                                                                             \
+	} while (0)
+#define GET_UINT_ARG(F, dev, arg, field)                                                                      \
+	do {                                                                                                  \
+		if (!fn.F) {                                                                                  \
+			u64_unsupported(&(field));                                                            \
+		} else {                                                                                      \
+			unsigned v_ = 0;                                                                      \
+			nvmlReturn_t rc_ = fn.F(dev, arg, &v_);                                               \
+			u64_set(&(field), rc_, v_);                                                           \
+		}                                                                                             \
+	} while (0)
+
+void gv_nvml_system_info(gv_nvml_system *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!ready()) {
+		nvmlReturn_t rc = gv_nvml_init();
+		if (rc != NVML_SUCCESS) {
+			str_set(&out->driver_version, rc);
+			str_set(&out->nvml_version, rc);
+			u64_set(&out->cuda_driver_version, rc, 0);
+			return;
+		}
+	}
+	if (fn.SystemGetDriverVersion)
+		str_set(&out->driver_version, fn.SystemGetDriverVersion(out->driver_version.v, sizeof(out->driver_version.v)));
+	else
+		str_unsupported(&out->driver_version);
+	if (fn.SystemGetNVMLVersion)
+		str_set(&out->nvml_version, fn.SystemGetNVMLVersion(out->nvml_version.v, sizeof(out->nvml_version.v)));
+	else
+		str_unsupported(&out->nvml_version);
+	if (fn.SystemGetCudaDriverVersion) {
+		int v = 0;
+		nvmlReturn_t rc = fn.SystemGetCudaDriverVersion(&v);
+		u64_set(&out->cuda_driver_version, rc, v > 0 ? (unsigned long long)v : 0);
+	} else {
+		u64_unsupported(&out->cuda_driver_version);
+	}
+}
+
+nvmlReturn_t gv_nvml_device_count(unsigned *count)
+{
+	*count = 0;
+	nvmlReturn_t rc = gv_nvml_init();
+	if (rc != NVML_SUCCESS)
+		return rc;
+	rc = fn.DeviceGetCount(count);
+	if (rc != NVML_SUCCESS)
+		*count = 0;
+	if (*count > 1024) /* a broken library must not make callers loop for ever */
+		*count = 1024;
+	return rc;
+}
+
+nvmlReturn_t gv_nvml_device_handle(unsigned index, nvmlDevice_t *out)
+{
+	*out = NULL;
+	nvmlReturn_t rc = gv_nvml_init();
+	if (rc != NVML_SUCCESS)
+		return rc;
+	return fn.DeviceGetHandleByIndex(index, out);
+}
+
+void gv_nvml_device_clear(gv_nvml_device *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+static void snap_memory(nvmlDevice_t dev, gv_nvml_device *d)
+{
+	nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+	unsigned long long total = 0, used = 0, freeb = 0, reserved = 0;
+	bool have_reserved = false;
+	if (fn.DeviceGetMemoryInfo_v2) {
+		nvmlMemory_v2_t m = {.version = NVML_MEMORY_V2};
+		rc = fn.DeviceGetMemoryInfo_v2(dev, &m);
+		if (rc == NVML_SUCCESS) {
+			total = m.total, used = m.used, freeb = m.free, reserved = m.reserved;
+			have_reserved = true;
+		}
+	}
+	/* an old driver may export _v2 but refuse the struct version: fall back */
+	if (rc != NVML_SUCCESS && fn.DeviceGetMemoryInfo) {
+		nvmlMemory_t m = {0};
+		rc = fn.DeviceGetMemoryInfo(dev, &m);
+		if (rc == NVML_SUCCESS)
+			total = m.total, used = m.used, freeb = m.free;
+	}
+	u64_set(&d->memory_total, rc, total);
+	u64_set(&d->memory_used, rc, used);
+	u64_set(&d->memory_free, rc, freeb);
+	if (have_reserved)
+		u64_set(&d->memory_reserved, rc, reserved);
+	else
+		u64_unsupported(&d->memory_reserved);
+}
+
+static void snap_identity(nvmlDevice_t dev, gv_nvml_device *d)
+{
+	if (fn.DeviceGetName)
+		str_set(&d->name, fn.DeviceGetName(dev, d->name.v, sizeof(d->name.v)));
+	else
+		str_unsupported(&d->name);
+	if (fn.DeviceGetUUID)
+		str_set(&d->uuid, fn.DeviceGetUUID(dev, d->uuid.v, sizeof(d->uuid.v)));
+	else
+		str_unsupported(&d->uuid);
+	if (fn.DeviceGetPciInfo) {
+		nvmlPciInfo_t pci;
+		memset(&pci, 0, sizeof(pci));
+		nvmlReturn_t rc = fn.DeviceGetPciInfo(dev, &pci);
+		pci.busId[sizeof(pci.busId) - 1] = '\0';
+		pci.busIdLegacy[sizeof(pci.busIdLegacy) - 1] = '\0';
+		/* the v1 layout has only the 16-byte id; v2/v3 fill busId */
+		const char *id = pci.busId[0] ? pci.busId : pci.busIdLegacy;
+		/* the legacy form has a 4-digit domain ("0000:18:00.0"): print it as NVML does now */
+		if (strlen(id) == 12 && id[4] == ':')
+			snprintf(d->pci_bus_id.v, sizeof(d->pci_bus_id.v), "0000%s", id);
+		else
+			str_copy(d->pci_bus_id.v, sizeof(d->pci_bus_id.v), id);
+		str_set(&d->pci_bus_id, rc);
+		u64_set(&d->pci_device_id, rc, pci.pciDeviceId);
+		u64_set(&d->pci_subsystem_id, rc, pci.pciSubSystemId);
+	} else {
+		str_unsupported(&d->pci_bus_id);
+		u64_unsupported(&d->pci_device_id);
+		u64_unsupported(&d->pci_subsystem_id);
+	}
+	GET_UINT(DeviceGetMinorNumber, dev, d->minor_number);
+	if (fn.DeviceGetCudaComputeCapability) {
+		int major = 0, minor = 0;
+		nvmlReturn_t rc = fn.DeviceGetCudaComputeCapability(dev, &major, &minor);
+		u64_set(&d->cc_major, rc, major >= 0 ? (unsigned)major : 0);
+		u64_set(&d->cc_minor, rc, minor >= 0 ? (unsigned)minor : 0);
+	} else {
+		u64_unsupported(&d->cc_major);
+		u64_unsupported(&d->cc_minor);
+	}
+	snap_memory(dev, d);
+	GET_UINT(DeviceGetMaxPcieLinkGeneration, dev, d->pcie_gen_max);
+	GET_UINT(DeviceGetMaxPcieLinkWidth, dev, d->pcie_width_max);
+	GET_UINT_ARG(DeviceGetTemperatureThreshold, dev, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, d->temp_slowdown_c);
+	GET_UINT_ARG(DeviceGetTemperatureThreshold, dev, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, d->temp_shutdown_c);
+	GET_UINT_ARG(DeviceGetTemperatureThreshold, dev, NVML_TEMPERATURE_THRESHOLD_GPU_MAX, d->temp_gpu_max_c);
+	GET_UINT_ARG(DeviceGetMaxClockInfo, dev, NVML_CLOCK_SM, d->max_sm_clock_mhz);
+	GET_UINT_ARG(DeviceGetMaxClockInfo, dev, NVML_CLOCK_MEM, d->max_mem_clock_mhz);
+	GET_UINT(DeviceGetEnforcedPowerLimit, dev, d->power_limit_mw);
+}
+
+static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
+{
+	if (fn.DeviceGetPersistenceMode) {
+		int v = 0;
+		nvmlReturn_t rc = fn.DeviceGetPersistenceMode(dev, &v);
+		u64_set(&d->persistence, rc, v == NVML_FEATURE_ENABLED);
+	} else {
+		u64_unsupported(&d->persistence);
+	}
+	if (fn.DeviceGetComputeMode) {
+		int v = 0;
+		nvmlReturn_t rc = fn.DeviceGetComputeMode(dev, &v);
+		u64_set(&d->compute_mode, rc, v >= 0 ? (unsigned)v : 0);
+	} else {
+		u64_unsupported(&d->compute_mode);
+	}
+	d->mig_count = 0;
+	for (unsigned i = 0; i < GV_NVML_MAX_MIG; i++)
+		d->mig_uuid[i].st = GV_V_UNSET;
+	if (fn.DeviceGetMigMode) {
+		unsigned cur = 0, pending = 0;
+		nvmlReturn_t rc = fn.DeviceGetMigMode(dev, &cur, &pending);
+		u64_set(&d->mig_mode, rc, cur == NVML_DEVICE_MIG_ENABLE);
+		u64_set(&d->mig_pending, rc, pending == NVML_DEVICE_MIG_ENABLE);
+		unsigned max = 0;
+		if (rc == NVML_SUCCESS && cur == NVML_DEVICE_MIG_ENABLE && fn.DeviceGetMaxMigDeviceCount &&
+		    fn.DeviceGetMigDeviceHandleByIndex && fn.DeviceGetMaxMigDeviceCount(dev, &max) == NVML_SUCCESS) {
+			for (unsigned i = 0; i < max && i < 64 && d->mig_count < GV_NVML_MAX_MIG; i++) {
+				nvmlDevice_t mig = NULL;
+				if (fn.DeviceGetMigDeviceHandleByIndex(dev, i, &mig) != NVML_SUCCESS || !mig)
+					continue; /* NOT_FOUND: an empty slot */
+				gv_nv_str *u = &d->mig_uuid[d->mig_count++];
+				if (fn.DeviceGetUUID)
+					str_set(u, fn.DeviceGetUUID(mig, u->v, sizeof(u->v)));
+				else
+					str_unsupported(u);
+			}
+		}
+	} else {
+		u64_unsupported(&d->mig_mode);
+		u64_unsupported(&d->mig_pending);
+	}
+	if (fn.DeviceGetEccMode) {
+		int cur = 0, pending = 0;
+		nvmlReturn_t rc = fn.DeviceGetEccMode(dev, &cur, &pending);
+		u64_set(&d->ecc_mode, rc, cur == NVML_FEATURE_ENABLED);
+		u64_set(&d->ecc_pending, rc, pending == NVML_FEATURE_ENABLED);
+	} else {
+		u64_unsupported(&d->ecc_mode);
+		u64_unsupported(&d->ecc_pending);
+	}
+	if (fn.DeviceGetGpuFabricInfo) {
+		nvmlGpuFabricInfo_t fi;
+		memset(&fi, 0, sizeof(fi));
+		nvmlReturn_t rc = fn.DeviceGetGpuFabricInfo(dev, &fi);
+		u64_set(&d->fabric_state, rc, fi.state);
+		u64_set(&d->fabric_status, rc, (unsigned)fi.status);
+	} else {
+		u64_unsupported(&d->fabric_state);
+		u64_unsupported(&d->fabric_status);
+	}
+}
+
+static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
+{
+	if (!memory_done)
+		snap_memory(dev, d);
+	GET_UINT_ARG(DeviceGetTemperature, dev, NVML_TEMPERATURE_GPU, d->temperature_c);
+	if (fn.DeviceGetUtilizationRates) {
+		nvmlUtilization_t u = {0, 0};
+		nvmlReturn_t rc = fn.DeviceGetUtilizationRates(dev, &u);
+		u64_set(&d->util_gpu, rc, u.gpu);
+		u64_set(&d->util_memory, rc, u.memory);
+	} else {
+		u64_unsupported(&d->util_gpu);
+		u64_unsupported(&d->util_memory);
+	}
+	GET_UINT(DeviceGetPowerUsage, dev, d->power_mw);
+	if (fn.DeviceGetTotalEnergyConsumption) {
+		unsigned long long e = 0;
+		nvmlReturn_t rc = fn.DeviceGetTotalEnergyConsumption(dev, &e);
+		u64_set(&d->energy_mj, rc, e);
+	} else {
+		u64_unsupported(&d->energy_mj);
+	}
+	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_SM, d->sm_clock_mhz);
+	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_MEM, d->mem_clock_mhz);
+	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_GRAPHICS, d->graphics_clock_mhz);
+	if (fn.DeviceGetClocksEventReasons) {
+		unsigned long long r = 0;
+		nvmlReturn_t rc = fn.DeviceGetClocksEventReasons(dev, &r);
+		u64_set(&d->clock_event_reasons, rc, r);
+	} else {
+		u64_unsupported(&d->clock_event_reasons);
+	}
+	GET_UINT(DeviceGetFanSpeed, dev, d->fan_percent);
+	GET_UINT(DeviceGetCurrPcieLinkGeneration, dev, d->pcie_gen);
+	GET_UINT(DeviceGetCurrPcieLinkWidth, dev, d->pcie_width);
+	GET_UINT_ARG(DeviceGetPcieThroughput, dev, NVML_PCIE_UTIL_TX_BYTES, d->pcie_tx_kbps);
+	GET_UINT_ARG(DeviceGetPcieThroughput, dev, NVML_PCIE_UTIL_RX_BYTES, d->pcie_rx_kbps);
+}
+
+static void get_ecc(nvmlDevice_t dev, int type, int counter, gv_nv_u64 *field)
+{
+	if (!fn.DeviceGetTotalEccErrors) {
+		u64_unsupported(field);
+		return;
+	}
+	unsigned long long v = 0;
+	nvmlReturn_t rc = fn.DeviceGetTotalEccErrors(dev, type, counter, &v);
+	u64_set(field, rc, v);
+}
+
+static void get_retired(nvmlDevice_t dev, int cause, gv_nv_u64 *field)
+{
+	if (!fn.DeviceGetRetiredPages) {
+		u64_unsupported(field);
+		return;
+	}
+	unsigned count = 0;
+	nvmlReturn_t rc = fn.DeviceGetRetiredPages(dev, cause, &count, NULL);
+	/* with a zero-sized buffer the driver answers the count (SUCCESS or INSUFFICIENT_SIZE) */
+	if (rc == NVML_ERROR_INSUFFICIENT_SIZE)
+		rc = NVML_SUCCESS;
+	u64_set(field, rc, count);
+}
+
+static void snap_health(nvmlDevice_t dev, gv_nvml_device *d)
+{
+	get_ecc(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &d->ecc_corrected_volatile);
+	get_ecc(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, &d->ecc_corrected_aggregate);
+	get_ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &d->ecc_uncorrected_volatile);
+	get_ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, &d->ecc_uncorrected_aggregate);
+	get_retired(dev, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &d->retired_sbe);
+	get_retired(dev, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &d->retired_dbe);
+	if (fn.DeviceGetRetiredPagesPendingStatus) {
+		int v = 0;
+		nvmlReturn_t rc = fn.DeviceGetRetiredPagesPendingStatus(dev, &v);
+		u64_set(&d->retired_pending, rc, v == NVML_FEATURE_ENABLED);
+	} else {
+		u64_unsupported(&d->retired_pending);
+	}
+	if (fn.DeviceGetRemappedRows) {
+		unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+		nvmlReturn_t rc = fn.DeviceGetRemappedRows(dev, &corr, &unc, &pending, &failure);
+		u64_set(&d->remapped_correctable, rc, corr);
+		u64_set(&d->remapped_uncorrectable, rc, unc);
+		u64_set(&d->remap_pending, rc, pending != 0);
+		u64_set(&d->remap_failure, rc, failure != 0);
+	} else {
+		u64_unsupported(&d->remapped_correctable);
+		u64_unsupported(&d->remapped_uncorrectable);
+		u64_unsupported(&d->remap_pending);
+		u64_unsupported(&d->remap_failure);
+	}
+}
+
+/* Fetches one process list (compute or graphics) into d->procs; returns the call's result. */
+static nvmlReturn_t fetch_procs(nvmlDevice_t dev, gv_nvml_device *d, bool graphics)
+{
+	nvmlReturn_t (*call)(nvmlDevice_t, unsigned *, void *) =
+		graphics ? fn.DeviceGetGraphicsRunningProcesses : fn.DeviceGetComputeRunningProcesses;
+	bool v1 = graphics ? fn.graphics_procs_v1 : fn.compute_procs_v1;
+	if (!call)
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	size_t esize = v1 ? sizeof(nvmlProcessInfo_v1_t) : sizeof(nvmlProcessInfo_t);
+	unsigned cap = GV_NVML_MAX_PROCS, count = cap;
+	void *buf = xcalloc(cap, esize);
+	nvmlReturn_t rc = call(dev, &count, buf);
+	if (rc == NVML_ERROR_INSUFFICIENT_SIZE && count > cap && count < 4096) {
+		/* processes come and go between the two calls: leave some room */
+		cap = count + 16;
+		count = cap;
+		free(buf);
+		buf = xcalloc(cap, esize);
+		rc = call(dev, &count, buf);
+	}
+	if (rc != NVML_SUCCESS) {
+		free(buf);
+		return rc;
+	}
+	if (count > cap)
+		count = cap;
+	for (unsigned i = 0; i < count; i++) {
+		unsigned pid;
+		unsigned long long used;
+		if (v1) {
+			nvmlProcessInfo_v1_t *p = (nvmlProcessInfo_v1_t *)buf + i;
+			pid = p->pid, used = p->usedGpuMemory;
+		} else {
+			nvmlProcessInfo_t *p = (nvmlProcessInfo_t *)buf + i;
+			pid = p->pid, used = p->usedGpuMemory;
+		}
+		bool dup = false;
+		for (unsigned k = 0; k < d->nprocs && !dup; k++)
+			dup = d->procs[k].pid == pid;
+		if (dup)
+			continue;
+		if (d->nprocs >= GV_NVML_MAX_PROCS) {
+			d->procs_truncated = true;
+			break;
+		}
+		gv_nvml_process *p = &d->procs[d->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		p->used_bytes = used;
+		p->graphics = graphics;
+		if (fn.SystemGetProcessName && fn.SystemGetProcessName(pid, p->name, sizeof(p->name)) == NVML_SUCCESS) {
+			p->name[sizeof(p->name) - 1] = '\0';
+			str_sanitize(p->name);
+		} else {
+			p->name[0] = '\0';
+		}
+	}
+	free(buf);
+	return NVML_SUCCESS;
+}
+
+static void snap_processes(nvmlDevice_t dev, gv_nvml_device *d)
+{
+	d->nprocs = 0;
+	d->procs_truncated = false;
+	nvmlReturn_t rc_c = fetch_procs(dev, d, false);
+	nvmlReturn_t rc_g = fetch_procs(dev, d, true);
+	/* one list is enough to report; compute's error wins when both fail */
+	nvmlReturn_t rc = rc_c == NVML_SUCCESS || rc_g == NVML_SUCCESS ? NVML_SUCCESS : rc_c;
+	put_rc(&d->procs_st, &d->procs_rc, rc);
+}
+
+nvmlReturn_t gv_nvml_device_snapshot(unsigned index, unsigned what, gv_nvml_device *d)
+{
+	d->index = index;
+	nvmlDevice_t dev = NULL;
+	nvmlReturn_t rc = gv_nvml_device_handle(index, &dev);
+	d->handle_rc = rc;
+	if (rc != NVML_SUCCESS)
+		return rc;
+	if (what & GV_NVML_IDENTITY)
+		snap_identity(dev, d);
+	if (what & GV_NVML_MODES)
+		snap_modes(dev, d);
+	if (what & GV_NVML_DYNAMIC)
+		snap_dynamic(dev, d, (what & GV_NVML_IDENTITY) != 0);
+	if (what & GV_NVML_HEALTH)
+		snap_health(dev, d);
+	if (what & GV_NVML_PROCESSES)
+		snap_processes(dev, d);
+	return NVML_SUCCESS;
+}
+
+const char *gv_nvml_compute_mode_name(unsigned long long mode)
+{
+	switch (mode) {
+	case NVML_COMPUTEMODE_DEFAULT: return "default";
+	case NVML_COMPUTEMODE_EXCLUSIVE_THREAD: return "exclusive_thread";
+	case NVML_COMPUTEMODE_PROHIBITED: return "prohibited";
+	case NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: return "exclusive_process";
+	default: return "unknown";
+	}
+}
+
+const char *gv_nvml_fabric_state_name(unsigned long long state)
+{
+	switch (state) {
+	case NVML_GPU_FABRIC_STATE_NOT_SUPPORTED: return "not_supported";
+	case NVML_GPU_FABRIC_STATE_NOT_STARTED: return "not_started";
+	case NVML_GPU_FABRIC_STATE_IN_PROGRESS: return "in_progress";
+	case NVML_GPU_FABRIC_STATE_COMPLETED: return "completed";
+	default: return "unknown";
+	}
+}
+
+static const struct {
+	unsigned long long bit;
+	const char *name;
+} reason_names[] = {
+	{NVML_CLOCKS_EVENT_REASON_GPU_IDLE, "gpu_idle"},
+	{NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS_SETTING, "applications_clocks_setting"},
+	{NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP, "sw_power_cap"},
+	{NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN, "hw_slowdown"},
+	{NVML_CLOCKS_EVENT_REASON_SYNC_BOOST, "sync_boost"},
+	{NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN, "sw_thermal_slowdown"},
+	{NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN, "hw_thermal_slowdown"},
+	{NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, "hw_power_brake_slowdown"},
+	{NVML_CLOCKS_EVENT_REASON_DISPLAY_CLOCK_SETTING, "display_clock_setting"},
+};
+
+const char *gv_nvml_clock_reasons_text(unsigned long long mask, char *buf, size_t size)
+{
+	if (!size)
+		return buf;
+	buf[0] = '\0';
+	if (mask == 0) {
+		str_copy(buf, size, "none");
+		return buf;
+	}
+	size_t len = 0;
+	unsigned long long known = 0;
+	for (size_t i = 0; i < GV_ARRAY_LEN(reason_names); i++) {
+		known |= reason_names[i].bit;
+		if (mask & reason_names[i].bit) {
+			int n = snprintf(buf + len, size - len, "%s%s", len ? "," : "", reason_names[i].name);
+			if (n < 0 || (size_t)n >= size - len)
+				return buf;
+			len += (size_t)n;
+		}
+	}
+	if (mask & ~known)
+		snprintf(buf + len, size - len, "%sother_0x%llx", len ? "," : "", mask & ~known);
+	return buf;
+}
+
+/* ---- Xid events ---- */
+
+struct gv_nvml_events {
+	nvmlEventSet_t set;
+	unsigned ndev;
+	nvmlDevice_t devs[64];
+};
+
+gv_nvml_events *gv_nvml_events_open(nvmlReturn_t *rc)
+{
+	*rc = gv_nvml_init();
+	if (*rc != NVML_SUCCESS)
+		return NULL;
+	if (!fn.EventSetCreate || !fn.DeviceRegisterEvents || !fn.EventSetWait || !fn.EventSetFree) {
+		*rc = NVML_ERROR_NOT_SUPPORTED;
+		return NULL;
+	}
+	gv_nvml_events *ev = xcalloc(1, sizeof(*ev));
+	*rc = fn.EventSetCreate(&ev->set);
+	if (*rc != NVML_SUCCESS) {
+		free(ev);
+		return NULL;
+	}
+	unsigned n = 0;
+	gv_nvml_device_count(&n);
+	nvmlReturn_t last = NVML_ERROR_NOT_SUPPORTED;
+	unsigned registered = 0;
+	for (unsigned i = 0; i < n && i < GV_ARRAY_LEN(ev->devs); i++) {
+		nvmlDevice_t dev = NULL;
+		if (fn.DeviceGetHandleByIndex(i, &dev) != NVML_SUCCESS)
+			continue;
+		ev->devs[i] = dev;
+		ev->ndev = i + 1;
+		last = fn.DeviceRegisterEvents(dev, NVML_EVENT_TYPE_XID_CRITICAL_ERROR, ev->set);
+		if (last == NVML_SUCCESS)
+			registered++;
+	}
+	if (!registered) {
+		fn.EventSetFree(ev->set);
+		free(ev);
+		*rc = n ? last : NVML_ERROR_NOT_FOUND;
+		return NULL;
+	}
+	*rc = NVML_SUCCESS;
+	return ev;
+}
+
+nvmlReturn_t gv_nvml_events_wait(gv_nvml_events *ev, unsigned timeout_ms, gv_nvml_xid *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->gpu_index = -1;
+	if (!ev)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	nvmlEventData_t data;
+	memset(&data, 0, sizeof(data));
+	nvmlReturn_t rc = fn.EventSetWait(ev->set, &data, timeout_ms);
+	if (rc != NVML_SUCCESS)
+		return rc;
+	for (unsigned i = 0; i < ev->ndev; i++)
+		if (ev->devs[i] && ev->devs[i] == data.device)
+			out->gpu_index = (int)i;
+	out->xid = data.eventData;
+	out->gpu_instance = data.gpuInstanceId;
+	out->compute_instance = data.computeInstanceId;
+	return NVML_SUCCESS;
+}
+
+void gv_nvml_events_close(gv_nvml_events *ev)
+{
+	if (!ev)
+		return;
+	fn.EventSetFree(ev->set);
+	free(ev);
+}

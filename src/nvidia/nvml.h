@@ -1,0 +1,341 @@
+/*
+ * NVML (libnvidia-ml.so.1) loaded at run time with dlopen. The types below are our own
+ * declarations of NVML's ABI (numbers and layouts from NVIDIA's public nvml.h); the toolkit's
+ * header is never included, so gpuvet builds where no NVIDIA software is installed.
+ *
+ * Which library: GPUVET_NVML_LIB when set (a test double or a specific driver); otherwise
+ * libnvidia-ml.so.1 through the loader; with --root active and GPUVET_NVML_LIB unset, the copy
+ * inside the root tree's library directories (or none: "absent").
+ *
+ * Only the basic symbols are required (nvmlInit_v2 or nvmlInit, nvmlShutdown,
+ * nvmlDeviceGetCount[_v2], nvmlDeviceGetHandleByIndex[_v2], nvmlErrorString). Every other symbol
+ * may be missing (old drivers); its values then read as GV_V_UNSUPPORTED. Versioned symbols are
+ * preferred (nvmlDeviceGetPciInfo_v3, then _v2, then the plain one).
+ *
+ * Everything here is thread-safe: the library is loaded once and nvmlInit called once, and NVML
+ * itself may be called from several threads.
+ *
+ * Typical use (the probe, the live sampler):
+ *
+ *	if (gv_nvml_init() != NVML_SUCCESS) ... gv_nvml_status() says why
+ *	unsigned n; gv_nvml_device_count(&n);
+ *	gv_nvml_device d;
+ *	gv_nvml_device_snapshot(i, GV_NVML_ALL, &d);      once, for everything
+ *	gv_nvml_device_snapshot(i, GV_NVML_DYNAMIC, &d);  every second: only what changes
+ */
+#ifndef GPUVET_NVIDIA_NVML_H
+#define GPUVET_NVIDIA_NVML_H
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- NVML's ABI, as declared by us ---- */
+
+typedef int nvmlReturn_t;
+enum {
+	NVML_SUCCESS = 0,
+	NVML_ERROR_UNINITIALIZED = 1,
+	NVML_ERROR_INVALID_ARGUMENT = 2,
+	NVML_ERROR_NOT_SUPPORTED = 3,
+	NVML_ERROR_NO_PERMISSION = 4,
+	NVML_ERROR_ALREADY_INITIALIZED = 5,
+	NVML_ERROR_NOT_FOUND = 6,
+	NVML_ERROR_INSUFFICIENT_SIZE = 7,
+	NVML_ERROR_INSUFFICIENT_POWER = 8,
+	NVML_ERROR_DRIVER_NOT_LOADED = 9,
+	NVML_ERROR_TIMEOUT = 10,
+	NVML_ERROR_IRQ_ISSUE = 11,
+	NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+	NVML_ERROR_CORRUPTED_INFOROM = 14,
+	NVML_ERROR_GPU_IS_LOST = 15,
+	NVML_ERROR_RESET_REQUIRED = 16,
+	NVML_ERROR_OPERATING_SYSTEM = 17,
+	NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+	NVML_ERROR_IN_USE = 19,
+	NVML_ERROR_MEMORY = 20,
+	NVML_ERROR_NO_DATA = 21,
+	NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+	NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+	NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+	NVML_ERROR_DEPRECATED = 26,
+	NVML_ERROR_NOT_READY = 27,
+	NVML_ERROR_GPU_NOT_FOUND = 28,
+	NVML_ERROR_INVALID_STATE = 29,
+	NVML_ERROR_UNKNOWN = 999,
+};
+
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+#define NVML_DEVICE_NAME_BUFFER_SIZE 96
+#define NVML_DEVICE_UUID_BUFFER_SIZE 96
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE 80
+
+/* nvmlPciInfo_t of _v2/_v3; the v1 call writes the same first 16 bytes (busId) and less. */
+typedef struct nvmlPciInfo_st {
+	char busIdLegacy[16];
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pciDeviceId;
+	unsigned int pciSubSystemId;
+	char busId[32];
+} nvmlPciInfo_t;
+
+typedef struct nvmlMemory_st {
+	unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct nvmlMemory_v2_st {
+	unsigned int version; /* NVML_MEMORY_V2 */
+	unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+/* NVML_STRUCT_VERSION(Memory, 2): sizeof | 2 << 24 */
+#define NVML_MEMORY_V2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
+
+typedef struct nvmlUtilization_st {
+	unsigned int gpu, memory;
+} nvmlUtilization_t;
+
+/* used by the _v1 process calls */
+typedef struct nvmlProcessInfo_v1_st {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+/* used by the _v2 and _v3 process calls */
+typedef struct nvmlProcessInfo_st {
+	unsigned int pid;
+	unsigned long long usedGpuMemory; /* NVML_VALUE_NOT_AVAILABLE when unknown */
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+#define NVML_VALUE_NOT_AVAILABLE_ULL (~0ULL)
+
+typedef struct nvmlGpuFabricInfo_st {
+	unsigned char clusterUuid[16];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	unsigned char state; /* NVML_GPU_FABRIC_STATE_* */
+} nvmlGpuFabricInfo_t;
+enum {
+	NVML_GPU_FABRIC_STATE_NOT_SUPPORTED = 0,
+	NVML_GPU_FABRIC_STATE_NOT_STARTED = 1,
+	NVML_GPU_FABRIC_STATE_IN_PROGRESS = 2,
+	NVML_GPU_FABRIC_STATE_COMPLETED = 3,
+};
+
+typedef struct nvmlEventData_st {
+	nvmlDevice_t device;
+	unsigned long long eventType;
+	unsigned long long eventData; /* the Xid code for Xid events */
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlEventData_t;
+#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x0000000000000008ULL
+
+enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 };            /* nvmlEnableState_t */
+enum { NVML_TEMPERATURE_GPU = 0 };                                        /* nvmlTemperatureSensors_t */
+enum {                                                                    /* nvmlTemperatureThresholds_t */
+	NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
+	NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+	NVML_TEMPERATURE_THRESHOLD_MEM_MAX = 2,
+	NVML_TEMPERATURE_THRESHOLD_GPU_MAX = 3,
+};
+enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_CLOCK_VIDEO = 3 }; /* nvmlClockType_t */
+enum {                                                                    /* nvmlComputeMode_t */
+	NVML_COMPUTEMODE_DEFAULT = 0,
+	NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+	NVML_COMPUTEMODE_PROHIBITED = 2,
+	NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+};
+enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
+enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 };                   /* nvmlEccCounterType_t */
+enum { NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1 };
+enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };        /* nvmlPcieUtilCounter_t */
+enum { NVML_DEVICE_MIG_DISABLE = 0, NVML_DEVICE_MIG_ENABLE = 1 };
+
+/* nvmlClocksEventReasons (formerly ClocksThrottleReasons) bits */
+#define NVML_CLOCKS_EVENT_REASON_GPU_IDLE 0x0000000000000001ULL
+#define NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS_SETTING 0x0000000000000002ULL
+#define NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP 0x0000000000000004ULL
+#define NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN 0x0000000000000008ULL
+#define NVML_CLOCKS_EVENT_REASON_SYNC_BOOST 0x0000000000000010ULL
+#define NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN 0x0000000000000020ULL
+#define NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN 0x0000000000000040ULL
+#define NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN 0x0000000000000080ULL
+#define NVML_CLOCKS_EVENT_REASON_DISPLAY_CLOCK_SETTING 0x0000000000000100ULL
+
+/* ---- loading ---- */
+
+typedef struct gv_nvml_status {
+	bool attempted;      /* gv_nvml_load ran */
+	bool loaded;         /* the library opened and has the basic symbols */
+	bool from_env;       /* GPUVET_NVML_LIB chose the file */
+	char path[512];      /* the file opened (or tried); real path when the loader can say */
+	char error[512];     /* dlerror() or the missing symbol, when !loaded */
+	bool init_called;    /* gv_nvml_init ran */
+	nvmlReturn_t init_rc; /* nvmlInit's result */
+	double init_seconds;
+} gv_nvml_status;
+
+/* Loads the library once (thread-safe). True when it loaded with the basic symbols. */
+bool gv_nvml_load(void);
+/* nvmlInit_v2 (or nvmlInit) once; later calls return the first result. NVML_ERROR_LIBRARY_NOT_FOUND
+ * when the library did not load, NVML_ERROR_FUNCTION_NOT_FOUND when basic symbols are missing. */
+nvmlReturn_t gv_nvml_init(void);
+/* A copy of the loader and init state. */
+void gv_nvml_status_get(gv_nvml_status *out);
+/* nvmlShutdown when initialised; the next gv_nvml_init initialises again. */
+void gv_nvml_shutdown(void);
+/* Tests only (never with other threads running): shuts down, dlcloses, and forgets everything,
+ * so the next gv_nvml_load reads GPUVET_NVML_LIB again. */
+void gv_nvml_unload(void);
+
+/* "NVML_ERROR_DRIVER_NOT_LOADED" for 9 (our table, works without the library). */
+const char *gv_nvml_return_name(nvmlReturn_t rc);
+/* NVML's own text (nvmlErrorString) when loaded, else our description. Never NULL. */
+const char *gv_nvml_error_string(nvmlReturn_t rc);
+/* Whether the library exports sym (looked up as given). */
+bool gv_nvml_has_symbol(const char *sym);
+
+/* ---- values with a validity per field ---- */
+
+typedef enum {
+	GV_V_UNSET = 0,   /* not asked for in this snapshot */
+	GV_V_OK,
+	GV_V_UNSUPPORTED, /* symbol missing (old driver) or NVML_ERROR_NOT_SUPPORTED */
+	GV_V_ERROR,       /* the call failed: rc holds the code, gv_nvml_error_string(rc) the text */
+} gv_vstate;
+
+typedef struct gv_nv_u64 {
+	gv_vstate st;
+	nvmlReturn_t rc;
+	unsigned long long v;
+} gv_nv_u64;
+
+typedef struct gv_nv_str {
+	gv_vstate st;
+	nvmlReturn_t rc;
+	char v[NVML_DEVICE_NAME_BUFFER_SIZE];
+} gv_nv_str;
+
+/* True when ok; convenience for callers. */
+#define GV_OK(field) ((field).st == GV_V_OK)
+
+typedef struct gv_nvml_system {
+	gv_nv_str driver_version;      /* "580.159.04" */
+	gv_nv_str nvml_version;        /* "13.580.159.04" */
+	gv_nv_u64 cuda_driver_version; /* 13000 */
+} gv_nvml_system;
+void gv_nvml_system_info(gv_nvml_system *out);
+
+/* Number of GPUs (nvmlDeviceGetCount_v2 or nvmlDeviceGetCount); requires gv_nvml_init. */
+nvmlReturn_t gv_nvml_device_count(unsigned *count);
+/* The handle of GPU index (NVML order); the raw handle for calls not wrapped here. */
+nvmlReturn_t gv_nvml_device_handle(unsigned index, nvmlDevice_t *out);
+
+#define GV_NVML_MAX_MIG 16
+#define GV_NVML_MAX_PROCS 64
+
+typedef struct gv_nvml_process {
+	unsigned pid;
+	unsigned long long used_bytes; /* NVML_VALUE_NOT_AVAILABLE_ULL when unknown (e.g. containers) */
+	bool graphics;                 /* from the graphics list, else compute */
+	char name[64];                 /* nvmlSystemGetProcessName; "" when unknown */
+} gv_nvml_process;
+
+/* What a snapshot fills; the sampler asks for GV_NVML_DYNAMIC each tick. */
+enum {
+	GV_NVML_IDENTITY = 1 << 0, /* name, uuid, pci, minor, cc, memory total, max pcie/clocks, thresholds, power limit */
+	GV_NVML_MODES = 1 << 1,    /* persistence, compute mode, MIG mode + instances, ECC mode, fabric */
+	GV_NVML_DYNAMIC = 1 << 2,  /* memory used/free, temperature, utilization, power, energy, clocks, reasons, fan, pcie current, pcie throughput */
+	GV_NVML_HEALTH = 1 << 3,   /* ECC counters, retired pages, remapped rows */
+	GV_NVML_PROCESSES = 1 << 4,
+	GV_NVML_ALL = 0x1f,
+};
+
+typedef struct gv_nvml_device {
+	unsigned index;
+	nvmlReturn_t handle_rc; /* nvmlDeviceGetHandleByIndex result; nothing else is set unless SUCCESS */
+	/* identity */
+	gv_nv_str name, uuid;
+	gv_nv_str pci_bus_id;     /* "00000000:18:00.0" */
+	gv_nv_u64 pci_device_id;  /* 0x233510de: device << 16 | vendor */
+	gv_nv_u64 pci_subsystem_id;
+	gv_nv_u64 minor_number;
+	gv_nv_u64 cc_major, cc_minor;
+	gv_nv_u64 memory_total;   /* bytes */
+	gv_nv_u64 memory_reserved;
+	gv_nv_u64 pcie_gen_max, pcie_width_max;
+	gv_nv_u64 temp_slowdown_c, temp_shutdown_c, temp_gpu_max_c;
+	gv_nv_u64 max_sm_clock_mhz, max_mem_clock_mhz;
+	gv_nv_u64 power_limit_mw;  /* enforced */
+	/* modes */
+	gv_nv_u64 persistence;     /* 1 on */
+	gv_nv_u64 compute_mode;    /* NVML_COMPUTEMODE_* */
+	gv_nv_u64 mig_mode, mig_pending;
+	unsigned mig_count;         /* MIG devices found (when mig_mode is on) */
+	gv_nv_str mig_uuid[GV_NVML_MAX_MIG];
+	gv_nv_u64 ecc_mode, ecc_pending;
+	gv_nv_u64 fabric_state;    /* NVML_GPU_FABRIC_STATE_* */
+	gv_nv_u64 fabric_status;   /* an nvmlReturn_t: the fabric's own error */
+	/* dynamic */
+	gv_nv_u64 memory_used, memory_free;
+	gv_nv_u64 temperature_c;
+	gv_nv_u64 util_gpu, util_memory;
+	gv_nv_u64 power_mw;
+	gv_nv_u64 energy_mj;       /* since the driver loaded */
+	gv_nv_u64 sm_clock_mhz, mem_clock_mhz, graphics_clock_mhz;
+	gv_nv_u64 clock_event_reasons;
+	gv_nv_u64 fan_percent;
+	gv_nv_u64 pcie_gen, pcie_width;
+	gv_nv_u64 pcie_tx_kbps, pcie_rx_kbps;
+	/* health */
+	gv_nv_u64 ecc_corrected_volatile, ecc_corrected_aggregate;
+	gv_nv_u64 ecc_uncorrected_volatile, ecc_uncorrected_aggregate;
+	gv_nv_u64 retired_sbe, retired_dbe, retired_pending;
+	gv_nv_u64 remapped_correctable, remapped_uncorrectable, remap_pending, remap_failure;
+	/* processes (compute then graphics, a pid that is in both is listed once) */
+	gv_vstate procs_st;
+	nvmlReturn_t procs_rc;
+	unsigned nprocs;
+	bool procs_truncated;
+	gv_nvml_process procs[GV_NVML_MAX_PROCS];
+} gv_nvml_device;
+
+/* Fills what `what` asks for; other fields keep their value (so a sampler can keep identity
+ * from a first GV_NVML_ALL call). Returns the handle lookup's result. */
+nvmlReturn_t gv_nvml_device_snapshot(unsigned index, unsigned what, gv_nvml_device *d);
+/* Resets every field to GV_V_UNSET. */
+void gv_nvml_device_clear(gv_nvml_device *d);
+
+/* "default", "exclusive_thread", "prohibited", "exclusive_process", or "unknown". */
+const char *gv_nvml_compute_mode_name(unsigned long long mode);
+/* "not_supported", "not_started", "in_progress", "completed", or "unknown". */
+const char *gv_nvml_fabric_state_name(unsigned long long state);
+/* Names of the set clock event reason bits joined by ",": "gpu_idle,sw_power_cap"; "none" for 0. */
+const char *gv_nvml_clock_reasons_text(unsigned long long mask, char *buf, size_t size);
+/* Reasons that mean the GPU is slowed against the user's will (thermal, hardware, power brake). */
+#define GV_NVML_REASONS_BAD                                                                                   \
+	(NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN | NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN |                 \
+	 NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN | NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN)
+
+/* ---- Xid events ---- */
+
+typedef struct gv_nvml_events gv_nvml_events;
+typedef struct gv_nvml_xid {
+	int gpu_index;            /* NVML index of the device, -1 when not matched */
+	unsigned long long xid;   /* the Xid code */
+	unsigned gpu_instance, compute_instance;
+} gv_nvml_xid;
+
+/* Registers Xid critical error events on every GPU. NULL with *rc set when the driver cannot
+ * (symbols missing: NVML_ERROR_NOT_SUPPORTED). GPUs that refuse registration are skipped. */
+gv_nvml_events *gv_nvml_events_open(nvmlReturn_t *rc);
+/* Waits up to timeout_ms for one event: NVML_SUCCESS with *out filled, NVML_ERROR_TIMEOUT, or
+ * another error. */
+nvmlReturn_t gv_nvml_events_wait(gv_nvml_events *ev, unsigned timeout_ms, gv_nvml_xid *out);
+void gv_nvml_events_close(gv_nvml_events *ev);
+#endif

@@ -1,0 +1,991 @@
+/*
+ * A fake libnvidia-ml for tests: every answer comes from the GPUVET_FAKE_CONFIG file (README.md).
+ * Built twice: fake_nvml (the whole API gpuvet uses) and, with FAKE_NVML_BASIC, fake_nvml_basic,
+ * which exports only the old unversioned basic symbols plus name, UUID, PCI info (v1 layout) and
+ * memory (v1) - an old driver.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_config.h"
+#include "nvidia/nvml.h"
+
+#ifdef FAKE_NVML_BASIC
+#define FULL_EXPORT __attribute__((visibility("hidden")))
+#else
+#define FULL_EXPORT FAKE_EXPORT
+#endif
+#define BASIC_EXPORT FAKE_EXPORT
+
+#define MAX_MIG 8
+
+struct nvmlDevice_st {
+	int gpu; /* NVML index */
+	int mig; /* -1 for the GPU itself, else the MIG slot */
+};
+struct nvmlEventSet_st {
+	bool registered[FAKE_MAX_GPUS];
+};
+
+static struct nvmlDevice_st gpus[FAKE_MAX_GPUS];
+static struct nvmlDevice_st migs[FAKE_MAX_GPUS][MAX_MIG];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int init_count;
+/* Xid events delivered so far per GPU, and energy calls per GPU */
+static int xid_next[FAKE_MAX_GPUS];
+static unsigned long energy_calls[FAKE_MAX_GPUS];
+
+static int device_count(void)
+{
+	long long n = fake_num("device_count", 1, NULL);
+	if (n < 0)
+		n = 0;
+	return n > FAKE_MAX_GPUS ? FAKE_MAX_GPUS : (int)n;
+}
+
+static bool initialized(void)
+{
+	pthread_mutex_lock(&lock);
+	bool r = init_count > 0;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* Common entry of every device call: initialised, a valid handle, the configured error. */
+static nvmlReturn_t enter(const char *fn, nvmlDevice_t dev)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	if (!dev || dev->gpu < 0 || dev->gpu >= device_count())
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return (nvmlReturn_t)fake_error(fn, dev->gpu);
+}
+
+static nvmlReturn_t copy_str(char *dst, unsigned len, const char *src)
+{
+	if (!dst)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (strlen(src) + 1 > len)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	memcpy(dst, src, strlen(src) + 1);
+	return NVML_SUCCESS;
+}
+
+/* A numeric per-GPU value; "unsupported" gives NVML_ERROR_NOT_SUPPORTED. */
+static nvmlReturn_t gpu_uint(nvmlDevice_t dev, const char *field, long long dflt, unsigned *out)
+{
+	bool unsup = false;
+	long long v = fake_gpu_num(dev->gpu, field, dflt, &unsup);
+	if (unsup)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (v == -3) /* a default of -3: not configured means not supported */
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (!out)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*out = (unsigned)v;
+	return NVML_SUCCESS;
+}
+
+static void default_bus_id(int gpu, char *buf, size_t size)
+{
+	snprintf(buf, size, "00000000:%02X:00.0", (0x18 + 0x20 * gpu) & 0xff);
+}
+
+static const char *gpu_bus_id(int gpu, char *buf, size_t size)
+{
+	if (!fake_gpu_pick(gpu, "pci_bus_id", buf, size))
+		default_bus_id(gpu, buf, size);
+	return buf;
+}
+
+/* ---- basic ---- */
+
+static nvmlReturn_t do_init(const char *fn)
+{
+	fake_reload();
+	int rc = fake_error(fn, -1);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&lock);
+	if (init_count == 0) {
+		memset(xid_next, 0, sizeof(xid_next));
+		memset(energy_calls, 0, sizeof(energy_calls));
+	}
+	init_count++;
+	for (int i = 0; i < FAKE_MAX_GPUS; i++) {
+		gpus[i].gpu = i;
+		gpus[i].mig = -1;
+		for (int m = 0; m < MAX_MIG; m++) {
+			migs[i][m].gpu = i;
+			migs[i][m].mig = m;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return NVML_SUCCESS;
+}
+
+BASIC_EXPORT nvmlReturn_t nvmlInit(void)
+{
+	return do_init("nvmlInit");
+}
+
+FULL_EXPORT nvmlReturn_t nvmlInit_v2(void)
+{
+	return do_init("nvmlInit_v2");
+}
+
+BASIC_EXPORT nvmlReturn_t nvmlShutdown(void)
+{
+	pthread_mutex_lock(&lock);
+	nvmlReturn_t rc = init_count > 0 ? NVML_SUCCESS : NVML_ERROR_UNINITIALIZED;
+	if (init_count > 0)
+		init_count--;
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+static const struct {
+	int rc;
+	const char *text;
+} texts[] = {
+	{0, "Success"},
+	{1, "Uninitialized"},
+	{2, "Invalid Argument"},
+	{3, "Not Supported"},
+	{4, "Insufficient Permissions"},
+	{6, "Not Found"},
+	{7, "Insufficient Size"},
+	{9, "Driver Not Loaded"},
+	{10, "Timeout"},
+	{12, "NVML Shared Library Not Found"},
+	{13, "Function Not Found"},
+	{15, "GPU is lost"},
+	{17, "Operating System Error"},
+	{18, "Driver/library version mismatch"},
+	{999, "Unknown Error"},
+};
+
+BASIC_EXPORT const char *nvmlErrorString(nvmlReturn_t rc)
+{
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		if (texts[i].rc == rc)
+			return texts[i].text;
+	return "Unknown Error";
+}
+
+static nvmlReturn_t get_count(const char *fn, unsigned *count)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error(fn, -1);
+	if (rc)
+		return rc;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*count = (unsigned)device_count();
+	return NVML_SUCCESS;
+}
+
+BASIC_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned *count)
+{
+	return get_count("nvmlDeviceGetCount", count);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count)
+{
+	return get_count("nvmlDeviceGetCount_v2", count);
+}
+
+static nvmlReturn_t get_handle(const char *fn, unsigned index, nvmlDevice_t *dev)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error(fn, (int)index < FAKE_MAX_GPUS ? (int)index : -1);
+	if (rc)
+		return rc;
+	if (!dev || index >= (unsigned)device_count())
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*dev = &gpus[index];
+	return NVML_SUCCESS;
+}
+
+BASIC_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned index, nvmlDevice_t *dev)
+{
+	return get_handle("nvmlDeviceGetHandleByIndex", index, dev);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t *dev)
+{
+	return get_handle("nvmlDeviceGetHandleByIndex_v2", index, dev);
+}
+
+BASIC_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char *name, unsigned len)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetName", dev);
+	if (rc)
+		return rc;
+	char buf[256];
+	const char *v = fake_gpu_pick(dev->gpu, "name", buf, sizeof(buf));
+	return copy_str(name, len, v ? v : "NVIDIA H200");
+}
+
+static void mig_uuid(int gpu, int m, char *buf, size_t size)
+{
+	char key[64];
+	snprintf(key, sizeof(key), "mig.%d.uuid", m);
+	if (!fake_gpu_pick(gpu, key, buf, size))
+		snprintf(buf, size, "MIG-fa4e%04x-0000-4000-8000-%012x", gpu, m);
+}
+
+BASIC_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsigned len)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetUUID", dev);
+	if (rc)
+		return rc;
+	char buf[256];
+	if (dev->mig >= 0) {
+		mig_uuid(dev->gpu, dev->mig, buf, sizeof(buf));
+		return copy_str(uuid, len, buf);
+	}
+	if (!fake_gpu_pick(dev->gpu, "uuid", buf, sizeof(buf)))
+		snprintf(buf, sizeof(buf), "GPU-fa4e0000-0000-4000-8000-%012x", dev->gpu);
+	return copy_str(uuid, len, buf);
+}
+
+/* Fills the v2/v3 layout, or with v1 only the first 16 bytes of id and the numbers. */
+static nvmlReturn_t pci_info(const char *fn, nvmlDevice_t dev, nvmlPciInfo_t *pci, bool v1)
+{
+	nvmlReturn_t rc = enter(fn, dev);
+	if (rc)
+		return rc;
+	if (!pci)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	char id[64];
+	gpu_bus_id(dev->gpu, id, sizeof(id));
+	unsigned domain = 0, bus = 0, device = 0, function = 0;
+	sscanf(id, "%x:%x:%x.%x", &domain, &bus, &device, &function);
+	long long devid = fake_gpu_num(dev->gpu, "pci_device_id", 0x233510de, NULL);
+	long long subsys = fake_gpu_num(dev->gpu, "pci_subsystem_id", 0x18df10de, NULL);
+	if (v1) {
+		/* v1: char busId[16]; domain, bus, device, pciDeviceId, pciSubSystemId; 4 reserved */
+		unsigned char *p = (unsigned char *)pci;
+		memset(p, 0, 16 + 9 * sizeof(unsigned));
+		/* the legacy id has a 4-digit domain: "0000:3B:00.0" */
+		snprintf((char *)p, 16, "%04X:%02X:%02X.%X", domain & 0xffff, bus, device, function);
+		unsigned nums[5] = {domain, bus, device, (unsigned)devid, (unsigned)subsys};
+		memcpy(p + 16, nums, sizeof(nums));
+		return NVML_SUCCESS;
+	}
+	memset(pci, 0, sizeof(*pci));
+	snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%s", id);
+	snprintf(pci->busId, sizeof(pci->busId), "%s", id);
+	pci->domain = domain;
+	pci->bus = bus;
+	pci->device = device;
+	pci->pciDeviceId = (unsigned)devid;
+	pci->pciSubSystemId = (unsigned)subsys;
+	return NVML_SUCCESS;
+}
+
+BASIC_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t dev, nvmlPciInfo_t *pci)
+{
+	return pci_info("nvmlDeviceGetPciInfo", dev, pci, true);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t dev, nvmlPciInfo_t *pci)
+{
+	return pci_info("nvmlDeviceGetPciInfo_v2", dev, pci, false);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t *pci)
+{
+	return pci_info("nvmlDeviceGetPciInfo_v3", dev, pci, false);
+}
+
+#define H200_MEMORY (143771ULL << 20)
+
+static void memory_values(int gpu, unsigned long long *total, unsigned long long *used)
+{
+	*total = (unsigned long long)fake_gpu_num(gpu, "memory_total", (long long)H200_MEMORY, NULL);
+	*used = (unsigned long long)fake_gpu_num(gpu, "memory_used", 0, NULL);
+	if (*used > *total)
+		*used = *total;
+}
+
+BASIC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetMemoryInfo", dev);
+	if (rc)
+		return rc;
+	if (!m)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memory_values(dev->gpu, &m->total, &m->used);
+	m->free = m->total - m->used;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *m)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetMemoryInfo_v2", dev);
+	if (rc)
+		return rc;
+	if (!m)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (m->version != NVML_MEMORY_V2)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	memory_values(dev->gpu, &m->total, &m->used);
+	m->reserved = (unsigned long long)fake_gpu_num(dev->gpu, "memory_reserved", 0, NULL);
+	m->free = m->total - m->used;
+	return NVML_SUCCESS;
+}
+
+/* ---- system ---- */
+
+static nvmlReturn_t sys_str(const char *fn, const char *key, const char *dflt, char *out, unsigned len)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error(fn, -1);
+	if (rc)
+		return rc;
+	char buf[256];
+	const char *v = fake_pick(key, buf, sizeof(buf));
+	if (v && strcmp(v, "unsupported") == 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	return copy_str(out, len, v ? v : dflt);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned len)
+{
+	return sys_str("nvmlSystemGetDriverVersion", "driver_version", "580.159.04", v, len);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned len)
+{
+	return sys_str("nvmlSystemGetNVMLVersion", "nvml_version", "13.580.159.04", v, len);
+}
+
+static nvmlReturn_t cuda_version(const char *fn, int *v)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error(fn, -1);
+	if (rc)
+		return rc;
+	bool unsup = false;
+	long long n = fake_num("cuda_driver_version", 13000, &unsup);
+	if (unsup)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (!v)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*v = (int)n;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
+{
+	return cuda_version("nvmlSystemGetCudaDriverVersion", v);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v)
+{
+	return cuda_version("nvmlSystemGetCudaDriverVersion_v2", v);
+}
+
+/* ---- processes ----
+ * gpu.N.processes = PID:NAME:USED[:graphics];PID:NAME:USED  (a comma list cycles per call) */
+
+struct fproc {
+	unsigned pid;
+	char name[64];
+	unsigned long long used;
+	bool graphics;
+};
+
+static int parse_procs(const char *v, struct fproc *out, int max)
+{
+	int n = 0;
+	if (!v || !*v || strcmp(v, "none") == 0)
+		return 0;
+	char *copy = strdup(v), *save = NULL;
+	for (char *tok = strtok_r(copy, ";", &save); tok && n < max; tok = strtok_r(NULL, ";", &save)) {
+		struct fproc p = {0};
+		char *f[4] = {0};
+		int nf = 0;
+		char *s2 = NULL;
+		for (char *x = strtok_r(tok, ":", &s2); x && nf < 4; x = strtok_r(NULL, ":", &s2))
+			f[nf++] = x;
+		if (nf < 1)
+			continue;
+		long long num = 0;
+		if (!fake_parse_num(f[0], &num))
+			continue;
+		p.pid = (unsigned)num;
+		snprintf(p.name, sizeof(p.name), "%s", nf > 1 ? f[1] : "");
+		char *nm = p.name;
+		while (*nm == ' ')
+			memmove(nm, nm + 1, strlen(nm));
+		if (nf > 2 && strcmp(f[2], "n/a") == 0)
+			p.used = NVML_VALUE_NOT_AVAILABLE_ULL;
+		else
+			p.used = nf > 2 && fake_parse_num(f[2], &num) ? (unsigned long long)num : 0;
+		p.graphics = nf > 3 && strstr(f[3], "graphics");
+		out[n++] = p;
+	}
+	free(copy);
+	return n;
+}
+
+static nvmlReturn_t procs(const char *fn, nvmlDevice_t dev, unsigned *count, void *infos, bool graphics, bool v1)
+{
+	nvmlReturn_t rc = enter(fn, dev);
+	if (rc)
+		return rc;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	char buf[4096];
+	struct fproc all[256];
+	const char *v = fake_gpu_pick(dev->gpu, "processes", buf, sizeof(buf));
+	if (v && strcmp(v, "unsupported") == 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	int n = parse_procs(v, all, 256);
+	unsigned want = 0;
+	for (int i = 0; i < n; i++)
+		if (all[i].graphics == graphics)
+			want++;
+	if (*count < want || (!infos && want)) {
+		*count = want;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	unsigned k = 0;
+	for (int i = 0; i < n; i++) {
+		if (all[i].graphics != graphics)
+			continue;
+		if (v1) {
+			nvmlProcessInfo_v1_t *p = (nvmlProcessInfo_v1_t *)infos + k++;
+			p->pid = all[i].pid;
+			p->usedGpuMemory = all[i].used;
+		} else {
+			nvmlProcessInfo_t *p = (nvmlProcessInfo_t *)infos + k++;
+			p->pid = all[i].pid;
+			p->usedGpuMemory = all[i].used;
+			p->gpuInstanceId = ~0u;
+			p->computeInstanceId = ~0u;
+		}
+	}
+	*count = want;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *c, nvmlProcessInfo_t *p)
+{
+	return procs("nvmlDeviceGetComputeRunningProcesses_v3", d, c, p, false, false);
+}
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *c, nvmlProcessInfo_t *p)
+{
+	return procs("nvmlDeviceGetComputeRunningProcesses_v2", d, c, p, false, false);
+}
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned *c, nvmlProcessInfo_v1_t *p)
+{
+	return procs("nvmlDeviceGetComputeRunningProcesses", d, c, p, false, true);
+}
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned *c, nvmlProcessInfo_t *p)
+{
+	return procs("nvmlDeviceGetGraphicsRunningProcesses_v3", d, c, p, true, false);
+}
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned *c, nvmlProcessInfo_t *p)
+{
+	return procs("nvmlDeviceGetGraphicsRunningProcesses_v2", d, c, p, true, false);
+}
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned *c, nvmlProcessInfo_v1_t *p)
+{
+	return procs("nvmlDeviceGetGraphicsRunningProcesses", d, c, p, true, true);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned pid, char *name, unsigned len)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error("nvmlSystemGetProcessName", -1);
+	if (rc)
+		return rc;
+	struct fproc all[256];
+	for (int g = 0; g < device_count(); g++) {
+		/* raw value: looking a name up must not advance a cycling list */
+		const char *v = fake_gpu_raw(g, "processes");
+		if (!v)
+			continue;
+		char item[4096];
+		for (int k = 0; k < fake_list_len(v); k++) {
+			int n = parse_procs(fake_list_item(v, k, item, sizeof(item)), all, 256);
+			for (int i = 0; i < n; i++)
+				if (all[i].pid == pid)
+					return copy_str(name, len, all[i].name);
+		}
+	}
+	return NVML_ERROR_NOT_FOUND;
+}
+
+/* ---- identity, modes ---- */
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t dev, unsigned *minor)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetMinorNumber", dev);
+	return rc ? rc : gpu_uint(dev, "minor", dev->gpu, minor);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t dev, int *major, int *minor)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetCudaComputeCapability", dev);
+	if (rc)
+		return rc;
+	char buf[64];
+	const char *v = fake_gpu_pick(dev->gpu, "cc", buf, sizeof(buf));
+	int a = 9, b = 0;
+	if (v && strcmp(v, "unsupported") == 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (v)
+		sscanf(v, "%d.%d", &a, &b);
+	if (!major || !minor)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*major = a;
+	*minor = b;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t dev, int *mode)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetPersistenceMode", dev);
+	unsigned v = 0;
+	if (!rc)
+		rc = gpu_uint(dev, "persistence", 1, &v);
+	if (!rc)
+		*mode = v ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+	return rc;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t dev, int *mode)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetComputeMode", dev);
+	if (rc)
+		return rc;
+	char buf[64];
+	const char *v = fake_gpu_pick(dev->gpu, "compute_mode", buf, sizeof(buf));
+	int m = 0;
+	if (v) {
+		if (strcmp(v, "unsupported") == 0)
+			return NVML_ERROR_NOT_SUPPORTED;
+		else if (strcmp(v, "exclusive_thread") == 0)
+			m = 1;
+		else if (strcmp(v, "prohibited") == 0)
+			m = 2;
+		else if (strcmp(v, "exclusive_process") == 0)
+			m = 3;
+		else if (strcmp(v, "default") != 0)
+			m = atoi(v);
+	}
+	*mode = m;
+	return NVML_SUCCESS;
+}
+
+static int mig_count(int gpu)
+{
+	long long n = fake_gpu_num(gpu, "mig.count", 0, NULL);
+	return n < 0 ? 0 : n > MAX_MIG ? MAX_MIG : (int)n;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned *cur, unsigned *pending)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetMigMode", dev);
+	if (rc)
+		return rc;
+	rc = gpu_uint(dev, "mig_mode", 0, cur);
+	if (rc)
+		return rc;
+	return gpu_uint(dev, "mig_pending", *cur, pending);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t dev, unsigned *count)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetMaxMigDeviceCount", dev);
+	if (rc)
+		return rc;
+	*count = MAX_MIG - 1; /* 7 on an H100/H200 */
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t dev, unsigned index, nvmlDevice_t *mig)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetMigDeviceHandleByIndex", dev);
+	if (rc)
+		return rc;
+	unsigned cur = 0;
+	gpu_uint(dev, "mig_mode", 0, &cur);
+	if (!cur)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if ((int)index >= mig_count(dev->gpu))
+		return NVML_ERROR_NOT_FOUND;
+	*mig = &migs[dev->gpu][index];
+	return NVML_SUCCESS;
+}
+
+/* ---- PCIe ---- */
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t dev, unsigned *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetCurrPcieLinkGeneration", dev);
+	return rc ? rc : gpu_uint(dev, "pcie_gen", 5, v);
+}
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t dev, unsigned *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetMaxPcieLinkGeneration", dev);
+	return rc ? rc : gpu_uint(dev, "pcie_gen_max", 5, v);
+}
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t dev, unsigned *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetCurrPcieLinkWidth", dev);
+	return rc ? rc : gpu_uint(dev, "pcie_width", 16, v);
+}
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t dev, unsigned *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetMaxPcieLinkWidth", dev);
+	return rc ? rc : gpu_uint(dev, "pcie_width_max", 16, v);
+}
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t dev, int counter, unsigned *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetPcieThroughput", dev);
+	if (rc)
+		return rc;
+	if (counter == NVML_PCIE_UTIL_TX_BYTES)
+		return gpu_uint(dev, "pcie_tx_kbps", 0, v);
+	if (counter == NVML_PCIE_UTIL_RX_BYTES)
+		return gpu_uint(dev, "pcie_rx_kbps", 0, v);
+	return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* ---- ECC, retirement, remapping ---- */
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t dev, int *cur, int *pending)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetEccMode", dev);
+	unsigned c = 0, p = 0;
+	if (!rc)
+		rc = gpu_uint(dev, "ecc_mode", 1, &c);
+	if (!rc)
+		rc = gpu_uint(dev, "ecc_pending", c, &p);
+	if (!rc) {
+		*cur = c ? 1 : 0;
+		*pending = p ? 1 : 0;
+	}
+	return rc;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t dev, int type, int counter, unsigned long long *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetTotalEccErrors", dev);
+	if (rc)
+		return rc;
+	static const char *const fields[2][2] = {
+		{"ecc_corrected_volatile", "ecc_corrected_aggregate"},
+		{"ecc_uncorrected_volatile", "ecc_uncorrected_aggregate"},
+	};
+	if (type < 0 || type > 1 || counter < 0 || counter > 1 || !v)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	unsigned mode = 1;
+	gpu_uint(dev, "ecc_mode", 1, &mode);
+	if (!mode)
+		return NVML_ERROR_NOT_SUPPORTED; /* ECC disabled: no counters */
+	bool unsup = false;
+	long long n = fake_gpu_num(dev->gpu, fields[type][counter], 0, &unsup);
+	if (unsup)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*v = (unsigned long long)n;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t dev, int cause, unsigned *count,
+						   unsigned long long *addresses)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetRetiredPages", dev);
+	if (rc)
+		return rc;
+	unsigned n = 0;
+	/* page retirement is pre-Ampere: unsupported unless configured */
+	rc = gpu_uint(dev, cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? "retired_dbe" : "retired_sbe", -3,
+		      &n);
+	if (rc)
+		return rc;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (*count < n) {
+		*count = n;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	for (unsigned i = 0; addresses && i < n; i++)
+		addresses[i] = 0x100000ULL * (i + 1);
+	*count = n;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t dev, int *pending)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetRetiredPagesPendingStatus", dev);
+	unsigned v = 0;
+	if (!rc)
+		rc = gpu_uint(dev, "retired_pending", -3, &v);
+	if (!rc)
+		*pending = v ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+	return rc;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned *corr, unsigned *unc, unsigned *pending,
+						   unsigned *failure)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetRemappedRows", dev);
+	if (!rc)
+		rc = gpu_uint(dev, "remapped_correctable", 0, corr);
+	if (!rc)
+		rc = gpu_uint(dev, "remapped_uncorrectable", 0, unc);
+	if (!rc)
+		rc = gpu_uint(dev, "remap_pending", 0, pending);
+	if (!rc)
+		rc = gpu_uint(dev, "remap_failure", 0, failure);
+	return rc;
+}
+
+/* ---- thermal, power, clocks ---- */
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t dev, int sensor, unsigned *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetTemperature", dev);
+	if (rc)
+		return rc;
+	if (sensor != NVML_TEMPERATURE_GPU)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return gpu_uint(dev, "temperature", 35, v);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t dev, int type, unsigned *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetTemperatureThreshold", dev);
+	if (rc)
+		return rc;
+	switch (type) {
+	case NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: return gpu_uint(dev, "temp_shutdown", 92, v);
+	case NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: return gpu_uint(dev, "temp_slowdown", 89, v);
+	case NVML_TEMPERATURE_THRESHOLD_GPU_MAX: return gpu_uint(dev, "temp_gpu_max", 87, v);
+	default: return NVML_ERROR_NOT_SUPPORTED;
+	}
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUtilization_t *u)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetUtilizationRates", dev);
+	if (!rc)
+		rc = gpu_uint(dev, "util_gpu", 0, &u->gpu);
+	if (!rc)
+		rc = gpu_uint(dev, "util_memory", 0, &u->memory);
+	return rc;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t dev, unsigned *mw)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetPowerUsage", dev);
+	return rc ? rc : gpu_uint(dev, "power_mw", 75000, mw);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t dev, unsigned *mw)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetEnforcedPowerLimit", dev);
+	return rc ? rc : gpu_uint(dev, "power_limit_mw", 700000, mw);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t dev, unsigned long long *mj)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetTotalEnergyConsumption", dev);
+	if (rc)
+		return rc;
+	bool unsup = false;
+	long long start = fake_gpu_num(dev->gpu, "energy_mj", 1000000, &unsup);
+	if (unsup)
+		return NVML_ERROR_NOT_SUPPORTED;
+	/* by default one second at the configured power per call: monotonic, like the real counter */
+	char pbuf[64];
+	long long power = 75000;
+	const char *pv = fake_gpu_raw(dev->gpu, "power_mw");
+	if (pv)
+		fake_parse_num(fake_list_item(pv, 0, pbuf, sizeof(pbuf)), &power);
+	long long step = fake_gpu_num(dev->gpu, "energy_step_mj", power, NULL);
+	pthread_mutex_lock(&lock);
+	unsigned long calls = energy_calls[dev->gpu]++;
+	pthread_mutex_unlock(&lock);
+	*mj = (unsigned long long)(start + step * (long long)calls);
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t dev, int type, unsigned *mhz)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetClockInfo", dev);
+	if (rc)
+		return rc;
+	switch (type) {
+	case NVML_CLOCK_GRAPHICS: return gpu_uint(dev, "graphics_clock", fake_gpu_num(dev->gpu, "sm_clock", 1980, NULL), mhz);
+	case NVML_CLOCK_SM: return gpu_uint(dev, "sm_clock", 1980, mhz);
+	case NVML_CLOCK_MEM: return gpu_uint(dev, "mem_clock", 3201, mhz);
+	default: return NVML_ERROR_NOT_SUPPORTED;
+	}
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, int type, unsigned *mhz)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetMaxClockInfo", dev);
+	if (rc)
+		return rc;
+	switch (type) {
+	case NVML_CLOCK_GRAPHICS:
+	case NVML_CLOCK_SM: return gpu_uint(dev, "max_sm_clock", 1980, mhz);
+	case NVML_CLOCK_MEM: return gpu_uint(dev, "max_mem_clock", 3201, mhz);
+	default: return NVML_ERROR_NOT_SUPPORTED;
+	}
+}
+
+static nvmlReturn_t reasons(const char *fn, nvmlDevice_t dev, unsigned long long *v)
+{
+	nvmlReturn_t rc = enter(fn, dev);
+	if (rc)
+		return rc;
+	bool unsup = false;
+	long long n = fake_gpu_num(dev->gpu, "clock_reasons", 0x1, &unsup);
+	if (unsup)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*v = (unsigned long long)n;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev, unsigned long long *v)
+{
+	return reasons("nvmlDeviceGetCurrentClocksEventReasons", dev, v);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t dev, unsigned long long *v)
+{
+	return reasons("nvmlDeviceGetCurrentClocksThrottleReasons", dev, v);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t dev, unsigned *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetFanSpeed", dev);
+	/* datacenter boards have no fan: unsupported unless configured */
+	return rc ? rc : gpu_uint(dev, "fan", -3, v);
+}
+
+/* ---- fabric ---- */
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t dev, nvmlGpuFabricInfo_t *fi)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetGpuFabricInfo", dev);
+	if (rc)
+		return rc;
+	char buf[64];
+	const char *v = fake_gpu_pick(dev->gpu, "fabric_state", buf, sizeof(buf));
+	if (!v || strcmp(v, "unsupported") == 0)
+		return NVML_ERROR_NOT_SUPPORTED; /* not an NVSwitch system */
+	memset(fi, 0, sizeof(*fi));
+	if (strcmp(v, "not_supported") == 0)
+		fi->state = NVML_GPU_FABRIC_STATE_NOT_SUPPORTED;
+	else if (strcmp(v, "not_started") == 0)
+		fi->state = NVML_GPU_FABRIC_STATE_NOT_STARTED;
+	else if (strcmp(v, "in_progress") == 0)
+		fi->state = NVML_GPU_FABRIC_STATE_IN_PROGRESS;
+	else if (strcmp(v, "completed") == 0)
+		fi->state = NVML_GPU_FABRIC_STATE_COMPLETED;
+	else
+		fi->state = (unsigned char)atoi(v);
+	fi->status = (nvmlReturn_t)fake_gpu_num(dev->gpu, "fabric_status", 0, NULL);
+	fi->cliqueId = (unsigned)fake_gpu_num(dev->gpu, "fabric_clique", 1, NULL);
+	return NVML_SUCCESS;
+}
+
+/* ---- events: gpu.N.xid = 79,48 delivers 79, then 48, then times out ---- */
+
+FULL_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error("nvmlEventSetCreate", -1);
+	if (rc)
+		return rc;
+	*set = calloc(1, sizeof(**set));
+	return *set ? NVML_SUCCESS : NVML_ERROR_MEMORY;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types, nvmlEventSet_t set)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceRegisterEvents", dev);
+	if (rc)
+		return rc;
+	if (!set)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!(types & NVML_EVENT_TYPE_XID_CRITICAL_ERROR))
+		return NVML_ERROR_NOT_SUPPORTED;
+	set->registered[dev->gpu] = true;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t event_wait(const char *fn, nvmlEventSet_t set, nvmlEventData_t *data, unsigned timeout_ms)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error(fn, -1);
+	if (rc)
+		return rc;
+	if (!set || !data)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (int g = 0; g < device_count(); g++) {
+		if (!set->registered[g])
+			continue;
+		const char *v = fake_gpu_raw(g, "xid");
+		if (!v || !*v)
+			continue;
+		pthread_mutex_lock(&lock);
+		int k = xid_next[g];
+		bool have = k < fake_list_len(v);
+		if (have)
+			xid_next[g]++;
+		pthread_mutex_unlock(&lock);
+		if (!have)
+			continue;
+		char item[64];
+		long long code = 0;
+		fake_parse_num(fake_list_item(v, k, item, sizeof(item)), &code);
+		memset(data, 0, sizeof(*data));
+		data->device = &gpus[g];
+		data->eventType = NVML_EVENT_TYPE_XID_CRITICAL_ERROR;
+		data->eventData = (unsigned long long)code;
+		data->gpuInstanceId = ~0u;
+		data->computeInstanceId = ~0u;
+		return NVML_SUCCESS;
+	}
+	/* nothing to deliver: wait like the real call, but never long in a test */
+	long long cap = fake_num("xid_wait_max_ms", 100, NULL);
+	fake_sleep_ms((long long)timeout_ms < cap ? (long long)timeout_ms : cap);
+	return NVML_ERROR_TIMEOUT;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned timeout_ms)
+{
+	return event_wait("nvmlEventSetWait_v2", set, data, timeout_ms);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned timeout_ms)
+{
+	return event_wait("nvmlEventSetWait", set, data, timeout_ms);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+	free(set);
+	return NVML_SUCCESS;
+}
