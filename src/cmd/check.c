@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/history_record.h"
 #include "core/sysroot.h"
 #include "kb/kb.h"
 #include "probes/probes.h"
@@ -38,6 +39,10 @@ static const char check_usage[] =
 	"  --python PATH        the interpreter to examine (default: the active venv/conda, then PATH)\n"
 	"  --python-timeout S   seconds the Python probe may take (default 20)\n"
 	"  --facts FILE         judge facts recorded earlier (a check --json document) instead of probing\n"
+	"\n"
+	"history (see gpuvet history --help)\n"
+	"  --no-history         do not store this run (also GPUVET_NO_HISTORY=1); --facts runs are never stored\n"
+	"  --db PATH            the history database (default ~/.local/share/gpuvet/history.db)\n"
 	"\n"
 	"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
 	"\n"
@@ -80,6 +85,15 @@ static facts *facts_from_file(const char *path)
 	return f;
 }
 
+/* Keeps the run in the history; a failure is only a warning, never the exit code. */
+static void record_check(const char *db, const facts *f, const findings *fs, int argc, char **argv)
+{
+	hist_run *r = history_run_begin(HIST_CHECK, argc, argv);
+	history_run_context_from_facts(r, f);
+	history_run_add_findings(r, fs);
+	history_record(db, r);
+}
+
 static void list_rules(void)
 {
 	for (const rule *r = rules_first(); r; r = rules_next(r))
@@ -89,7 +103,7 @@ static void list_rules(void)
 int cmd_check(int argc, char **argv)
 {
 	enum { OPT_JUNIT = 256, OPT_STRICT, OPT_REQUIRE, OPT_FAST, OPT_NO_PYTHON, OPT_PYTHON, OPT_PYTIMEOUT,
-	       OPT_FACTS, OPT_LIST, OPT_JSON };
+	       OPT_FACTS, OPT_LIST, OPT_JSON, OPT_NO_HISTORY, OPT_DB };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"junit", required_argument, NULL, OPT_JUNIT},
@@ -102,11 +116,13 @@ int cmd_check(int argc, char **argv)
 		{"python-timeout", required_argument, NULL, OPT_PYTIMEOUT},
 		{"facts", required_argument, NULL, OPT_FACTS},
 		{"list-rules", no_argument, NULL, OPT_LIST},
+		{"no-history", no_argument, NULL, OPT_NO_HISTORY},
+		{"db", required_argument, NULL, OPT_DB},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	bool json = false, verbose = false, strict = false;
-	const char *junit = NULL, *facts_file = NULL;
+	bool json = false, verbose = false, strict = false, no_history = false;
+	const char *junit = NULL, *facts_file = NULL, *db = NULL;
 	strlist requires = {0};
 	probe_opts po = {false, false, NULL, 20000};
 	int c;
@@ -141,6 +157,8 @@ int cmd_check(int argc, char **argv)
 			po.python_timeout_ms = (int)v * 1000;
 			break;
 		case OPT_FACTS: facts_file = optarg; break;
+		case OPT_NO_HISTORY: no_history = true; break;
+		case OPT_DB: db = optarg; break;
 		case OPT_LIST: list_rules(); sl_free(&requires); return EXIT_OK;
 		case 'h': fputs(check_usage, stdout); sl_free(&requires); return EXIT_OK;
 		case ':': sl_free(&requires); return usage_error(check_usage, "option %s needs a value", argv[optind - 1]);
@@ -195,6 +213,8 @@ int cmd_check(int argc, char **argv)
 	} else if (!junit || strcmp(junit, "-") != 0) {
 		render_check_text(stdout, f, &fs, &ro);
 	}
+	if (!facts_file && history_wanted(no_history))
+		record_check(db, f, &fs, argc, argv);
 	finding_counts cnt = findings_count(&fs);
 	if (rc == EXIT_OK && (cnt.fail > 0 || (strict && cnt.warn > 0)))
 		rc = EXIT_FINDING;

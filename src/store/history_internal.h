@@ -1,0 +1,24 @@
+/* Shared between the history store's files (open, write, read); not for other modules. */
+#ifndef GPUVET_STORE_HISTORY_INTERNAL_H
+#define GPUVET_STORE_HISTORY_INTERNAL_H
+#include <sqlite3.h>
+
+#include "store/history.h"
+
+struct history {
+	sqlite3 *db;
+	char *path;
+	int schema;
+	bool readonly;
+};
+
+/* "what: sqlite message (PATH)" as a malloc'd error text. */
+char *hist_db_error(const history *h, const char *what);
+/* Runs SQL without results; on failure sets *err (may be NULL) and returns false. */
+bool hist_exec(history *h, const char *sql, char **err);
+/* Prepares or sets *err. */
+sqlite3_stmt *hist_prepare(history *h, const char *sql, char **err);
+
+/* The schema, one step per version: steps[v-1] takes a database from version v-1 to v. */
+extern const char *const history_schema_steps[HISTORY_SCHEMA_VERSION];
+#endif
