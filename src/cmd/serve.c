@@ -26,7 +26,10 @@ static const char serve_usage[] =
 	"                            (default 127.0.0.1:10134: loopback only)\n"
 	"  --interval S              seconds between samples (default 1)\n"
 	"  --dcgm-compat             also the DCGM exporter's names and labels (DCGM_FI_DEV_GPU_UTIL ...),\n"
-	"                            for dashboards built on dcgm-exporter (Grafana 12239)\n"
+	"                            for dashboards built on dcgm-exporter (Grafana 12239); labels gpu,\n"
+	"                            UUID, pci_bus_id, device, Hostname\n"
+	"  --dcgm-model-name         with --dcgm-compat, DCGM's modelName label too (camelCase, which\n"
+	"                            promtool's lint reports; Prometheus accepts it)\n"
 	"  --processes               per-process series (pid, name, memory); off by default: one\n"
 	"                            series per process and GPU\n"
 	"  --hostname NAME           the DCGM Hostname label (default: $NODE_NAME, else the host name)\n"
@@ -119,11 +122,12 @@ static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sam
 int cmd_serve(int argc, char **argv)
 {
 	enum { OPT_LISTEN = 256, OPT_INTERVAL, OPT_DCGM, OPT_PROCS, OPT_HOST, OPT_CHECK_INTERVAL, OPT_CHECK_FULL,
-	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM };
+	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL };
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"dcgm-compat", no_argument, NULL, OPT_DCGM},
+		{"dcgm-model-name", no_argument, NULL, OPT_DCGM_MODEL},
 		{"processes", no_argument, NULL, OPT_PROCS},
 		{"hostname", required_argument, NULL, OPT_HOST},
 		{"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
@@ -162,6 +166,7 @@ int cmd_serve(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case OPT_DCGM: eo.dcgm = true; break;
+		case OPT_DCGM_MODEL: eo.dcgm_model_name = true; break;
 		case OPT_PROCS: eo.processes = true; break;
 		case OPT_HOST: hostname = optarg; break;
 		case OPT_CHECK_INTERVAL:
@@ -204,6 +209,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error(serve_usage, "unexpected argument '%s'", argv[optind]);
+	if (eo.dcgm_model_name && !eo.dcgm)
+		return usage_error(serve_usage, "--dcgm-model-name goes with --dcgm-compat");
 	if (once && !textfile)
 		return usage_error(serve_usage, "--once goes with --textfile DIR");
 	char hostbuf[256];

@@ -1,7 +1,5 @@
 #include "sampler/sampler.h"
 
-/* TEMPORARY until the nvidia branch (NVML wrapper) is merged */
-#if __has_include("nvidia/nvml.h")
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -353,37 +351,3 @@ void sampler_lazy_close(sampler_lazy *l)
 	sampler_close(l->s);
 	l->s = NULL;
 }
-#else
-#include <stdio.h>
-snapshot *sampler_lazy_take(sampler_lazy *l, char *err, size_t errsize)
-{
-	(void)l;
-	snprintf(err, errsize, "this build has no NVML wrapper");
-	return NULL;
-}
-void sampler_lazy_close(sampler_lazy *l)
-{
-	(void)l;
-}
-sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)
-{
-	(void)o;
-	snprintf(err, errsize, "this build has no NVML wrapper");
-	return NULL;
-}
-snapshot *sampler_take(sampler *s, char *err, size_t errsize)
-{
-	(void)s;
-	snprintf(err, errsize, "this build has no NVML wrapper");
-	return NULL;
-}
-const char *sampler_sources(const sampler *s)
-{
-	(void)s;
-	return "";
-}
-void sampler_close(sampler *s)
-{
-	(void)s;
-}
-#endif

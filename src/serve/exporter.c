@@ -52,6 +52,7 @@ static char *render_body(exporter *ex, const snapshot *s, expo_format fmt, size_
 	in.snap = s;
 	in.health = &ex->health;
 	in.dcgm = ex->o.dcgm;
+	in.dcgm_model_name = ex->o.dcgm_model_name;
 	in.processes = ex->o.processes;
 	in.hostname = ex->o.hostname;
 	pthread_mutex_lock(&ex->mu);

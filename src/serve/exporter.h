@@ -22,7 +22,7 @@ typedef struct sample_source {
 
 typedef struct exporter_opts {
 	double interval;       /* seconds between samples */
-	bool dcgm, processes;  /* metrics_input */
+	bool dcgm, dcgm_model_name, processes; /* metrics_input */
 	const char *hostname;
 	double check_interval; /* seconds between checks; 0: no check */
 	bool check_full;       /* the check's cuInit and Python probes too */

@@ -98,7 +98,7 @@ static void our_labels(gpu_labels *l, const gpu_sample *g)
 	l->n = 2;
 }
 
-static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t dsize, const char *hostname)
+static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t dsize, const metrics_input *in)
 {
 	snprintf(l->index, sizeof(l->index), "%d", g->index);
 	if (g->minor >= 0)
@@ -109,9 +109,10 @@ static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t
 	l->names[1] = "UUID", l->values[1] = g->uuid;
 	l->names[2] = "pci_bus_id", l->values[2] = g->pci_bus_id;
 	l->names[3] = "device", l->values[3] = device;
-	l->names[4] = "modelName", l->values[4] = g->name;
-	l->names[5] = "Hostname", l->values[5] = hostname;
-	l->n = 6;
+	l->names[4] = "Hostname", l->values[4] = in->hostname ? in->hostname : "";
+	l->n = 5;
+	if (in->dcgm_model_name)
+		l->names[l->n] = "modelName", l->values[l->n++] = g->name;
 }
 
 /* The same labels plus one or two more. */
@@ -130,7 +131,7 @@ static void sample_plus(expo *e, double v, const gpu_labels *l, const char *n1, 
 }
 
 static void render_field_families(expo *e, const snapshot *s, const gpu_family *fams, size_t nfams, bool dcgm,
-				  const char *hostname)
+				  const metrics_input *in)
 {
 	for (size_t f = 0; f < nfams; f++) {
 		bool declared = false;
@@ -146,7 +147,7 @@ static void render_field_families(expo *e, const snapshot *s, const gpu_family *
 			gpu_labels l;
 			char device[24];
 			if (dcgm)
-				dcgm_labels(&l, g, device, sizeof(device), hostname);
+				dcgm_labels(&l, g, device, sizeof(device), in);
 			else
 				our_labels(&l, g);
 			expo_sample_v(e, v.v * fams[f].scale, l.n, l.names, l.values);
@@ -266,7 +267,7 @@ static void render_pair(expo *e, const snapshot *s, const char *name, const char
 	}
 }
 
-static void render_xid(expo *e, const snapshot *s, bool dcgm, const char *hostname)
+static void render_xid(expo *e, const snapshot *s, bool dcgm, const metrics_input *in)
 {
 	expo_family(e, "gpuvet_gpu_xid_errors_total", MT_COUNTER,
 		    "Xid events seen since gpuvet started (NVML events and kernel log), by code.");
@@ -292,12 +293,12 @@ static void render_xid(expo *e, const snapshot *s, bool dcgm, const char *hostna
 				t = g->xids[k].last_time, last = g->xids[k].code;
 		gpu_labels l;
 		char device[24];
-		dcgm_labels(&l, g, device, sizeof(device), hostname);
+		dcgm_labels(&l, g, device, sizeof(device), in);
 		expo_sample_v(e, last, l.n, l.names, l.values);
 	}
 }
 
-static void render_dcgm_fb_free(expo *e, const snapshot *s, const char *hostname)
+static void render_dcgm_fb_free(expo *e, const snapshot *s, const metrics_input *in)
 {
 	bool declared = false;
 	for (int i = 0; i < s->ngpus; i++) {
@@ -310,7 +311,7 @@ static void render_dcgm_fb_free(expo *e, const snapshot *s, const char *hostname
 		}
 		gpu_labels l;
 		char device[24];
-		dcgm_labels(&l, g, device, sizeof(device), hostname);
+		dcgm_labels(&l, g, device, sizeof(device), in);
 		double free_mib = (g->mem_total.v - g->mem_used.v) / (1024.0 * 1024.0);
 		expo_sample_v(e, free_mib < 0 ? 0 : free_mib, l.n, l.names, l.values);
 	}
@@ -392,7 +393,7 @@ void metrics_render(expo *e, const metrics_input *in)
 		expo_family(e, "gpuvet_gpus", MT_GAUGE, "GPUs NVML reports.");
 		expo_sample(e, s->ngpus, NULL);
 		render_info(e, s);
-		render_field_families(e, s, our_families, GV_ARRAY_LEN(our_families), false, NULL);
+		render_field_families(e, s, our_families, GV_ARRAY_LEN(our_families), false, in);
 		render_throttle(e, s);
 		render_pcie_throughput(e, s);
 		render_ecc(e, s);
@@ -400,15 +401,14 @@ void metrics_render(expo *e, const metrics_input *in)
 			    "cause", F(retired_sbe), "sbe", F(retired_dbe), "dbe");
 		render_pair(e, s, "gpuvet_gpu_remapped_rows", "Rows remapped, by the kind of error that caused it.", "type",
 			    F(remap_corr), "correctable", F(remap_uncorr), "uncorrectable");
-		render_xid(e, s, in->dcgm, in->hostname ? in->hostname : "");
+		render_xid(e, s, in->dcgm, in);
 		if (in->health)
 			render_health(e, s, in->health);
 		if (in->processes)
 			render_processes(e, s);
 		if (in->dcgm) {
-			render_field_families(e, s, dcgm_families, GV_ARRAY_LEN(dcgm_families), true,
-					      in->hostname ? in->hostname : "");
-			render_dcgm_fb_free(e, s, in->hostname ? in->hostname : "");
+			render_field_families(e, s, dcgm_families, GV_ARRAY_LEN(dcgm_families), true, in);
+			render_dcgm_fb_free(e, s, in);
 		}
 	}
 	if (in->have_check)

@@ -26,6 +26,7 @@ typedef struct metrics_input {
 	const snapshot *snap;          /* last good snapshot; NULL before the first */
 	const health_tracker *health;  /* NULL: no health families */
 	bool dcgm;                     /* also the DCGM exporter's names and labels */
+	bool dcgm_model_name;          /* and its modelName label (camelCase: promtool's lint names it) */
 	bool processes;                /* per-process series (opt-in: pids make many series) */
 	const char *hostname;          /* the DCGM "Hostname" label */
 	/* the periodic check */
