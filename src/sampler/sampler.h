@@ -17,6 +17,13 @@
 
 typedef struct sampler sampler;
 
+/* Where snapshots come from for a consumer (serve, watch): NVML through sampler_lazy_take, a
+ * script in the tests. take returns NULL with err on failure; it may block (a hung driver). */
+typedef struct sample_source {
+	void *ctx;
+	snapshot *(*take)(void *ctx, char *err, size_t errsize);
+} sample_source;
+
 typedef struct sampler_opts {
 	bool no_events;      /* no NVML event thread (watch --once) */
 	bool no_kmsg;        /* do not follow the kernel log */

@@ -11,14 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sampler/sampler.h"
 #include "serve/metrics.h"
-
-/* Where snapshots come from: NVML in gpuvet serve, a script in the tests. take returns NULL
- * with err on failure; it may block (a hung driver), the scrapes do not. */
-typedef struct sample_source {
-	void *ctx;
-	snapshot *(*take)(void *ctx, char *err, size_t errsize);
-} sample_source;
 
 typedef struct exporter_opts {
 	double interval;       /* seconds between samples */
