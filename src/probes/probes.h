@@ -33,4 +33,8 @@ extern const probe probe_table[];
 
 /* The probes, one per file in probes/. */
 void probe_hardware(facts *f, const probe_opts *o);
+void probe_nvml(facts *f, const probe_opts *o);
+void probe_cudalib(facts *f, const probe_opts *o);
+void probe_cuda(facts *f, const probe_opts *o);
+void probe_kmsg(facts *f, const probe_opts *o);
 #endif

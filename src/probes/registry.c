@@ -5,6 +5,10 @@
 
 const probe probe_table[] = {
 	{"hardware", 0, probe_hardware},
+	{"nvml", 0, probe_nvml},
+	{"cudalib", 0, probe_cudalib},
+	{"cuda", PROBE_USES_CUINIT, probe_cuda},
+	{"kmsg", 0, probe_kmsg},
 	{NULL, 0, NULL},
 };
 

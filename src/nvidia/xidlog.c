@@ -1,0 +1,169 @@
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/util.h"
+#include "nvidia/xidlog.h"
+
+static const char *find_n(const char *s, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (size_t i = 0; i + n <= len; i++)
+		if (memcmp(s + i, needle, n) == 0)
+			return s + i;
+	return NULL;
+}
+
+static long long days_from_civil(long long y, unsigned m, unsigned d)
+{
+	/* proleptic Gregorian days since 1970-01-01 (no timegm: keeps it pure and portable) */
+	y -= m <= 2;
+	long long era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (long long)doe - 719468;
+}
+
+static long long epoch_of(int y, int mo, int d, int h, int mi, int s)
+{
+	if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+	    s < 0 || s > 60)
+		return -1;
+	return days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + s;
+}
+
+/* "2026-11-29T10:00:00.123456+01:00 ..." */
+static long long parse_iso(const char *l, size_t len)
+{
+	char buf[64];
+	size_t n = len < sizeof(buf) - 1 ? len : sizeof(buf) - 1;
+	memcpy(buf, l, n);
+	buf[n] = '\0';
+	int y, mo, d, h, mi, s, used = 0;
+	if (sscanf(buf, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &used) != 6)
+		return -1;
+	long long t = epoch_of(y, mo, d, h, mi, s);
+	if (t < 0)
+		return -1;
+	const char *p = buf + used;
+	if (*p == '.' || *p == ',')
+		for (p++; isdigit((unsigned char)*p); p++)
+			;
+	if (*p == '+' || *p == '-') {
+		int sign = *p == '-' ? -1 : 1, oh = 0, om = 0;
+		if (sscanf(p + 1, "%2d:%2d", &oh, &om) == 2 || sscanf(p + 1, "%2d%2d", &oh, &om) == 2)
+			t -= sign * (oh * 3600 + om * 60);
+	}
+	return t;
+}
+
+/* "Nov 29 10:00:00 host kernel: ..." */
+static long long parse_syslog(const char *l, size_t len, int year)
+{
+	static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+	if (len < 15 || year < 1970)
+		return -1;
+	int mo = 0;
+	for (int i = 0; i < 12; i++)
+		if (memcmp(l, months[i], 3) == 0)
+			mo = i + 1;
+	if (!mo || l[3] != ' ')
+		return -1;
+	char buf[16];
+	memcpy(buf, l + 4, 11);
+	buf[11] = '\0';
+	int d, h, mi, s;
+	if (sscanf(buf, "%d %d:%d:%d", &d, &h, &mi, &s) != 4)
+		return -1;
+	return epoch_of(year, mo, d, h, mi, s);
+}
+
+bool xid_parse_line(const char *line, size_t len, int year_hint, xid_line *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->time = -1;
+	out->boot_us = -1;
+	const char *x = find_n(line, len, "NVRM: Xid (");
+	if (!x)
+		return false;
+	const char *end = line + len;
+	const char *p = x + strlen("NVRM: Xid (");
+	const char *close = NULL;
+	for (const char *q = p; q < end && q - p < 64; q++)
+		if (*q == ')') {
+			close = q;
+			break;
+		}
+	if (!close || close + 1 >= end || close[1] != ':')
+		return false;
+	const char *dev = p;
+	if ((size_t)(close - dev) >= 4 && memcmp(dev, "PCI:", 4) == 0)
+		dev += 4;
+	size_t dn = (size_t)(close - dev);
+	if (dn >= sizeof(out->pci))
+		dn = sizeof(out->pci) - 1;
+	memcpy(out->pci, dev, dn);
+	out->pci[dn] = '\0';
+	str_sanitize(out->pci);
+	p = close + 2;
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end || !isdigit((unsigned char)*p))
+		return false;
+	long code = 0;
+	int digits = 0;
+	while (p < end && isdigit((unsigned char)*p) && digits < 6) {
+		code = code * 10 + (*p - '0');
+		p++, digits++;
+	}
+	if (p < end && isdigit((unsigned char)*p))
+		return false; /* absurdly long number */
+	out->code = (int)code;
+	while (p < end && (*p == ',' || *p == ' '))
+		p++;
+	size_t mn = (size_t)(end - p);
+	while (mn && (p[mn - 1] == '\n' || p[mn - 1] == '\r'))
+		mn--;
+	if (mn >= sizeof(out->message))
+		mn = sizeof(out->message) - 1;
+	memcpy(out->message, p, mn);
+	out->message[mn] = '\0';
+	str_sanitize(out->message);
+
+	/* the time, from whatever prefix this log uses */
+	size_t plen = (size_t)(x - line);
+	if (plen && isdigit((unsigned char)line[0])) {
+		/* /dev/kmsg: "PRIO,SEQ,USEC,FLAGS;" */
+		int commas = 0;
+		const char *semi = NULL;
+		for (const char *q = line; q < x; q++) {
+			if (*q == ',')
+				commas++;
+			if (*q == ';') {
+				semi = q;
+				break;
+			}
+		}
+		if (semi && commas >= 3) {
+			const char *q = memchr(line, ',', plen);
+			q = q ? memchr(q + 1, ',', (size_t)(x - q - 1)) : NULL;
+			if (q) {
+				long long us = 0;
+				int nd = 0;
+				for (q++; q < x && isdigit((unsigned char)*q) && nd < 19; q++, nd++)
+					us = us * 10 + (*q - '0');
+				if (nd)
+					out->boot_us = us;
+			}
+			return true;
+		}
+		out->time = parse_iso(line, plen);
+	} else if (plen) {
+		out->time = parse_syslog(line, plen, year_hint);
+	}
+	return true;
+}

@@ -1,0 +1,154 @@
+/*
+ * libcuda: two probes. "cudalib" loads the library and asks cuDriverGetVersion (no cuInit, so
+ * it runs under --fast too); "cuda" calls cuInit (about 0.4 s on an H200 machine, the floor of
+ * `gpuvet check`), then lists devices in CUDA order and the peer-access matrix.
+ *
+ * Facts: cuda.*  (docs/facts.md, additions in docs/facts/nvidia.md)
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/sysroot.h"
+#include "nvidia/cuda.h"
+#include "nvidia/libfile.h"
+#include "probes/probes.h"
+
+/* An error fact: "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected". */
+static void put_cuda_error(facts *f, const char *source, CUresult rc, const char *keyfmt, ...) GV_PRINTF(4, 5);
+static void put_cuda_error(facts *f, const char *source, CUresult rc, const char *keyfmt, ...)
+{
+	char why[256];
+	snprintf(why, sizeof(why), "%s (%d): %s", gv_cuda_result_name(rc), rc, gv_cuda_result_text(rc));
+	char key[128];
+	va_list ap;
+	va_start(ap, keyfmt);
+	vsnprintf(key, sizeof(key), keyfmt, ap);
+	va_end(ap);
+	facts_put_state(f, FACT_ERROR, source, why, "%s", key);
+}
+
+void probe_cudalib(facts *f, const probe_opts *o)
+{
+	(void)o;
+	gv_cuda_load();
+	gv_cuda_status st;
+	gv_cuda_status_get(&st);
+	const char *src = st.from_env ? "GPUVET_CUDA_LIB" : "dlopen";
+	if (!st.loaded) {
+		bool missing = strstr(st.error, "No such file") || strstr(st.error, "not found in the root tree") ||
+			       strstr(st.error, "cannot open shared object file");
+		facts_put_state(f, missing ? FACT_ABSENT : FACT_ERROR, src, st.error, "cuda.library");
+		char path[PATH_MAX], ver[64];
+		if (gv_driver_lib_find("libcuda.so.", path, sizeof(path), ver, sizeof(ver)))
+			facts_put_str(f, path, ver, "cuda.library_file_version");
+		return;
+	}
+	facts_put_str(f, src, sysroot_strip(st.path), "cuda.library");
+	char ver[64];
+	if (gv_driver_lib_file_version(st.path, "libcuda.so.", ver, sizeof(ver)))
+		facts_put_str(f, st.path, ver, "cuda.library_file_version");
+	else
+		facts_put_state(f, FACT_ABSENT, st.path, "no version in the file name", "cuda.library_file_version");
+	const gv_cuda_api *cu = gv_cuda_api_get();
+	int v = 0;
+	CUresult rc = cu->cuDriverGetVersion(&v);
+	if (rc == CUDA_SUCCESS)
+		facts_put_int(f, "cuDriverGetVersion", v, "cuda.driver_version");
+	else
+		put_cuda_error(f, "cuDriverGetVersion", rc, "cuda.driver_version");
+}
+
+static void probe_device(facts *f, const gv_cuda_api *cu, int i)
+{
+	CUdevice dev = 0;
+	CUresult rc = cu->cuDeviceGet(&dev, i);
+	if (rc != CUDA_SUCCESS) {
+		put_cuda_error(f, "cuDeviceGet", rc, "cuda.dev.%d.name", i);
+		return;
+	}
+	char buf[256];
+	if (cu->cuDeviceGetName) {
+		rc = cu->cuDeviceGetName(buf, sizeof(buf), dev);
+		buf[sizeof(buf) - 1] = '\0';
+		str_sanitize(buf);
+		if (rc == CUDA_SUCCESS)
+			facts_put_str(f, "cuDeviceGetName", buf, "cuda.dev.%d.name", i);
+		else
+			put_cuda_error(f, "cuDeviceGetName", rc, "cuda.dev.%d.name", i);
+	}
+	if (cu->cuDeviceGetPCIBusId) {
+		rc = cu->cuDeviceGetPCIBusId(buf, 64, dev);
+		buf[63] = '\0';
+		str_sanitize(buf);
+		if (rc == CUDA_SUCCESS)
+			facts_put_str(f, "cuDeviceGetPCIBusId", buf, "cuda.dev.%d.pci_bus_id", i);
+		else
+			put_cuda_error(f, "cuDeviceGetPCIBusId", rc, "cuda.dev.%d.pci_bus_id", i);
+	}
+	if (cu->cuDeviceGetAttribute) {
+		int major = 0, minor = 0, sms = 0;
+		rc = cu->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+		if (rc == CUDA_SUCCESS)
+			rc = cu->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+		if (rc == CUDA_SUCCESS) {
+			snprintf(buf, sizeof(buf), "%d.%d", major, minor);
+			facts_put_str(f, "cuDeviceGetAttribute", buf, "cuda.dev.%d.cc", i);
+		} else {
+			put_cuda_error(f, "cuDeviceGetAttribute", rc, "cuda.dev.%d.cc", i);
+		}
+		if (cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) == CUDA_SUCCESS)
+			facts_put_int(f, "cuDeviceGetAttribute", sms, "cuda.dev.%d.sm_count", i);
+	}
+	if (cu->cuDeviceTotalMem) {
+		size_t bytes = 0;
+		rc = cu->cuDeviceTotalMem(&bytes, dev);
+		if (rc == CUDA_SUCCESS)
+			facts_put_int(f, "cuDeviceTotalMem_v2", (long long)bytes, "cuda.dev.%d.memory_total_bytes", i);
+	}
+}
+
+void probe_cuda(facts *f, const probe_opts *o)
+{
+	(void)o;
+	CUresult rc = gv_cuda_init();
+	gv_cuda_status st;
+	gv_cuda_status_get(&st);
+	if (!st.loaded) {
+		facts_put_state(f, FACT_ABSENT, NULL, "libcuda not loaded", "cuda.init");
+		return;
+	}
+	facts_put_int(f, "cuInit", rc, "cuda.init_code");
+	facts_put_real(f, "cuInit", st.init_seconds, "cuda.init_seconds");
+	if (rc != CUDA_SUCCESS) {
+		put_cuda_error(f, "cuInit", rc, "cuda.init");
+		return;
+	}
+	facts_put_str(f, "cuInit", "ok", "cuda.init");
+	const gv_cuda_api *cu = gv_cuda_api_get();
+	int n = 0;
+	rc = cu->cuDeviceGetCount(&n);
+	if (rc != CUDA_SUCCESS) {
+		put_cuda_error(f, "cuDeviceGetCount", rc, "cuda.device_count");
+		return;
+	}
+	if (n < 0 || n > 1024)
+		n = 0;
+	facts_put_int(f, "cuDeviceGetCount", n, "cuda.device_count");
+	for (int i = 0; i < n; i++)
+		probe_device(f, cu, i);
+	if (!cu->cuDeviceCanAccessPeer)
+		return;
+	for (int i = 0; i < n && i < 16; i++)
+		for (int j = 0; j < n && j < 16; j++) {
+			if (i == j)
+				continue;
+			int can = 0;
+			rc = cu->cuDeviceCanAccessPeer(&can, i, j);
+			if (rc == CUDA_SUCCESS)
+				facts_put_bool(f, "cuDeviceCanAccessPeer", can != 0, "cuda.peer.%d.%d", i, j);
+			else
+				put_cuda_error(f, "cuDeviceCanAccessPeer", rc, "cuda.peer.%d.%d", i, j);
+		}
+}

@@ -1,0 +1,243 @@
+/*
+ * Xid errors of the NVIDIA kernel driver in the kernel log: the tail of /var/log/kern.log,
+ * /var/log/syslog and /var/log/messages (through sysroot), and on the real root /dev/kmsg when
+ * this user may read it (non-blocking). Lines are grouped by (device, code, message), so the same
+ * event seen in two logs counts once per occurrence of its text.
+ *
+ * Facts: kmsg.*  (docs/facts/nvidia.md)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/sysroot.h"
+#include "nvidia/xidlog.h"
+#include "probes/probes.h"
+
+#define TAIL_BYTES (4u << 20)  /* per log file: the recent part is what matters */
+#define KMSG_MAX_RECORDS 20000
+#define MAX_XIDS 32
+
+struct xid_group {
+	xid_line x;
+	int count;
+	const char *source;
+};
+
+struct xid_set {
+	struct xid_group g[MAX_XIDS];
+	int n;
+	int total;
+	int dropped;
+};
+
+static void add_line(struct xid_set *s, const xid_line *x, const char *source)
+{
+	s->total++;
+	for (int i = 0; i < s->n; i++) {
+		struct xid_group *g = &s->g[i];
+		if (g->x.code == x->code && strcmp(g->x.pci, x->pci) == 0 && strcmp(g->x.message, x->message) == 0) {
+			g->count++;
+			if (x->time > g->x.time)
+				g->x.time = x->time;
+			if (x->boot_us > g->x.boot_us)
+				g->x.boot_us = x->boot_us;
+			return;
+		}
+	}
+	if (s->n == MAX_XIDS) {
+		/* keep the most recent: drop the oldest group */
+		memmove(&s->g[0], &s->g[1], sizeof(s->g[0]) * (MAX_XIDS - 1));
+		s->n--;
+		s->dropped++;
+	}
+	s->g[s->n++] = (struct xid_group){*x, 1, source};
+}
+
+static void scan_text(struct xid_set *s, const char *text, size_t len, int year, const char *source)
+{
+	const char *p = text, *end = text + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		xid_line x;
+		if (n > 10 && xid_parse_line(p, n, year, &x))
+			add_line(s, &x, source);
+		p += n + 1;
+	}
+}
+
+/* Reads the last TAIL_BYTES of a log file below the root; -errno on failure. */
+static int read_tail(const char *abs, char **out, size_t *len)
+{
+	char host[PATH_MAX];
+	sysroot_path(host, sizeof(host), abs);
+	*out = NULL;
+	*len = 0;
+	int fd = gv_sys.open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		gv_sys.close(fd);
+		return -EINVAL;
+	}
+	off_t start = st.st_size > (off_t)TAIL_BYTES ? st.st_size - (off_t)TAIL_BYTES : 0;
+	if (start && lseek(fd, start, SEEK_SET) < 0) {
+		int e = errno;
+		gv_sys.close(fd);
+		return -e;
+	}
+	char *buf = xmalloc(TAIL_BYTES + 1);
+	size_t n = 0;
+	while (n < TAIL_BYTES) {
+		ssize_t r = gv_sys.read(fd, buf + n, TAIL_BYTES - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	gv_sys.close(fd);
+	buf[n] = '\0';
+	/* a tail starts mid-line: skip to the first whole one */
+	size_t skip = 0;
+	if (start) {
+		char *nl = memchr(buf, '\n', n);
+		skip = nl ? (size_t)(nl - buf) + 1 : n;
+	}
+	memmove(buf, buf + skip, n - skip + 1);
+	*out = buf;
+	*len = n - skip;
+	return 0;
+}
+
+/* /dev/kmsg: one record per read; O_NONBLOCK ends at EAGAIN instead of waiting for new ones. */
+static int read_kmsg(struct xid_set *s)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char rec[8192];
+	for (int i = 0; i < KMSG_MAX_RECORDS; i++) {
+		ssize_t r = read(fd, rec, sizeof(rec) - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EPIPE) /* overwritten while reading: go on with the next */
+				continue;
+			break; /* EAGAIN: no more records */
+		}
+		if (r == 0)
+			break;
+		rec[r] = '\0';
+		xid_line x;
+		/* continuation lines (" KEY=value") follow the first newline; the message is the first line */
+		char *nl = memchr(rec, '\n', (size_t)r);
+		size_t n = nl ? (size_t)(nl - rec) : (size_t)r;
+		if (xid_parse_line(rec, n, 0, &x))
+			add_line(s, &x, "/dev/kmsg");
+	}
+	close(fd);
+	return 0;
+}
+
+static long long boot_time(void)
+{
+	char *text = NULL;
+	if (sysroot_read("/proc/stat", 1 << 20, &text, NULL, NULL) < 0)
+		return -1;
+	long long bt = -1;
+	const char *p = strstr(text, "\nbtime ");
+	if (p)
+		bt = strtoll(p + 7, NULL, 10);
+	free(text);
+	return bt > 0 ? bt : -1;
+}
+
+static int year_of(long long epoch)
+{
+	time_t t = (time_t)epoch;
+	struct tm tm;
+	if (!gmtime_r(&t, &tm))
+		return 0;
+	return tm.tm_year + 1900;
+}
+
+void probe_kmsg(facts *f, const probe_opts *o)
+{
+	(void)o;
+	static const char *const logs[] = {"/var/log/kern.log", "/var/log/syslog", "/var/log/messages"};
+	struct xid_set *s = xcalloc(1, sizeof(*s));
+	strlist read_ok = {0}, unreadable = {0};
+	long long btime = boot_time();
+	if (btime > 0)
+		facts_put_int(f, "/proc/stat", btime, "kmsg.boot_time");
+	/* syslog dates carry no year: the year of the boot (a log is rotated well within a year) */
+	int year = year_of(btime > 0 ? btime : (long long)time(NULL));
+	for (size_t i = 0; i < GV_ARRAY_LEN(logs); i++) {
+		char *text;
+		size_t len;
+		int rc = read_tail(logs[i], &text, &len);
+		if (rc == 0) {
+			sl_push(&read_ok, logs[i]);
+			scan_text(s, text, len, year, logs[i]);
+			free(text);
+		} else if (rc != -ENOENT && rc != -ENOTDIR) {
+			sl_pushf(&unreadable, "%s (%s)", logs[i], strerror(-rc));
+		}
+	}
+	if (!sysroot_active()) {
+		int rc = read_kmsg(s);
+		if (rc == 0)
+			sl_push(&read_ok, "/dev/kmsg");
+		else if (rc != -ENOENT)
+			sl_pushf(&unreadable, "/dev/kmsg (%s)", strerror(-rc));
+	}
+	strbuf b;
+	sb_init(&b);
+	for (size_t i = 0; i < read_ok.n; i++)
+		sb_addf(&b, "%s%s", i ? "," : "", read_ok.v[i]);
+	if (read_ok.n)
+		facts_put_str(f, NULL, b.buf, "kmsg.sources");
+	sb_free(&b);
+	if (unreadable.n) {
+		sb_init(&b);
+		for (size_t i = 0; i < unreadable.n; i++)
+			sb_addf(&b, "%s%s", i ? ", " : "", unreadable.v[i]);
+		facts_put_str(f, NULL, b.buf, "kmsg.unreadable");
+		sb_free(&b);
+	}
+	if (!read_ok.n) {
+		facts_put_state(f, unreadable.n ? FACT_ERROR : FACT_ABSENT, NULL,
+				unreadable.n ? "no kernel log readable" : "no kernel log found", "kmsg.xid.count");
+	} else {
+		facts_put_int(f, NULL, s->n, "kmsg.xid.count");
+		facts_put_int(f, NULL, s->total, "kmsg.xid.total");
+		for (int i = 0; i < s->n; i++) {
+			const struct xid_group *g = &s->g[i];
+			facts_put_int(f, g->source, g->x.code, "kmsg.xid.%d.code", i);
+			facts_put_str(f, g->source, g->x.pci, "kmsg.xid.%d.pci", i);
+			facts_put_str(f, g->source, g->x.message, "kmsg.xid.%d.message", i);
+			facts_put_int(f, g->source, g->count, "kmsg.xid.%d.count", i);
+			long long t = g->x.time;
+			if (t < 0 && g->x.boot_us >= 0 && btime > 0)
+				t = btime + g->x.boot_us / 1000000;
+			if (t >= 0)
+				facts_put_int(f, g->source, t, "kmsg.xid.%d.time", i);
+			/* /dev/kmsg holds only this boot; a dated line is this boot when after btime */
+			if (g->x.boot_us >= 0)
+				facts_put_bool(f, g->source, true, "kmsg.xid.%d.this_boot", i);
+			else if (t >= 0 && btime > 0)
+				facts_put_bool(f, g->source, t >= btime, "kmsg.xid.%d.this_boot", i);
+		}
+	}
+	sl_free(&read_ok);
+	sl_free(&unreadable);
+	free(s);
+}

@@ -1,0 +1,317 @@
+/*
+ * NVML: the driver's user-space library, its versions, and per GPU identity, modes, PCIe link,
+ * ECC and memory health, temperatures, clocks and their event reasons, processes, fabric state.
+ * Through src/nvidia/nvml.h (dlopen; every optional symbol may be missing).
+ *
+ * Facts: nvml.*  (docs/facts.md, additions in docs/facts/nvidia.md)
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sysroot.h"
+#include "nvidia/dlload.h"
+#include "nvidia/libfile.h"
+#include "nvidia/nvml.h"
+#include "probes/probes.h"
+
+/* The fact for one value: ok, unsupported, or error with NVML's code and text. */
+static void put_state_of(facts *f, gv_vstate st, nvmlReturn_t rc, const char *source, const char *key)
+{
+	char why[256];
+	if (st == GV_V_UNSUPPORTED) {
+		snprintf(why, sizeof(why), "%s",
+			 rc == NVML_ERROR_FUNCTION_NOT_FOUND ? "this driver's NVML lacks the call" : "not supported on this GPU");
+		facts_put_state(f, FACT_UNSUPPORTED, source, why, "%s", key);
+	} else {
+		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
+		facts_put_state(f, FACT_ERROR, source, why, "%s", key);
+	}
+}
+
+/* "nvml.gpu.%d.x" with the GPU index; a key without %d (gpu -1) is used as is */
+static void make_key(char *key, size_t size, const char *keyfmt, int gpu)
+{
+	if (gpu < 0)
+		str_copy(key, size, keyfmt);
+	else
+		snprintf(key, size, keyfmt, gpu);
+}
+
+static bool put_u64(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, int gpu)
+{
+	char key[128];
+	make_key(key, sizeof(key), keyfmt, gpu);
+	if (v->st == GV_V_UNSET)
+		return false;
+	if (v->st != GV_V_OK) {
+		put_state_of(f, v->st, v->rc, source, key);
+		return false;
+	}
+	facts_put_int(f, source, (long long)v->v, "%s", key);
+	return true;
+}
+
+static void put_bool(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, int gpu)
+{
+	char key[128];
+	make_key(key, sizeof(key), keyfmt, gpu);
+	if (v->st == GV_V_UNSET)
+		return;
+	if (v->st != GV_V_OK)
+		put_state_of(f, v->st, v->rc, source, key);
+	else
+		facts_put_bool(f, source, v->v != 0, "%s", key);
+}
+
+static void put_str(facts *f, const gv_nv_str *v, const char *source, const char *keyfmt, int gpu)
+{
+	char key[128];
+	make_key(key, sizeof(key), keyfmt, gpu);
+	if (v->st == GV_V_UNSET)
+		return;
+	if (v->st != GV_V_OK)
+		put_state_of(f, v->st, v->rc, source, key);
+	else
+		facts_put_str(f, source, v->v, "%s", key);
+}
+
+/* milliwatts as watts */
+static void put_watts(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, int gpu)
+{
+	char key[128];
+	make_key(key, sizeof(key), keyfmt, gpu);
+	if (v->st == GV_V_UNSET)
+		return;
+	if (v->st != GV_V_OK)
+		put_state_of(f, v->st, v->rc, source, key);
+	else
+		facts_put_real(f, source, v->v / 1000.0, "%s", key);
+}
+
+static void probe_library(facts *f, const gv_nvml_status *st)
+{
+	if (st->loaded) {
+		const char *shown = sysroot_strip(st->path);
+		facts_put_str(f, st->from_env ? "GPUVET_NVML_LIB" : "dlopen", shown, "nvml.library");
+		char ver[64];
+		if (gv_driver_lib_file_version(st->path, "libnvidia-ml.so.", ver, sizeof(ver)))
+			facts_put_str(f, st->path, ver, "nvml.library_file_version");
+		else
+			facts_put_state(f, FACT_ABSENT, st->path, "no version in the file name", "nvml.library_file_version");
+		return;
+	}
+	/* not there at all (absent) is not the same as there but unusable (error) */
+	bool missing = strstr(st->error, "No such file") || strstr(st->error, "not found in the root tree") ||
+		       strstr(st->error, "cannot open shared object file");
+	facts_put_state(f, missing ? FACT_ABSENT : FACT_ERROR, st->from_env ? "GPUVET_NVML_LIB" : "dlopen", st->error,
+			"nvml.library");
+	/* the file may exist yet fail to load: its name still tells the user-space driver version */
+	char path[PATH_MAX], ver[64];
+	if (gv_driver_lib_find("libnvidia-ml.so.", path, sizeof(path), ver, sizeof(ver)))
+		facts_put_str(f, path, ver, "nvml.library_file_version");
+}
+
+static void probe_processes(facts *f, const gv_nvml_device *d, int i)
+{
+	if (d->procs_st != GV_V_OK) {
+		char key[64];
+		snprintf(key, sizeof(key), "nvml.gpu.%d.processes.count", i);
+		put_state_of(f, d->procs_st, d->procs_rc, "nvmlDeviceGetComputeRunningProcesses", key);
+		return;
+	}
+	const char *src = "nvmlDeviceGetComputeRunningProcesses";
+	facts_put_int(f, src, d->nprocs, "nvml.gpu.%d.processes.count", i);
+	if (d->procs_truncated)
+		facts_put_bool(f, src, true, "nvml.gpu.%d.processes.truncated", i);
+	for (unsigned k = 0; k < d->nprocs; k++) {
+		const gv_nvml_process *p = &d->procs[k];
+		facts_put_int(f, src, p->pid, "nvml.gpu.%d.processes.%u.pid", i, k);
+		char name[256];
+		str_copy(name, sizeof(name), p->name);
+		if (!name[0]) {
+			/* NVML cannot always name it (other namespaces): /proc knows, when it is ours */
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%u/comm", p->pid);
+			char *comm = sysroot_read_line(path);
+			if (comm) {
+				str_copy(name, sizeof(name), comm);
+				str_sanitize(name);
+				free(comm);
+			}
+		}
+		if (name[0])
+			facts_put_str(f, "nvmlSystemGetProcessName", name, "nvml.gpu.%d.processes.%u.name", i, k);
+		else
+			facts_put_state(f, FACT_UNSUPPORTED, "nvmlSystemGetProcessName", "process name unknown",
+					"nvml.gpu.%d.processes.%u.name", i, k);
+		if (p->used_bytes == NVML_VALUE_NOT_AVAILABLE_ULL)
+			facts_put_state(f, FACT_UNSUPPORTED, src, "not available (containers, or no permission)",
+					"nvml.gpu.%d.processes.%u.used_bytes", i, k);
+		else
+			facts_put_int(f, src, (long long)p->used_bytes, "nvml.gpu.%d.processes.%u.used_bytes", i, k);
+		facts_put_str(f, src, p->graphics ? "graphics" : "compute", "nvml.gpu.%d.processes.%u.type", i, k);
+	}
+}
+
+static void probe_device(facts *f, int i)
+{
+	gv_nvml_device *d = xcalloc(1, sizeof(*d));
+	nvmlReturn_t rc = gv_nvml_device_snapshot((unsigned)i, GV_NVML_ALL, d);
+	if (rc != NVML_SUCCESS) {
+		char key[64];
+		snprintf(key, sizeof(key), "nvml.gpu.%d.name", i);
+		put_state_of(f, GV_V_ERROR, rc, "nvmlDeviceGetHandleByIndex", key);
+		free(d);
+		return;
+	}
+	put_str(f, &d->name, "nvmlDeviceGetName", "nvml.gpu.%d.name", i);
+	put_str(f, &d->uuid, "nvmlDeviceGetUUID", "nvml.gpu.%d.uuid", i);
+	put_str(f, &d->pci_bus_id, "nvmlDeviceGetPciInfo", "nvml.gpu.%d.pci_bus_id", i);
+	if (GV_OK(d->pci_device_id)) {
+		/* NVML packs device << 16 | vendor; hardware.pci.N.device_id has the device part alone */
+		char hex[16];
+		snprintf(hex, sizeof(hex), "0x%04llx", (d->pci_device_id.v >> 16) & 0xffff);
+		facts_put_str(f, "nvmlDeviceGetPciInfo", hex, "nvml.gpu.%d.pci_device_id", i);
+	}
+	put_u64(f, &d->minor_number, "nvmlDeviceGetMinorNumber", "nvml.gpu.%d.minor_number", i);
+	if (GV_OK(d->cc_major)) {
+		char cc[32];
+		snprintf(cc, sizeof(cc), "%llu.%llu", d->cc_major.v, d->cc_minor.v);
+		facts_put_str(f, "nvmlDeviceGetCudaComputeCapability", cc, "nvml.gpu.%d.cc", i);
+	} else {
+		put_str(f, &(gv_nv_str){.st = d->cc_major.st, .rc = d->cc_major.rc}, "nvmlDeviceGetCudaComputeCapability",
+			"nvml.gpu.%d.cc", i);
+	}
+	put_u64(f, &d->memory_total, "nvmlDeviceGetMemoryInfo", "nvml.gpu.%d.memory_total_bytes", i);
+	put_u64(f, &d->memory_used, "nvmlDeviceGetMemoryInfo", "nvml.gpu.%d.memory_used_bytes", i);
+	put_u64(f, &d->memory_free, "nvmlDeviceGetMemoryInfo", "nvml.gpu.%d.memory_free_bytes", i);
+	put_bool(f, &d->persistence, "nvmlDeviceGetPersistenceMode", "nvml.gpu.%d.persistence", i);
+	if (GV_OK(d->compute_mode))
+		facts_put_str(f, "nvmlDeviceGetComputeMode", gv_nvml_compute_mode_name(d->compute_mode.v),
+			      "nvml.gpu.%d.compute_mode", i);
+	else
+		put_u64(f, &d->compute_mode, "nvmlDeviceGetComputeMode", "nvml.gpu.%d.compute_mode", i);
+	put_bool(f, &d->mig_mode, "nvmlDeviceGetMigMode", "nvml.gpu.%d.mig_mode", i);
+	put_bool(f, &d->mig_pending, "nvmlDeviceGetMigMode", "nvml.gpu.%d.mig_pending", i);
+	if (GV_OK(d->mig_mode) && d->mig_mode.v) {
+		facts_put_int(f, "nvmlDeviceGetMigDeviceHandleByIndex", d->mig_count, "nvml.gpu.%d.mig.count", i);
+		for (unsigned m = 0; m < d->mig_count; m++) {
+			char key[64];
+			snprintf(key, sizeof(key), "nvml.gpu.%%d.mig.%u.uuid", m);
+			put_str(f, &d->mig_uuid[m], "nvmlDeviceGetUUID", key, i);
+		}
+	}
+	put_u64(f, &d->pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration", "nvml.gpu.%d.pcie_gen_current", i);
+	put_u64(f, &d->pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration", "nvml.gpu.%d.pcie_gen_max", i);
+	put_u64(f, &d->pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", "nvml.gpu.%d.pcie_width_current", i);
+	put_u64(f, &d->pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth", "nvml.gpu.%d.pcie_width_max", i);
+	put_bool(f, &d->ecc_mode, "nvmlDeviceGetEccMode", "nvml.gpu.%d.ecc_enabled", i);
+	put_bool(f, &d->ecc_pending, "nvmlDeviceGetEccMode", "nvml.gpu.%d.ecc_pending", i);
+	const char *ecc = "nvmlDeviceGetTotalEccErrors";
+	put_u64(f, &d->ecc_uncorrected_volatile, ecc, "nvml.gpu.%d.ecc_uncorrected_volatile", i);
+	put_u64(f, &d->ecc_uncorrected_aggregate, ecc, "nvml.gpu.%d.ecc_uncorrected_aggregate", i);
+	put_u64(f, &d->ecc_corrected_volatile, ecc, "nvml.gpu.%d.ecc_corrected_volatile", i);
+	put_u64(f, &d->ecc_corrected_aggregate, ecc, "nvml.gpu.%d.ecc_corrected_aggregate", i);
+	put_u64(f, &d->retired_sbe, "nvmlDeviceGetRetiredPages", "nvml.gpu.%d.retired_pages_sbe", i);
+	put_u64(f, &d->retired_dbe, "nvmlDeviceGetRetiredPages", "nvml.gpu.%d.retired_pages_dbe", i);
+	put_bool(f, &d->retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus", "nvml.gpu.%d.retired_pending", i);
+	const char *rr = "nvmlDeviceGetRemappedRows";
+	put_u64(f, &d->remapped_correctable, rr, "nvml.gpu.%d.remapped_correctable", i);
+	put_u64(f, &d->remapped_uncorrectable, rr, "nvml.gpu.%d.remapped_uncorrectable", i);
+	put_bool(f, &d->remap_pending, rr, "nvml.gpu.%d.remap_pending", i);
+	put_bool(f, &d->remap_failure, rr, "nvml.gpu.%d.remap_failure", i);
+	put_u64(f, &d->temperature_c, "nvmlDeviceGetTemperature", "nvml.gpu.%d.temperature_c", i);
+	const char *th = "nvmlDeviceGetTemperatureThreshold";
+	put_u64(f, &d->temp_slowdown_c, th, "nvml.gpu.%d.temperature_slowdown_c", i);
+	put_u64(f, &d->temp_shutdown_c, th, "nvml.gpu.%d.temperature_shutdown_c", i);
+	put_u64(f, &d->temp_gpu_max_c, th, "nvml.gpu.%d.temperature_gpu_max_c", i);
+	const char *cr = "nvmlDeviceGetCurrentClocksEventReasons";
+	if (put_u64(f, &d->clock_event_reasons, cr, "nvml.gpu.%d.clock_event_reasons", i)) {
+		char text[512];
+		gv_nvml_clock_reasons_text(d->clock_event_reasons.v, text, sizeof(text));
+		facts_put_str(f, cr, text, "nvml.gpu.%d.clock_event_reasons_text", i);
+	} else {
+		char key[64];
+		snprintf(key, sizeof(key), "nvml.gpu.%d.clock_event_reasons_text", i);
+		if (d->clock_event_reasons.st != GV_V_UNSET)
+			put_state_of(f, d->clock_event_reasons.st, d->clock_event_reasons.rc, cr, key);
+	}
+	put_u64(f, &d->util_gpu, "nvmlDeviceGetUtilizationRates", "nvml.gpu.%d.utilization_gpu", i);
+	put_u64(f, &d->util_memory, "nvmlDeviceGetUtilizationRates", "nvml.gpu.%d.utilization_memory", i);
+	put_watts(f, &d->power_mw, "nvmlDeviceGetPowerUsage", "nvml.gpu.%d.power_w", i);
+	put_watts(f, &d->power_limit_mw, "nvmlDeviceGetEnforcedPowerLimit", "nvml.gpu.%d.power_limit_w", i);
+	put_u64(f, &d->sm_clock_mhz, "nvmlDeviceGetClockInfo", "nvml.gpu.%d.sm_clock_mhz", i);
+	put_u64(f, &d->mem_clock_mhz, "nvmlDeviceGetClockInfo", "nvml.gpu.%d.mem_clock_mhz", i);
+	put_u64(f, &d->max_sm_clock_mhz, "nvmlDeviceGetMaxClockInfo", "nvml.gpu.%d.max_sm_clock_mhz", i);
+	put_u64(f, &d->max_mem_clock_mhz, "nvmlDeviceGetMaxClockInfo", "nvml.gpu.%d.max_mem_clock_mhz", i);
+	put_u64(f, &d->fan_percent, "nvmlDeviceGetFanSpeed", "nvml.gpu.%d.fan_percent", i);
+	probe_processes(f, d, i);
+	const char *fab = "nvmlDeviceGetGpuFabricInfo";
+	if (GV_OK(d->fabric_state)) {
+		facts_put_str(f, fab, gv_nvml_fabric_state_name(d->fabric_state.v), "nvml.gpu.%d.fabric_state", i);
+		nvmlReturn_t frc = (nvmlReturn_t)d->fabric_status.v;
+		if (frc == NVML_SUCCESS)
+			facts_put_str(f, fab, "ok", "nvml.gpu.%d.fabric_status", i);
+		else {
+			char why[256];
+			snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(frc), frc, gv_nvml_error_string(frc));
+			facts_put_state(f, FACT_ERROR, fab, why, "nvml.gpu.%d.fabric_status", i);
+		}
+	} else {
+		char key[64];
+		snprintf(key, sizeof(key), "nvml.gpu.%d.fabric_state", i);
+		put_state_of(f, d->fabric_state.st, d->fabric_state.rc, fab, key);
+	}
+	free(d);
+}
+
+void probe_nvml(facts *f, const probe_opts *o)
+{
+	(void)o;
+	gv_nvml_load();
+	nvmlReturn_t rc = gv_nvml_init();
+	gv_nvml_status st;
+	gv_nvml_status_get(&st);
+	probe_library(f, &st);
+	if (!st.loaded) {
+		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.init");
+		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.device_count");
+		return;
+	}
+	facts_put_int(f, "nvmlInit_v2", rc, "nvml.init_code");
+	facts_put_real(f, "nvmlInit_v2", st.init_seconds, "nvml.init_seconds");
+	if (rc != NVML_SUCCESS) {
+		char why[256];
+		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
+		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.init");
+		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.device_count");
+		return;
+	}
+	facts_put_str(f, "nvmlInit_v2", "ok", "nvml.init");
+
+	gv_nvml_system sys;
+	gv_nvml_system_info(&sys);
+	put_str(f, &sys.driver_version, "nvmlSystemGetDriverVersion", "nvml.driver_version", -1);
+	put_str(f, &sys.nvml_version, "nvmlSystemGetNVMLVersion", "nvml.nvml_version", -1);
+	if (put_u64(f, &sys.cuda_driver_version, "nvmlSystemGetCudaDriverVersion", "nvml.cuda_driver_version", -1)) {
+		char v[32];
+		unsigned long long c = sys.cuda_driver_version.v;
+		snprintf(v, sizeof(v), "%llu.%llu", c / 1000, (c % 1000) / 10);
+		facts_put_str(f, "nvmlSystemGetCudaDriverVersion", v, "nvml.cuda_version");
+	}
+
+	unsigned n = 0;
+	rc = gv_nvml_device_count(&n);
+	if (rc != NVML_SUCCESS) {
+		char why[256];
+		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
+		facts_put_state(f, FACT_ERROR, "nvmlDeviceGetCount", why, "nvml.device_count");
+		return;
+	}
+	facts_put_int(f, "nvmlDeviceGetCount", n, "nvml.device_count");
+	for (unsigned i = 0; i < n && i < 256; i++)
+		probe_device(f, (int)i);
+}
