@@ -63,13 +63,13 @@ static void on_kmsg_xid(void *ctx, const xid_line *x)
 {
 	sampler *s = ctx;
 	for (unsigned i = 0; i < s->ngpus; i++)
-		if (GV_OK(s->dev[i].pci_bus_id) && xid_line_matches_bus_id(x, s->dev[i].pci_bus_id.v)) {
-			xid_tally_add(&s->xids, (int)i, x->code, XID_SRC_KMSG, now_seconds());
+		if (GV_OK(s->dev[i].pci_bus_id) && xid_pci_matches(x->pci, s->dev[i].pci_bus_id.v)) {
+			xid_tally_add(&s->xids, (int)i, (unsigned)x->code, XID_SRC_KMSG, now_seconds());
 			return;
 		}
 	/* a GPU we do not know (another driver instance, a line without a bus id): the only GPU */
 	if (s->ngpus == 1)
-		xid_tally_add(&s->xids, 0, x->code, XID_SRC_KMSG, now_seconds());
+		xid_tally_add(&s->xids, 0, (unsigned)x->code, XID_SRC_KMSG, now_seconds());
 }
 
 sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)

@@ -1,6 +1,5 @@
 #include "sampler/xid.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,102 +11,20 @@
 #include "core/sysroot.h"
 #include "core/util.h"
 
-static const char *find_n(const char *s, size_t len, const char *needle)
+bool xid_pci_matches(const char *xid_pci, const char *pci_bus_id)
 {
-	size_t nl = strlen(needle);
-	for (size_t i = 0; i + nl <= len; i++)
-		if (memcmp(s + i, needle, nl) == 0)
-			return s + i;
-	return NULL;
-}
-
-/* Reads hex digits at *p (not past end); false when none or too many. */
-static bool hex_field(const char **p, const char *end, unsigned *out, int maxdigits)
-{
-	unsigned v = 0;
-	int n = 0;
-	while (*p < end && isxdigit((unsigned char)**p)) {
-		if (++n > maxdigits)
-			return false;
-		char c = (char)tolower((unsigned char)**p);
-		v = v * 16 + (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);
-		(*p)++;
+	unsigned d1, b1, v1, d2, b2, v2, f2;
+	if (!xid_pci || !pci_bus_id)
+		return false;
+	int n = sscanf(xid_pci, "%x:%x:%x", &d1, &b1, &v1);
+	if (n == 2) { /* no domain */
+		v1 = b1, b1 = d1, d1 = 0;
+	} else if (n != 3) {
+		return false;
 	}
-	*out = v;
-	return n > 0;
-}
-
-bool xid_parse_line(const char *line, size_t len, xid_line *out)
-{
-	memset(out, 0, sizeof(*out));
-	const char *end = line + len;
-	const char *p = find_n(line, len, "NVRM: Xid (");
-	if (!p)
+	if (sscanf(pci_bus_id, "%x:%x:%x.%x", &d2, &b2, &v2, &f2) != 4)
 		return false;
-	p += strlen("NVRM: Xid (");
-	if (end - p >= 4 && memcmp(p, "PCI:", 4) == 0)
-		p += 4;
-	/* domain:bus:device, the domain optional */
-	unsigned f[3];
-	int nf = 0;
-	const char *q = p;
-	while (nf < 3 && q < end) {
-		if (!hex_field(&q, end, &f[nf], 8))
-			break;
-		nf++;
-		if (q < end && *q == ':')
-			q++;
-		else
-			break;
-	}
-	if (nf >= 2 && q < end && (*q == ')' || *q == '.')) {
-		out->has_pci = true;
-		if (nf == 3)
-			out->domain = f[0], out->bus = f[1], out->device = f[2];
-		else
-			out->domain = 0, out->bus = f[0], out->device = f[1];
-	}
-	const char *close = memchr(p, ')', (size_t)(end - p));
-	if (!close)
-		return false;
-	p = close + 1;
-	if (p < end && *p == ':')
-		p++;
-	while (p < end && *p == ' ')
-		p++;
-	unsigned long code = 0;
-	int digits = 0;
-	while (p < end && isdigit((unsigned char)*p) && digits < 6) {
-		code = code * 10 + (unsigned long)(*p - '0');
-		p++, digits++;
-	}
-	if (digits == 0 || (p < end && isdigit((unsigned char)*p)))
-		return false;
-	out->code = (unsigned)code;
-	while (p < end && (*p == ',' || *p == ' '))
-		p++;
-	size_t tl = (size_t)(end - p);
-	while (tl && (p[tl - 1] == '\n' || p[tl - 1] == '\r'))
-		tl--;
-	if (tl >= sizeof(out->text))
-		tl = sizeof(out->text) - 1;
-	memcpy(out->text, p, tl);
-	out->text[tl] = '\0';
-	for (size_t i = 0; i < tl; i++)
-		if (out->text[i] == '\0')
-			out->text[i] = ' ';
-	str_sanitize(out->text);
-	return true;
-}
-
-bool xid_line_matches_bus_id(const xid_line *x, const char *pci_bus_id)
-{
-	if (!x->has_pci || !pci_bus_id)
-		return false;
-	unsigned dom, bus, dev, fn;
-	if (sscanf(pci_bus_id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
-		return false;
-	return dom == x->domain && bus == x->bus && dev == x->device;
+	return d1 == d2 && b1 == b2 && v1 == v2;
 }
 
 void kmsg_open(kmsg_reader *r, const char *path)
@@ -131,7 +48,7 @@ static void kmsg_line(kmsg_reader *r, const char *s, size_t n, void (*fn)(void *
 	(void)r;
 	xid_line x;
 	(*count)++;
-	if (xid_parse_line(s, n, &x))
+	if (xid_parse_line(s, n, 0, &x))
 		fn(ctx, &x);
 }
 

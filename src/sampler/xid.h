@@ -1,7 +1,7 @@
 /*
  * Xid events from the kernel log: the driver prints "NVRM: Xid (PCI:0000:18:00): 79, pid=...,
- * GPU has fallen off the bus." The parser reads one line (a /dev/kmsg record, a dmesg or
- * kern.log line); the reader follows /dev/kmsg where this user may read it.
+ * GPU has fallen off the bus." The reader follows /dev/kmsg where this user may read it and
+ * hands each line to the parser of nvidia/xidlog.h.
  *
  * And a per-GPU tally of Xid codes, shared by the NVML event thread and the kernel log reader,
  * that merges the two reports of one event.
@@ -12,19 +12,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "nvidia/xidlog.h"
 #include "sampler/snapshot.h"
 
-typedef struct xid_line {
-	bool has_pci;
-	unsigned domain, bus, device;
-	unsigned code;
-	char text[160]; /* the rest of the line, sanitized */
-} xid_line;
-
-/* Parses one line; false when it is not an Xid line. Never reads past len. */
-bool xid_parse_line(const char *line, size_t len, xid_line *out);
-/* Whether a bus id as NVML prints it ("00000000:18:00.0") is the device of an Xid line. */
-bool xid_line_matches_bus_id(const xid_line *x, const char *pci_bus_id);
+/* Whether the device of an Xid line ("0000:18:00", nvidia/xidlog.h) is the GPU whose bus id
+ * NVML prints as "00000000:18:00.0". */
+bool xid_pci_matches(const char *xid_pci, const char *pci_bus_id);
 
 /* Follows the kernel log. Opening a character device (/dev/kmsg) starts at its end: only
  * what is logged from now on; a regular file (a test's --root tree) is read from its start. */
