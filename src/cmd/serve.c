@@ -115,7 +115,7 @@ static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sam
 		if (wait_signal(set, left > 0 ? left : 0))
 			break;
 	}
-	exporter_stop(ex);
+	exporter_stop(ex); /* no threads here: always stops */
 	return rc;
 }
 
@@ -252,7 +252,10 @@ int cmd_serve(int argc, char **argv)
 			eo.dcgm ? ", DCGM names too" : "");
 		wait_signal(&set, -1);
 		http_stop(h);
-		exporter_stop(ex);
+		if (!exporter_stop(ex)) {
+			gv_warning("the sampler is stuck in a driver call; exiting without waiting for it");
+			return EXIT_OK;
+		}
 	}
 	sampler_lazy_close(&lazy);
 	return rc;

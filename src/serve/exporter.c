@@ -241,24 +241,29 @@ exporter *exporter_new_unthreaded(const exporter_opts *o, sample_source src)
 	return ex;
 }
 
-void exporter_stop(exporter *ex)
+bool exporter_stop(exporter *ex)
 {
 	if (!ex)
-		return;
+		return true;
 	pthread_mutex_lock(&ex->mu);
 	ex->stopping = true;
 	pthread_cond_broadcast(&ex->wake);
 	pthread_mutex_unlock(&ex->mu);
-	if (ex->sampler_started)
-		pthread_join(ex->sampler_tid, NULL);
-	if (ex->checker_started)
-		pthread_join(ex->checker_tid, NULL);
+	/* a thread stuck in a hung driver call must not hold the process: give them 3 s, then
+	 * leave the exporter to the exit */
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 3;
+	if ((ex->sampler_started && pthread_timedjoin_np(ex->sampler_tid, NULL, &dl) != 0) ||
+	    (ex->checker_started && pthread_timedjoin_np(ex->checker_tid, NULL, &dl) != 0))
+		return false;
 	expo_body_unref(ex->body);
 	snapshot_free(ex->last_good);
 	free(ex->findings);
 	pthread_cond_destroy(&ex->wake);
 	pthread_mutex_destroy(&ex->mu);
 	free(ex);
+	return true;
 }
 
 expo_body *exporter_body(exporter *ex, metrics_status *st)

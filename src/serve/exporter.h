@@ -38,7 +38,10 @@ exporter *exporter_start(const exporter_opts *o, sample_source src);
 /* An exporter without threads: exporter_tick takes the samples (textfile --once, tests); the
  * check, when asked for, runs once here. */
 exporter *exporter_new_unthreaded(const exporter_opts *o, sample_source src);
-void exporter_stop(exporter *ex);
+/* Stops the threads and frees; true. A thread that does not end within 3 s (a hung driver call)
+ * is left running and nothing is freed (false): the process is about to exit, and the sample
+ * source must not be closed under the thread either. */
+bool exporter_stop(exporter *ex);
 /* Runs one sample and render in the caller's thread (textfile mode, tests). */
 void exporter_tick(exporter *ex);
 /* Runs the check's probes and rules in the caller's thread. */
