@@ -5,6 +5,7 @@
 #include <locale.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,42 @@ static void style_off(tui *t, int pair, bool bold)
 		attroff(COLOR_PAIR(pair));
 	if (bold)
 		attroff(A_BOLD);
+}
+
+/* printw that never writes past the right edge: a wrapped line would land on the next row
+ * (or scroll the screen when it is the last one). */
+static void vputf(const char *fmt, va_list ap)
+{
+	int y, x;
+	getyx(stdscr, y, x);
+	(void)y;
+	int room = COLS - x;
+	if (room <= 0)
+		return;
+	char buf[1024];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	addnstr(buf, room);
+}
+
+static void addf(const char *fmt, ...) GV_PRINTF(1, 2);
+static void addf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vputf(fmt, ap);
+	va_end(ap);
+}
+
+static void putf(int y, int x, const char *fmt, ...) GV_PRINTF(3, 4);
+static void putf(int y, int x, const char *fmt, ...)
+{
+	if (y < 0 || y >= LINES || x >= COLS)
+		return;
+	move(y, x);
+	va_list ap;
+	va_start(ap, fmt);
+	vputf(fmt, ap);
+	va_end(ap);
 }
 
 static int state_pair(health_state s)
@@ -122,7 +159,7 @@ static void draw_gpu_row(tui *t, int y, int cols, const gpu_sample *g, bool sele
 	move(y, 0);
 	if (selected)
 		style_on(t, C_SEL, true);
-	printw("%c%-2d %-14.14s", selected ? '>' : ' ', g->index, g->lost ? "(lost)" : g->name);
+	addf("%c%-2d %-14.14s", selected ? '>' : ' ', g->index, g->lost ? "(lost)" : g->name);
 	if (selected)
 		style_off(t, C_SEL, true);
 	int rest = cols - 18;
@@ -156,38 +193,38 @@ static void draw_gpu_row(tui *t, int y, int cols, const gpu_sample *g, bool sele
 	int x = 18;
 	if (barw > 0) {
 		double u = sv_has(g->util_gpu) ? g->util_gpu.v / 100 : 0;
-		mvprintw(y, x, "UTIL");
+		putf(y, x, "UTIL");
 		draw_bar(t, y, x + 5, barw, u, sv_has(g->util_gpu));
-		mvprintw(y, x + 5 + barw, "%4s", "");
+		putf(y, x + 5 + barw, "%4s", "");
 		if (sv_has(g->util_gpu))
-			mvprintw(y, x + 5 + barw, "%3.0f%%", g->util_gpu.v);
+			putf(y, x + 5 + barw, "%3.0f%%", g->util_gpu.v);
 		x += 5 + barw + 5;
 		bool mk = sv_has(g->mem_used) && sv_has(g->mem_total) && g->mem_total.v > 0;
-		mvprintw(y, x, "MEM");
+		putf(y, x, "MEM");
 		draw_bar(t, y, x + 4, barw, mk ? g->mem_used.v / g->mem_total.v : 0, mk);
 		if (mk)
-			mvprintw(y, x + 4 + barw, "%4.0fG", g->mem_used.v / (1024.0 * 1024 * 1024));
+			putf(y, x + 4 + barw, "%4.0fG", g->mem_used.v / (1024.0 * 1024 * 1024));
 		x += 4 + barw + 6;
 	} else {
 		char u[16], m[32];
 		fmt_val(u, sizeof(u), g->util_gpu, "%");
 		fmt_bytes(m, sizeof(m), g->mem_used);
-		mvprintw(y, x, "%5s %9s ", u, m);
+		putf(y, x, "%5s %9s ", u, m);
 		x += 16;
 	}
 	if (x + 34 < cols) {
 		bool hot = sv_has(g->temp) && g->temp.v >= t->o->health->cfg.hot_c;
 		move(y, x);
 		style_on(t, hot ? C_BAD : 0, hot);
-		addstr(temp);
+		addf("%s", temp);
 		style_off(t, hot ? C_BAD : 0, hot);
-		printw(" %-11s %-8s %-5s ", power, clk, link);
+		addf(" %-11s %-8s %-5s ", power, clk, link);
 		x += 5 + 12 + 9 + 6;
 	}
 	if (x + 9 < cols) {
 		move(y, x);
 		style_on(t, state_pair(hs), true);
-		addstr(health_state_name(hs));
+		addf("%s", health_state_name(hs));
 		style_off(t, state_pair(hs), true);
 	}
 }
@@ -201,13 +238,13 @@ static void draw_spark_row(tui *t, int y, int cols, const gpu_sample *g, double 
 		return;
 	float *v = xmalloc((size_t)w * sizeof(*v));
 	style_on(t, C_DIM, false);
-	mvprintw(y, 4, "util %2.0fm", t->span / 60);
+	putf(y, 4, "util %2.0fm", t->span / 60);
 	style_off(t, C_DIM, false);
 	move(y, 14);
 	ring_series(&t->rings[g->index], now, t->span, w, 0, v);
 	draw_spark(t, v, w);
 	style_on(t, C_DIM, false);
-	mvprintw(y, 15 + w, "mem");
+	putf(y, 15 + w, "mem");
 	style_off(t, C_DIM, false);
 	move(y, 19 + w);
 	ring_series(&t->rings[g->index], now, t->span, w, 1, v);
@@ -263,28 +300,28 @@ static void draw(tui *t)
 	struct tm tm;
 	if (localtime_r(&wt, &tm))
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	mvprintw(0, 0, "gpuvet watch  %s", when);
+	putf(0, 0, "gpuvet watch  %s", when);
 	style_off(t, C_HEAD, true);
 	if (s) {
 		health_state hs = health_overall(t->o->health);
-		printw("  driver %s  %d GPU%s  every %gs  ", s->driver_version[0] ? s->driver_version : "n/a", s->ngpus,
+		addf("  driver %s  %d GPU%s  every %gs  ", s->driver_version[0] ? s->driver_version : "n/a", s->ngpus,
 		       s->ngpus == 1 ? "" : "s", t->o->interval);
 		style_on(t, state_pair(hs), true);
-		addstr(health_state_name(hs));
+		addf("%s", health_state_name(hs));
 		style_off(t, state_pair(hs), true);
 	}
 	if (t->paused)
-		addstr("  [paused]");
+		addf("  [paused]");
 	if (t->o->job)
-		printw("  pid %u%s (+%zu)", t->o->job->root, t->o->job->alive ? "" : " ended", t->o->job->n ? t->o->job->n - 1 : 0);
+		addf("  pid %u%s (+%zu)", t->o->job->root, t->o->job->alive ? "" : " ended", t->o->job->n ? t->o->job->n - 1 : 0);
 	int y = 1;
 	if (t->error[0]) {
 		style_on(t, C_BAD, true);
-		mvprintw(y++, 0, "%.*s", cols, t->error);
+		putf(y++, 0, "%.*s", cols, t->error);
 		style_off(t, C_BAD, true);
 	}
 	if (!s) {
-		mvprintw(y + 1, 2, "waiting for the first sample...");
+		putf(y + 1, 2, "waiting for the first sample...");
 		goto footer;
 	}
 	/* GPU rows: two per GPU when there is room, else one */
@@ -316,11 +353,11 @@ static void draw(tui *t)
 	}
 	if (nvis > fit && y < rows - 2) {
 		style_on(t, C_DIM, false);
-		mvprintw(y++, 2, "(%d of %d GPUs shown; up/down scrolls)", fit, nvis);
+		putf(y++, 2, "(%d of %d GPUs shown; up/down scrolls)", fit, nvis);
 		style_off(t, C_DIM, false);
 	}
 	if (t->o->job && nvis == 0)
-		mvprintw(y++, 2, "process %u and its descendants hold no GPU", t->o->job->root);
+		putf(y++, 2, "process %u and its descendants hold no GPU", t->o->job->root);
 
 	/* health messages, most severe first, at most 3 rows */
 	int nh = 0;
@@ -337,7 +374,7 @@ static void draw(tui *t)
 	if (y < rows - 2 - nh) {
 		y++;
 		style_on(t, C_HEAD, true);
-		mvprintw(y++, 0, "%-4s %-8s %-9s %-16s %10s  COMMAND   (sort: %s%s)", "GPU", "PID", "TYPE", "NAME", "MEMORY",
+		putf(y++, 0, "%-4s %-8s %-9s %-16s %10s  COMMAND   (sort: %s%s)", "GPU", "PID", "TYPE", "NAME", "MEMORY",
 			 sort_names[t->sort], t->sel >= 0 ? ", one GPU" : "");
 		style_off(t, C_HEAD, true);
 		size_t np = 0;
@@ -358,13 +395,13 @@ static void draw(tui *t)
 			qsort(pr, n, sizeof(*pr), cmp_prow);
 		for (size_t i = 0; i < n && y < rows - 1 - nh; i++) {
 			char mem[16];
-			mvprintw(y++, 0, "%-4d %-8u %-9s %-16.16s %10s  %.*s", pr[i].gpu, pr[i].p->pid, pr[i].p->type,
+			putf(y++, 0, "%-4d %-8u %-9s %-16.16s %10s  %.*s", pr[i].gpu, pr[i].p->pid, pr[i].p->type,
 				 pr[i].p->name[0] ? pr[i].p->name : "?", fmt_bytes(mem, sizeof(mem), pr[i].p->used_bytes),
 				 cols > 55 ? cols - 55 : 0, pr[i].p->cmdline);
 		}
 		if (n == 0 && y < rows - 1 - nh) {
 			style_on(t, C_DIM, false);
-			mvprintw(y++, 0, "(no processes)");
+			putf(y++, 0, "(no processes)");
 			style_off(t, C_DIM, false);
 		}
 		free(pr);
@@ -376,13 +413,13 @@ static void draw(tui *t)
 			continue;
 		move(hy, 0);
 		style_on(t, state_pair(hm[i]->state), true);
-		printw("GPU%d %s", hm[i]->gpu, hm[i]->id);
+		addf("GPU%d %s", hm[i]->gpu, hm[i]->id);
 		style_off(t, state_pair(hm[i]->state), true);
-		printw(" %s -> %s", hm[i]->text, hm[i]->action);
+		addf(" %s -> %s", hm[i]->text, hm[i]->action);
 	}
 footer:
 	style_on(t, C_DIM, false);
-	mvprintw(rows - 1, 0, "%.*s", cols - 1, "q quit  s sort  up/down select GPU  a all GPUs  p pause  +/- span");
+	putf(rows - 1, 0, "%.*s", cols - 1, "q quit  s sort  up/down select GPU  a all GPUs  p pause  +/- span");
 	style_off(t, C_DIM, false);
 	wnoutrefresh(stdscr);
 	doupdate();
