@@ -61,7 +61,7 @@ static void vputf(const char *fmt, va_list ap)
 	int y, x;
 	getyx(stdscr, y, x);
 	(void)y;
-	int room = COLS - x;
+	int room = COLS - 1 - x; /* the last column stays empty: writing it moves the cursor to the next row */
 	if (room <= 0)
 		return;
 	char buf[1024];
