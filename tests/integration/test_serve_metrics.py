@@ -169,13 +169,13 @@ def test_sampler_failure_serves_last_good():
 
 
 def test_hung_driver_does_not_hold_scrapes():
-    # every temperature call takes 0.3 s: a sample takes 2.4 s against an interval of 0.2 s
-    cfg = CONFIG + "hang.nvmlDeviceGetTemperature = 300\n"
+    # every temperature call takes 0.2 s: a sample takes 1.6 s against an interval of 0.2 s
+    cfg = CONFIG + "hang.nvmlDeviceGetTemperature = 200\n"
     env, _ = gvtest.fake_env(FAKE, cfg)
     srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0"])
     try:
         worst, ages = 0, []
-        deadline = time.time() + 4
+        deadline = time.time() + 3
         while time.time() < deadline:
             t0 = time.time()
             _, text = scrape(srv.port)
@@ -278,7 +278,7 @@ def test_textfile():
         p = subprocess.Popen([GPUVET, "serve", "--textfile", d, "--interval", "0.05", "--check-interval", "0"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            seen, deadline = set(), time.time() + 2
+            seen, deadline = set(), time.time() + 1
             while time.time() < deadline:
                 with open(os.path.join(d, "gpuvet.prom")) as f:
                     t = f.read()

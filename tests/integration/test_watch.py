@@ -89,7 +89,8 @@ def test_no_nvml():
 
 def test_pid_follows_the_job():
     # a job of two processes: sh and its child sleep; only the child holds a GPU
-    job = subprocess.Popen(["sh", "-c", "sleep 30 & wait"])
+    job = subprocess.Popen(["sh", "-c", "sleep 30 & wait"], start_new_session=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
     try:
         child = gvtest.wait_for(lambda: next((p for p in os.listdir("/proc") if p.isdigit() and
                                               open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1] == str(job.pid)), None),
@@ -106,7 +107,7 @@ def test_pid_follows_the_job():
         check("following process %d and 1 descendant" % job.pid in out, "text header: %s" % out[:200])
         check("999999" not in out, "another job's process shown")
     finally:
-        job.kill()
+        os.killpg(job.pid, 9)  # the sleep too
         job.wait()
 
 
