@@ -93,7 +93,6 @@ typedef struct gpu_sample {
 	sval clock_reasons;                                    /* bit mask (CLK_*) */
 	sval pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
 	sval pcie_tx_kbps, pcie_rx_kbps; /* KB/s over NVML's 20 ms window */
-	sval pcie_replay;                /* replay counter */
 	sval ecc_corr_volatile, ecc_uncorr_volatile, ecc_corr_aggregate, ecc_uncorr_aggregate;
 	sval retired_sbe, retired_dbe, retired_pending;
 	sval remap_corr, remap_uncorr, remap_pending, remap_failure;

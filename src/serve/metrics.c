@@ -39,7 +39,6 @@ static const gpu_family our_families[] = {
 	{"gpuvet_gpu_pcie_link_generation_max", MT_GAUGE, F(pcie_gen_max), 1, "Highest PCIe generation of the GPU."},
 	{"gpuvet_gpu_pcie_link_width", MT_GAUGE, F(pcie_width), 1, "Current PCIe link width in lanes."},
 	{"gpuvet_gpu_pcie_link_width_max", MT_GAUGE, F(pcie_width_max), 1, "Widest PCIe link of the GPU in lanes."},
-	{"gpuvet_gpu_pcie_replays_total", MT_COUNTER, F(pcie_replay), 1, "PCIe replays (retransmissions)."},
 	{"gpuvet_gpu_fan_speed_ratio", MT_GAUGE, F(fan), 0.01, "Fan speed as a fraction of its maximum."},
 	{"gpuvet_gpu_processes", MT_GAUGE, F(nprocs), 1, "Processes holding the GPU (compute and graphics)."},
 	{"gpuvet_gpu_retired_pages_pending", MT_GAUGE, F(retired_pending), 1,
@@ -51,9 +50,8 @@ static const gpu_family our_families[] = {
 /* The DCGM exporter's names, units and meaning (its etc/default-counters.csv), for dashboards
  * written against it (Grafana 12239). Its counters carry no "_total"; they are typed untyped
  * here so that promtool's lint stays quiet while the names stay DCGM's. Left out:
- * DCGM_FI_DEV_PCIE_REPLAY_COUNTER (promtool rejects "counter" in a name; our
- * gpuvet_gpu_pcie_replays_total has it) and DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (DCGM profiling,
- * which NVML's basic calls cannot measure). */
+ * DCGM_FI_DEV_PCIE_REPLAY_COUNTER (promtool rejects "counter" in a name) and
+ * DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (DCGM profiling, which NVML's basic calls cannot measure). */
 static const gpu_family dcgm_families[] = {
 	{"DCGM_FI_DEV_GPU_UTIL", MT_GAUGE, F(util_gpu), 1, "GPU utilization (in %)."},
 	{"DCGM_FI_DEV_MEM_COPY_UTIL", MT_GAUGE, F(util_mem), 1, "Memory utilization (in %)."},

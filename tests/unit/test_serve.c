@@ -60,7 +60,6 @@ static snapshot *synthetic(int n)
 		g->pcie_width_max = sv_ok(16);
 		g->pcie_tx_kbps = sv_ok(1000);
 		g->pcie_rx_kbps = sv_ok(2000);
-		g->pcie_replay = sv_ok(0);
 		g->ecc_corr_volatile = sv_ok(0);
 		g->ecc_uncorr_volatile = sv_ok(0);
 		g->ecc_corr_aggregate = sv_ok(2);
