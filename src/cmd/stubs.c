@@ -11,6 +11,5 @@
 	}
 
 NOT_YET(cmd_fix, "fix")
-NOT_YET(cmd_env, "env")
 NOT_YET(cmd_bench, "bench")
 NOT_YET(cmd_tune, "tune")

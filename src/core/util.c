@@ -41,8 +41,10 @@ char *xstrdup(const char *s)
 	return xstrndup(s ? s : "", s ? strlen(s) : 0);
 }
 
+/* Like strndup: copies at most n bytes, stopping at a NUL. */
 char *xstrndup(const char *s, size_t n)
 {
+	n = strnlen(s, n);
 	char *p = xmalloc(n + 1);
 	memcpy(p, s, n);
 	p[n] = '\0';

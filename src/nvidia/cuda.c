@@ -123,22 +123,33 @@ const gv_cuda_api *gv_cuda_api_get(void)
 	return gv_cuda_load() ? &api : NULL;
 }
 
+/* Serialises callers of gv_cuda_init only: cuInit can take seconds (or hang), and the state lock
+ * must stay free meanwhile for gv_cuda_status_get, gv_cuda_load and the error names. */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
 CUresult gv_cuda_init(void)
 {
+	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&lock);
 	load_locked();
-	if (!status.init_called) {
-		status.init_called = true;
-		if (!status.loaded) {
-			status.init_rc = CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
-		} else {
-			double t0 = now_seconds();
-			status.init_rc = api.cuInit(0);
-			status.init_seconds = now_seconds() - t0;
-		}
-	}
+	bool called = status.init_called, loaded = status.loaded;
 	CUresult rc = status.init_rc;
 	pthread_mutex_unlock(&lock);
+	if (!called) {
+		double t0 = now_seconds(), dt = 0;
+		if (!loaded) {
+			rc = CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+		} else {
+			rc = api.cuInit(0);
+			dt = now_seconds() - t0;
+		}
+		pthread_mutex_lock(&lock);
+		status.init_called = true;
+		status.init_rc = rc;
+		status.init_seconds = dt;
+		pthread_mutex_unlock(&lock);
+	}
+	pthread_mutex_unlock(&init_lock);
 	return rc;
 }
 
@@ -237,6 +248,14 @@ static const struct {
 	 "nvidia_uvm) or reboot"},
 };
 
+static const gv_cuda_api *loaded_api(void)
+{
+	pthread_mutex_lock(&lock);
+	bool ok = status.loaded;
+	pthread_mutex_unlock(&lock);
+	return ok ? &api : NULL;
+}
+
 static int find_result(CUresult rc)
 {
 	for (size_t i = 0; i < GV_ARRAY_LEN(results); i++)
@@ -250,7 +269,8 @@ const char *gv_cuda_result_name(CUresult rc)
 	int i = find_result(rc);
 	if (i >= 0)
 		return results[i].name;
-	const gv_cuda_api *cu = gv_cuda_api_get();
+	/* ask the library only when it is already loaded: naming a code must not load it */
+	const gv_cuda_api *cu = loaded_api();
 	const char *s = NULL;
 	if (cu && cu->cuGetErrorName && cu->cuGetErrorName(rc, &s) == CUDA_SUCCESS && s)
 		return s;
@@ -261,7 +281,7 @@ const char *gv_cuda_result_name(CUresult rc)
 
 const char *gv_cuda_result_text(CUresult rc)
 {
-	const gv_cuda_api *cu = gv_cuda_api_get();
+	const gv_cuda_api *cu = loaded_api();
 	const char *s = NULL;
 	if (cu && cu->cuGetErrorString && cu->cuGetErrorString(rc, &s) == CUDA_SUCCESS && s && *s)
 		return s;

@@ -211,16 +211,17 @@ bool gv_cuda_load(void);
 /* The table, or NULL when the library did not load. */
 const gv_cuda_api *gv_cuda_api_get(void);
 /* cuInit(0) once (timed); later calls return the first result. CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
- * when libcuda is missing or lacks required symbols (gv_cuda_status_get says which). */
+ * when libcuda is missing or lacks required symbols (gv_cuda_status_get says which). Blocks as
+ * long as cuInit does; gv_cuda_load, gv_cuda_status_get and the result names never wait for it. */
 CUresult gv_cuda_init(void);
 void gv_cuda_status_get(gv_cuda_status *out);
 /* Tests only: dlcloses and forgets, so GPUVET_CUDA_LIB is read again. */
 void gv_cuda_unload(void);
 
-/* "CUDA_ERROR_NO_DEVICE" for 100: cuGetErrorName when it knows, else our table, else
- * "CUDA_ERROR_<code>" (written into a static per-thread buffer). */
+/* "CUDA_ERROR_NO_DEVICE" for 100: our table, else cuGetErrorName when libcuda is already loaded
+ * (never loads it), else "CUDA_ERROR_<code>" (a per-thread buffer). Pure enough for rules. */
 const char *gv_cuda_result_name(CUresult rc);
-/* cuGetErrorString's text when available, else our table's. Never NULL. */
+/* cuGetErrorString's text when libcuda is already loaded, else our table's. Never NULL. */
 const char *gv_cuda_result_text(CUresult rc);
 /* One line for users: the likely cause of this code ("no NVIDIA GPU is visible to this process
  * (CUDA_VISIBLE_DEVICES, container device rules)"), or NULL when we have none. */

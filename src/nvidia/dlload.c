@@ -53,7 +53,8 @@ void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path,
 	}
 	str_copy(path, path_size, file);
 	dlerror();
-	void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+	/* lazy binding: libcuda is large, and --fast loads it only to ask its version */
+	void *h = dlopen(file, RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		set_err(err, err_size, dlerror());
 	return h;

@@ -63,6 +63,7 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetGraphicsRunningProcesses)(nvmlDevice_t, unsigned *, void *);
 	bool compute_procs_v1, graphics_procs_v1;
 	nvmlReturn_t (*DeviceGetGpuFabricInfo)(nvmlDevice_t, nvmlGpuFabricInfo_t *);
+	nvmlReturn_t (*DeviceGetGpuFabricInfoV)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t *);
 	nvmlReturn_t (*EventSetCreate)(nvmlEventSet_t *);
 	nvmlReturn_t (*DeviceRegisterEvents)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
 	nvmlReturn_t (*EventSetWait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
@@ -70,6 +71,9 @@ typedef struct nvml_fns {
 } nvml_fns;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Serialises callers of gv_nvml_init/shutdown only: nvmlInit can take long (or hang), and the
+ * state lock must stay free meanwhile for the status, error strings and readiness checks. */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *lib;
 static nvml_fns fn;
 static gv_nvml_status status;
@@ -147,6 +151,7 @@ static void resolve(void)
 		fn.graphics_procs_v1 = true;
 	}
 	SYM(DeviceGetGpuFabricInfo, "nvmlDeviceGetGpuFabricInfo");
+	SYM(DeviceGetGpuFabricInfoV, "nvmlDeviceGetGpuFabricInfoV");
 	SYM(EventSetCreate, "nvmlEventSetCreate");
 	SYM(DeviceRegisterEvents, "nvmlDeviceRegisterEvents");
 	SYM(EventSetWait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
@@ -199,23 +204,30 @@ bool gv_nvml_load(void)
 
 nvmlReturn_t gv_nvml_init(void)
 {
+	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&lock);
 	load_locked();
-	if (!status.init_called) {
-		status.init_called = true;
-		if (!lib) {
-			status.init_rc = NVML_ERROR_LIBRARY_NOT_FOUND;
-		} else if (!status.loaded) {
-			status.init_rc = NVML_ERROR_FUNCTION_NOT_FOUND;
-		} else {
-			double t0 = now_seconds();
-			status.init_rc = fn.Init();
-			status.init_seconds = now_seconds() - t0;
-			initialized = status.init_rc == NVML_SUCCESS;
-		}
-	}
+	bool called = status.init_called, loaded = status.loaded, have_lib = lib != NULL;
 	nvmlReturn_t rc = status.init_rc;
 	pthread_mutex_unlock(&lock);
+	if (!called) {
+		double t0 = now_seconds(), dt = 0;
+		if (!have_lib) {
+			rc = NVML_ERROR_LIBRARY_NOT_FOUND;
+		} else if (!loaded) {
+			rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+		} else {
+			rc = fn.Init();
+			dt = now_seconds() - t0;
+		}
+		pthread_mutex_lock(&lock);
+		status.init_called = true;
+		status.init_rc = rc;
+		status.init_seconds = dt;
+		initialized = rc == NVML_SUCCESS;
+		pthread_mutex_unlock(&lock);
+	}
+	pthread_mutex_unlock(&init_lock);
 	return rc;
 }
 
@@ -228,12 +240,15 @@ void gv_nvml_status_get(gv_nvml_status *out)
 
 void gv_nvml_shutdown(void)
 {
+	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&lock);
-	if (initialized && fn.Shutdown)
-		fn.Shutdown();
+	bool was = initialized;
 	initialized = false;
 	status.init_called = false;
 	pthread_mutex_unlock(&lock);
+	if (was && fn.Shutdown)
+		fn.Shutdown();
+	pthread_mutex_unlock(&init_lock);
 }
 
 void gv_nvml_unload(void)
@@ -578,15 +593,33 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 		u64_unsupported(&d->ecc_mode);
 		u64_unsupported(&d->ecc_pending);
 	}
-	if (fn.DeviceGetGpuFabricInfo) {
-		nvmlGpuFabricInfo_t fi;
+	nvmlReturn_t frc = NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (fn.DeviceGetGpuFabricInfoV) {
+		/* the versioned call first; a driver that wants another struct version answers
+		 * ARGUMENT_VERSION_MISMATCH and the plain call is tried */
+		nvmlGpuFabricInfo_v2_t fi;
 		memset(&fi, 0, sizeof(fi));
-		nvmlReturn_t rc = fn.DeviceGetGpuFabricInfo(dev, &fi);
-		u64_set(&d->fabric_state, rc, fi.state);
-		u64_set(&d->fabric_status, rc, (unsigned)fi.status);
-	} else {
-		u64_unsupported(&d->fabric_state);
-		u64_unsupported(&d->fabric_status);
+		fi.version = NVML_GPU_FABRIC_INFO_V2;
+		frc = fn.DeviceGetGpuFabricInfoV(dev, &fi);
+		if (frc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && frc != NVML_ERROR_FUNCTION_NOT_FOUND) {
+			u64_set(&d->fabric_state, frc, fi.state);
+			u64_set(&d->fabric_status, frc, (unsigned)fi.status);
+		}
+	}
+	if (frc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH || frc == NVML_ERROR_FUNCTION_NOT_FOUND) {
+		if (fn.DeviceGetGpuFabricInfo) {
+			nvmlGpuFabricInfo_t fi;
+			memset(&fi, 0, sizeof(fi));
+			nvmlReturn_t rc = fn.DeviceGetGpuFabricInfo(dev, &fi);
+			u64_set(&d->fabric_state, rc, fi.state);
+			u64_set(&d->fabric_status, rc, (unsigned)fi.status);
+		} else if (frc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+			u64_set(&d->fabric_state, frc, 0);
+			u64_set(&d->fabric_status, frc, 0);
+		} else {
+			u64_unsupported(&d->fabric_state);
+			u64_unsupported(&d->fabric_status);
+		}
 	}
 }
 

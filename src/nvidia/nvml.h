@@ -12,8 +12,9 @@
  * may be missing (old drivers); its values then read as GV_V_UNSUPPORTED. Versioned symbols are
  * preferred (nvmlDeviceGetPciInfo_v3, then _v2, then the plain one).
  *
- * Everything here is thread-safe: the library is loaded once and nvmlInit called once, and NVML
- * itself may be called from several threads.
+ * Everything here is thread-safe: the library is loaded once and nvmlInit called once (under a
+ * mutex rather than pthread_once, so that tests can unload and load another double), and NVML
+ * itself may be called from several threads: the probe and the sampler may snapshot at once.
  *
  * Typical use (the probe, the live sampler):
  *
@@ -119,6 +120,16 @@ typedef struct nvmlGpuFabricInfo_st {
 	unsigned int cliqueId;
 	unsigned char state; /* NVML_GPU_FABRIC_STATE_* */
 } nvmlGpuFabricInfo_t;
+/* for nvmlDeviceGetGpuFabricInfoV, which newer drivers prefer */
+typedef struct nvmlGpuFabricInfo_v2_st {
+	unsigned int version; /* NVML_GPU_FABRIC_INFO_V2 */
+	unsigned char clusterUuid[16];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	unsigned char state;
+	unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+#define NVML_GPU_FABRIC_INFO_V2 ((unsigned int)(sizeof(nvmlGpuFabricInfo_v2_t) | (2u << 24)))
 enum {
 	NVML_GPU_FABRIC_STATE_NOT_SUPPORTED = 0,
 	NVML_GPU_FABRIC_STATE_NOT_STARTED = 1,
@@ -183,7 +194,9 @@ typedef struct gv_nvml_status {
 /* Loads the library once (thread-safe). True when it loaded with the basic symbols. */
 bool gv_nvml_load(void);
 /* nvmlInit_v2 (or nvmlInit) once; later calls return the first result. NVML_ERROR_LIBRARY_NOT_FOUND
- * when the library did not load, NVML_ERROR_FUNCTION_NOT_FOUND when basic symbols are missing. */
+ * when the library did not load, NVML_ERROR_FUNCTION_NOT_FOUND when basic symbols are missing.
+ * Blocks as long as nvmlInit does (a wedged driver: minutes); callers that must not hang run it
+ * under a deadline (probes/deadline.h). The status and error-string calls never wait for it. */
 nvmlReturn_t gv_nvml_init(void);
 /* A copy of the loader and init state. */
 void gv_nvml_status_get(gv_nvml_status *out);

@@ -154,7 +154,7 @@ bool xid_parse_line(const char *line, size_t len, int year_hint, xid_line *out)
 			if (q) {
 				long long us = 0;
 				int nd = 0;
-				for (q++; q < x && isdigit((unsigned char)*q) && nd < 19; q++, nd++)
+				for (q++; q < x && isdigit((unsigned char)*q) && nd < 18; q++, nd++)
 					us = us * 10 + (*q - '0');
 				if (nd)
 					out->boot_us = us;

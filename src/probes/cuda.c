@@ -8,11 +8,13 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/sysroot.h"
 #include "nvidia/cuda.h"
 #include "nvidia/libfile.h"
+#include "probes/deadline.h"
 #include "probes/probes.h"
 
 /* An error fact: "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected". */
@@ -32,6 +34,12 @@ static void put_cuda_error(facts *f, const char *source, CUresult rc, const char
 void probe_cudalib(facts *f, const probe_opts *o)
 {
 	(void)o;
+	/* what cuInit will see: the finding for CUDA_ERROR_NO_DEVICE needs it */
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	if (cvd)
+		facts_put_str(f, "environment", cvd, "cuda.visible_devices");
+	else
+		facts_put_state(f, FACT_ABSENT, "environment", "not set", "cuda.visible_devices");
 	gv_cuda_load();
 	gv_cuda_status st;
 	gv_cuda_status_get(&st);
@@ -46,9 +54,11 @@ void probe_cudalib(facts *f, const probe_opts *o)
 		return;
 	}
 	facts_put_str(f, src, sysroot_strip(st.path), "cuda.library");
-	char ver[64];
+	char ver[64], path[PATH_MAX];
 	if (gv_driver_lib_file_version(st.path, "libcuda.so.", ver, sizeof(ver)))
-		facts_put_str(f, st.path, ver, "cuda.library_file_version");
+		facts_put_str(f, sysroot_strip(st.path), ver, "cuda.library_file_version");
+	else if (gv_driver_lib_find("libcuda.so.", path, sizeof(path), ver, sizeof(ver)))
+		facts_put_str(f, path, ver, "cuda.library_file_version");
 	else
 		facts_put_state(f, FACT_ABSENT, st.path, "no version in the file name", "cuda.library_file_version");
 	const gv_cuda_api *cu = gv_cuda_api_get();
@@ -109,16 +119,12 @@ static void probe_device(facts *f, const gv_cuda_api *cu, int i)
 	}
 }
 
-void probe_cuda(facts *f, const probe_opts *o)
+static void cuda_body(facts *f, const probe_opts *o)
 {
 	(void)o;
 	CUresult rc = gv_cuda_init();
 	gv_cuda_status st;
 	gv_cuda_status_get(&st);
-	if (!st.loaded) {
-		facts_put_state(f, FACT_ABSENT, NULL, "libcuda not loaded", "cuda.init");
-		return;
-	}
 	facts_put_int(f, "cuInit", rc, "cuda.init_code");
 	facts_put_real(f, "cuInit", st.init_seconds, "cuda.init_seconds");
 	if (rc != CUDA_SUCCESS) {
@@ -151,4 +157,23 @@ void probe_cuda(facts *f, const probe_opts *o)
 			else
 				put_cuda_error(f, "cuDeviceCanAccessPeer", rc, "cuda.peer.%d.%d", i, j);
 		}
+}
+
+void probe_cuda(facts *f, const probe_opts *o)
+{
+	gv_cuda_load();
+	gv_cuda_status st;
+	gv_cuda_status_get(&st);
+	if (!st.loaded) {
+		facts_put_state(f, FACT_ABSENT, NULL, "libcuda not loaded", "cuda.init");
+		return;
+	}
+	/* cuInit takes seconds on big machines without persistence mode; minutes means it hangs */
+	double limit = probe_driver_timeout(60);
+	if (!probe_run_with_deadline(f, cuda_body, o, limit)) {
+		char why[160];
+		snprintf(why, sizeof(why), "cuInit did not answer within %.0f s", limit);
+		facts_put_state(f, FACT_ERROR, "cuInit", why, "cuda.init");
+		facts_put_bool(f, NULL, true, "cuda.timeout");
+	}
 }

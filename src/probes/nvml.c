@@ -15,6 +15,7 @@
 #include "nvidia/dlload.h"
 #include "nvidia/libfile.h"
 #include "nvidia/nvml.h"
+#include "probes/deadline.h"
 #include "probes/probes.h"
 
 /* The fact for one value: ok, unsupported, or error with NVML's code and text. */
@@ -96,9 +97,12 @@ static void probe_library(facts *f, const gv_nvml_status *st)
 	if (st->loaded) {
 		const char *shown = sysroot_strip(st->path);
 		facts_put_str(f, st->from_env ? "GPUVET_NVML_LIB" : "dlopen", shown, "nvml.library");
-		char ver[64];
+		char ver[64], path[PATH_MAX];
 		if (gv_driver_lib_file_version(st->path, "libnvidia-ml.so.", ver, sizeof(ver)))
-			facts_put_str(f, st->path, ver, "nvml.library_file_version");
+			facts_put_str(f, sysroot_strip(st->path), ver, "nvml.library_file_version");
+		else if (gv_driver_lib_find("libnvidia-ml.so.", path, sizeof(path), ver, sizeof(ver)))
+			/* loaded under another name (a copy, a test double): the installed driver's file */
+			facts_put_str(f, path, ver, "nvml.library_file_version");
 		else
 			facts_put_state(f, FACT_ABSENT, st->path, "no version in the file name", "nvml.library_file_version");
 		return;
@@ -268,26 +272,19 @@ static void probe_device(facts *f, int i)
 	free(d);
 }
 
-void probe_nvml(facts *f, const probe_opts *o)
+/* nvmlInit and the queries: under a deadline, since a wedged driver can hang them for minutes */
+static void nvml_body(facts *f, const probe_opts *o)
 {
 	(void)o;
-	gv_nvml_load();
 	nvmlReturn_t rc = gv_nvml_init();
 	gv_nvml_status st;
 	gv_nvml_status_get(&st);
-	probe_library(f, &st);
-	if (!st.loaded) {
-		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.init");
-		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.device_count");
-		return;
-	}
 	facts_put_int(f, "nvmlInit_v2", rc, "nvml.init_code");
 	facts_put_real(f, "nvmlInit_v2", st.init_seconds, "nvml.init_seconds");
 	if (rc != NVML_SUCCESS) {
 		char why[256];
 		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
 		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.init");
-		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.device_count");
 		return;
 	}
 	facts_put_str(f, "nvmlInit_v2", "ok", "nvml.init");
@@ -308,10 +305,32 @@ void probe_nvml(facts *f, const probe_opts *o)
 	if (rc != NVML_SUCCESS) {
 		char why[256];
 		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
-		facts_put_state(f, FACT_ERROR, "nvmlDeviceGetCount", why, "nvml.device_count");
+		facts_put_state(f, FACT_ERROR, "nvmlDeviceGetCount", why, "nvml.device_count_error");
 		return;
 	}
 	facts_put_int(f, "nvmlDeviceGetCount", n, "nvml.device_count");
 	for (unsigned i = 0; i < n && i < 256; i++)
 		probe_device(f, (int)i);
+}
+
+void probe_nvml(facts *f, const probe_opts *o)
+{
+	/* loading cannot hang in practice and says what is installed: outside the deadline */
+	gv_nvml_load();
+	gv_nvml_status st;
+	gv_nvml_status_get(&st);
+	probe_library(f, &st);
+	/* nvml.device_count is put only when NVML answered it: "NVML reports 0 GPUs" must never be
+	 * read into a library that did not load or initialise */
+	if (!st.loaded) {
+		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.init");
+		return;
+	}
+	double limit = probe_driver_timeout(30);
+	if (!probe_run_with_deadline(f, nvml_body, o, limit)) {
+		char why[160];
+		snprintf(why, sizeof(why), "NVML did not answer within %.0f s (nvmlInit or a device query hangs)", limit);
+		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.init");
+		facts_put_bool(f, NULL, true, "nvml.timeout");
+	}
 }

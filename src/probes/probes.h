@@ -33,6 +33,11 @@ extern const probe probe_table[];
 
 /* The probes, one per file in probes/. */
 void probe_hardware(facts *f, const probe_opts *o);
+void probe_toolkit(facts *f, const probe_opts *o);
+void probe_loader(facts *f, const probe_opts *o);
+void probe_devices(facts *f, const probe_opts *o);
+void probe_env(facts *f, const probe_opts *o);
+void probe_container(facts *f, const probe_opts *o);
 void probe_nvml(facts *f, const probe_opts *o);
 void probe_cudalib(facts *f, const probe_opts *o);
 void probe_cuda(facts *f, const probe_opts *o);

@@ -39,6 +39,75 @@ static void verdict_line(FILE *out, const facts *f, const findings *fs, const re
 	fprintf(out, " (%d fail, %d warn, %d info)\n", c.fail, c.warn, c.info);
 }
 
+/* What was found, layer by layer, in a few lines: the answer to "what do I have?" that users
+ * otherwise piece together from nvidia-smi, nvcc --version and python -c "import torch". */
+static void stack_summary(FILE *out, const facts *f, bool on)
+{
+	long long n = facts_int_or(f, -1, "nvml.device_count");
+	const char *name0 = facts_str(f, "nvml.gpu.0.name");
+	if (n > 0 && name0) {
+		bool same = true;
+		for (long long i = 1; i < n; i++) {
+			const char *ni = facts_str(f, "nvml.gpu.%lld.name", i);
+			same &= ni && strcmp(ni, name0) == 0;
+		}
+		const char *cc = facts_str(f, "nvml.gpu.0.cc");
+		long long mem = facts_int_or(f, 0, "nvml.gpu.0.memory_total_bytes");
+		if (same)
+			fprintf(out, "  %-9s %lld x %s", "GPUs", n, name0);
+		else
+			fprintf(out, "  %-9s %lld GPUs of different models (first: %s)", "GPUs", n, name0);
+		if (cc)
+			fprintf(out, ", compute capability %s", cc);
+		if (mem > 0)
+			fprintf(out, ", %lld MiB", mem >> 20);
+		fputc('\n', out);
+	} else if (facts_int_or(f, 0, "hardware.pci.count") > 0) {
+		fprintf(out, "  %-9s %lld NVIDIA PCI device(s), not usable through NVML\n", "GPUs",
+			facts_int_or(f, 0, "hardware.pci.count"));
+	} else {
+		fprintf(out, "  %-9s none found\n", "GPUs");
+	}
+	const char *drv = facts_str(f, "nvml.driver_version");
+	const char *kmod = facts_str(f, "hardware.kernel_module_version");
+	const char *maxcuda = facts_str(f, "nvml.cuda_version");
+	if (drv || kmod) {
+		fprintf(out, "  %-9s %s", "driver", drv ? drv : kmod);
+		if (maxcuda)
+			fprintf(out, " (runs CUDA %s and older)", maxcuda);
+		if (kmod && drv && strcmp(kmod, drv) != 0)
+			fprintf(out, ", kernel module %s", kmod);
+		fputc('\n', out);
+	} else {
+		fprintf(out, "  %-9s none loaded\n", "driver");
+	}
+	long long tk = facts_int_or(f, 0, "toolkit.count");
+	if (tk > 0) {
+		long long act = facts_int_or(f, 0, "toolkit.active");
+		const char *v = facts_str(f, "toolkit.%lld.version", act);
+		const char *root = facts_str(f, "toolkit.%lld.root", act);
+		fprintf(out, "  %-9s CUDA %s at %s", "toolkit", v ? v : "(version unknown)", root ? root : "?");
+		if (facts_str(f, "toolkit.path_nvcc"))
+			fprintf(out, ", nvcc on PATH");
+		if (tk > 1)
+			fprintf(out, " (%lld installs; gpuvet env lists them)", tk);
+		fputc('\n', out);
+	} else if (facts_get(f, "toolkit.count")) {
+		fprintf(out, "  %-9s none (only needed to build CUDA extensions)\n", "toolkit");
+	}
+	const char *tv = facts_str(f, "python.torch.version");
+	const char *py = facts_str(f, "python.selected");
+	if (tv || py) {
+		fprintf(out, "  %-9s %s", "python", py ? py : "?");
+		if (tv) {
+			const char *tc = facts_str(f, "python.torch.cuda");
+			fprintf(out, ", torch %s%s%s%s", tv, tc ? " (CUDA " : "", tc ? tc : "", tc ? ")" : "");
+		}
+		fputc('\n', out);
+	}
+	(void)on;
+}
+
 static int cmp_layer(const void *a, const void *b)
 {
 	return layer_order(*(const char *const *)a) - layer_order(*(const char *const *)b);
@@ -48,6 +117,8 @@ void render_check_text(FILE *out, const facts *f, const findings *fs, const rend
 {
 	bool on = o->color;
 	verdict_line(out, f, fs, o);
+	fputc('\n', out);
+	stack_summary(out, f, on);
 	/* layers in display order, each with its findings in severity order */
 	const char *layers[64];
 	size_t nl = 0;

@@ -3,5 +3,12 @@
 /* Order here is the order rules run and, within a severity, the order findings print. */
 const rule *const rule_tables[] = {
 	rules_hardware,
+	rules_devices,
+	rules_driver,
+	rules_gpu,
+	rules_env,
+	rules_container,
+	rules_toolkit,
+	rules_loader,
 	NULL,
 };

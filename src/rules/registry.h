@@ -6,5 +6,12 @@
 #include "rules/rules.h"
 
 extern const rule rules_hardware[];
+extern const rule rules_toolkit[];
+extern const rule rules_loader[];
+extern const rule rules_devices[];
+extern const rule rules_env[];
+extern const rule rules_container[];
+extern const rule rules_driver[];
+extern const rule rules_gpu[];
 extern const rule *const rule_tables[];
 #endif

@@ -24,6 +24,8 @@ static void gpu_none(rule_ctx *c)
 	const facts *f = c->facts;
 	if (pci_count(f) > 0 || driver_proc_present(f) || gpu_seen_elsewhere(f))
 		return;
+	if (facts_int_or(f, 0, "container.wsl") == 1)
+		return; /* wsl.v1 is the cause: WSL 1 cannot reach a GPU at all */
 	finding *x = rule_emit(c, "no NVIDIA GPU is visible on this machine");
 	finding_evidence(x, "no PCI display device with vendor 0x10de under /sys/bus/pci/devices");
 	finding_evidence(x, "/proc/driver/nvidia/version does not exist");

@@ -214,7 +214,8 @@ bool history_baseline_list(history *h, void (*cb)(void *ctx, const char *name, l
 bool history_baseline_delete(history *h, const char *name, char **err);
 
 /* Keeps the newest keep complete runs (of every kind together), deletes older ones and incomplete
- * runs started more than a day ago; runs named by a baseline are kept. *deleted gets the count. */
+ * runs with no sign of life (last sample, else start) for a day; runs named by a baseline are
+ * kept. *deleted gets the count. */
 bool history_gc(history *h, long long keep, long long *deleted, char **err);
 
 /* ------------------------------------------------------------------ comparing */

@@ -87,6 +87,15 @@ static void load_locked(void)
 	fclose(f);
 }
 
+/* the fakes are dlclosed and opened again by the tests: leave nothing behind */
+__attribute__((destructor)) static void fake_unload(void)
+{
+	pthread_mutex_lock(&lock);
+	clear_locked();
+	loaded = false;
+	pthread_mutex_unlock(&lock);
+}
+
 void fake_reload(void)
 {
 	pthread_mutex_lock(&lock);

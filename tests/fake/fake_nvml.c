@@ -908,6 +908,27 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t dev, nvmlGpuFab
 	return NVML_SUCCESS;
 }
 
+/* the versioned call: the same values in the v2 struct; fabric_info_v = 0 hides it (older driver) */
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t dev, nvmlGpuFabricInfo_v2_t *fi)
+{
+	if (!fi)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (fi->version != NVML_GPU_FABRIC_INFO_V2)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (!fake_num("fabric_info_v", 1, NULL))
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	nvmlGpuFabricInfo_t plain;
+	nvmlReturn_t rc = nvmlDeviceGetGpuFabricInfo(dev, &plain);
+	if (rc)
+		return rc;
+	memcpy(fi->clusterUuid, plain.clusterUuid, sizeof(fi->clusterUuid));
+	fi->status = plain.status;
+	fi->cliqueId = plain.cliqueId;
+	fi->state = plain.state;
+	fi->healthMask = 0;
+	return NVML_SUCCESS;
+}
+
 /* ---- events: gpu.N.xid = 79,48 delivers 79, then 48, then times out ---- */
 
 FULL_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)

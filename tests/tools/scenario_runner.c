@@ -129,6 +129,15 @@ int main(int argc, char **argv)
 			sl_split(&args, v, " ", false);
 		} else if (str_starts(l, "env:")) {
 			char *val = v;
+			/* a variable given again (PATH, HOME) replaces the default: getenv sees the first */
+			size_t klen = strcspn(val, "=");
+			for (size_t k = 0; k < env.n; k++)
+				if (strncmp(env.v[k], val, klen) == 0 && env.v[k][klen] == '=') {
+					free(env.v[k]);
+					memmove(&env.v[k], &env.v[k + 1], (env.n - k - 1) * sizeof(char *));
+					env.n--;
+					break;
+				}
 			/* @ROOT@ stands for the scenario's root directory (for paths in PATH) */
 			char *at = strstr(val, "@ROOT@");
 			if (at) {
@@ -243,7 +252,8 @@ int main(int argc, char **argv)
 		}
 		if (x && w.n > 2) { /* expect: ID SEV text that must appear in evidence or fix */
 			char *s = cJSON_PrintUnformatted(x);
-			const char *needle = strstr(expects.v[i], w.v[1]) + strlen(w.v[1]);
+			/* the text follows the severity word, searched after the id ("driver.init-failed fail X") */
+			const char *needle = strstr(expects.v[i] + strlen(w.v[0]), w.v[1]) + strlen(w.v[1]);
 			while (*needle == ' ')
 				needle++;
 			if (!strstr(s, needle))

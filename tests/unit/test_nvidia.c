@@ -289,6 +289,21 @@ static void test_hang(void **s)
 	assert_int_equal(d.fan_percent.v, 30);
 }
 
+static void test_fabric_plain_call(void **s)
+{
+	(void)s;
+	/* a driver without nvmlDeviceGetGpuFabricInfoV: the plain call answers */
+	use_fakes(FAKE_NVML, "gpu.0.fabric_state = completed\ngpu.0.fabric_status = 27\nfabric_info_v = 0\n");
+	assert_int_equal(gv_nvml_init(), NVML_SUCCESS);
+	gv_nvml_device d;
+	gv_nvml_device_clear(&d);
+	gv_nvml_device_snapshot(0, GV_NVML_MODES, &d);
+	assert_true(GV_OK(d.fabric_state));
+	assert_int_equal(d.fabric_state.v, NVML_GPU_FABRIC_STATE_COMPLETED);
+	assert_int_equal(d.fabric_status.v, NVML_ERROR_NOT_READY);
+	assert_string_equal(gv_nvml_fabric_state_name(d.fabric_state.v), "completed");
+}
+
 static void test_xid_events(void **s)
 {
 	(void)s;
@@ -434,6 +449,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_failing_calls, teardown),
 		cmocka_unit_test_teardown(test_sampler_failure_after_n, teardown),
 		cmocka_unit_test_teardown(test_hang, teardown),
+		cmocka_unit_test_teardown(test_fabric_plain_call, teardown),
 		cmocka_unit_test_teardown(test_xid_events, teardown),
 		cmocka_unit_test_teardown(test_root_lookup, teardown),
 		cmocka_unit_test_teardown(test_cuda_fake, teardown),

@@ -1,0 +1,70 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "kb/kb_nvidia.h"
+
+const char *kb_gpu_segment(const kb *k, const char *gpu_name)
+{
+	const csv_table *t = k ? kb_table(k, "gpu_cc") : NULL;
+	if (!t || !gpu_name)
+		return NULL;
+	/* the longest pattern contained in the name wins ("A100" over "A10") */
+	size_t best_len = 0;
+	const char *best = NULL;
+	for (size_t r = 0; r < t->nrows; r++) {
+		const char *pat = csv_cell(t, r, "gpu_name_pattern");
+		const char *seg = csv_cell(t, r, "segment");
+		size_t pl = strlen(pat);
+		if (pl && *seg && pl > best_len && strcasestr(gpu_name, pat)) {
+			best = seg;
+			best_len = pl;
+		}
+	}
+	return best;
+}
+
+bool kb_gpu_is_datacenter(const kb *k, const char *gpu_name)
+{
+	if (!gpu_name)
+		return false;
+	const char *seg = kb_gpu_segment(k, gpu_name);
+	if (seg)
+		return strcmp(seg, "datacenter") == 0;
+	static const char *const families[] = {"Tesla", "A100", "A800", "A30", "A40", "A10", "A16", "A2 ",
+					       "H100", "H200", "H800", "H20", "GH200", "B100", "B200", "B300",
+					       "GB200", "GB300", "L40", "L4", "L20", "T4", "V100", "P100"};
+	for (size_t i = 0; i < GV_ARRAY_LEN(families); i++) {
+		const char *p = strstr(gpu_name, families[i]);
+		/* a family name must stand alone: "L4" is not "L40"'s prefix match inside "RTX 4090" */
+		if (p && (p == gpu_name || p[-1] == ' ' || p[-1] == '-')) {
+			char next = p[strlen(families[i])];
+			if (next == '\0' || next == ' ' || next == '-' || families[i][strlen(families[i]) - 1] == ' ')
+				return true;
+		}
+	}
+	return false;
+}
+
+bool kb_xid_lookup(const kb *k, int code, kb_xid *out)
+{
+	memset(out, 0, sizeof(*out));
+	const csv_table *t = k ? kb_table(k, "xid") : NULL;
+	if (!t)
+		return false;
+	for (size_t r = 0; r < t->nrows; r++) {
+		const char *c = csv_cell(t, r, "code");
+		char *end;
+		long v = strtol(c, &end, 10);
+		if (end != c && v == code) {
+			out->code = code;
+			out->name = csv_cell(t, r, "name");
+			out->meaning = csv_cell(t, r, "meaning");
+			out->action = csv_cell(t, r, "action");
+			out->severity = csv_cell(t, r, "severity");
+			out->source = csv_cell(t, r, "source_url");
+			return true;
+		}
+	}
+	return false;
+}

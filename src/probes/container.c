@@ -1,0 +1,223 @@
+/*
+ * Containers and platforms: are we inside a container (Docker, Podman, Kubernetes, containerd,
+ * LXC) and how it shows; the size of /dev/shm; WSL 1 or 2; and on a host, whether the NVIDIA
+ * container runtime or a CDI spec is configured (configuration files only: nothing is started).
+ *
+ * Facts: container.*  (see docs/facts/sysprobes.md)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "core/sysroot.h"
+#include "probes/probes.h"
+#include "probes/sysparse.h"
+
+#define MAX_CDI_SPECS 32
+
+static void detect_container(facts *f)
+{
+	const char *kind = NULL, *marker = NULL;
+	char buf[128];
+	char *cg_marker = NULL;
+	if (sysroot_exists("/.dockerenv")) {
+		kind = "docker";
+		marker = "/.dockerenv";
+	} else if (sysroot_exists("/run/.containerenv")) {
+		kind = "podman";
+		marker = "/run/.containerenv";
+	}
+	static const char *const cgroups[] = {"/proc/1/cgroup", "/proc/self/cgroup"};
+	for (size_t i = 0; i < GV_ARRAY_LEN(cgroups) && !kind; i++) {
+		char *text = NULL;
+		if (sysroot_read(cgroups[i], 1 << 20, &text, NULL, NULL) == 0) {
+			const char *k = cgroup_container_kind(text);
+			if (k) {
+				kind = k;
+				cg_marker = xasprintf("%s names %s", cgroups[i], k);
+				marker = cg_marker;
+			}
+		}
+		free(text);
+	}
+	if (!kind) {
+		/* set by systemd-nspawn, LXC, Podman; readable by root only on most systems */
+		char *env = NULL;
+		size_t len = 0;
+		if (sysroot_read("/proc/1/environ", 1 << 20, &env, &len, NULL) == 0 &&
+		    environ_container(env, len, buf, sizeof(buf))) {
+			kind = buf;
+			marker = "/proc/1/environ container=";
+		}
+		free(env);
+	}
+	/* a pod runs on containerd or Docker: the orchestrator is what the user deals with */
+	const char *k8s = getenv("KUBERNETES_SERVICE_HOST");
+	if (k8s && *k8s) {
+		kind = "kubernetes";
+		if (!marker)
+			marker = "KUBERNETES_SERVICE_HOST is set";
+	}
+	facts_put_bool(f, marker ? marker : "/.dockerenv /run/.containerenv /proc/1/cgroup", kind != NULL,
+		       "container.inside");
+	if (kind) {
+		facts_put_str(f, NULL, kind, "container.kind");
+		facts_put_str(f, NULL, marker, "container.marker");
+	} else {
+		facts_put_state(f, FACT_ABSENT, NULL, "not in a container", "container.kind");
+	}
+	free(cg_marker);
+}
+
+static void shm_size(facts *f)
+{
+	char *mounts = NULL;
+	char fstype[32] = "", opts[1024] = "";
+	unsigned long long bytes = 0;
+	bool mounted = sysroot_read("/proc/mounts", 4 << 20, &mounts, NULL, NULL) == 0 &&
+		       mounts_find(mounts, "/dev/shm", fstype, sizeof(fstype), opts, sizeof(opts));
+	free(mounts);
+	if (mounted) {
+		facts_put_str(f, "/proc/mounts", fstype, "container.shm_fstype");
+		if (mount_opt_size(opts, &bytes)) {
+			facts_put_int(f, "/proc/mounts size=", (long long)bytes, "container.shm_bytes");
+			return;
+		}
+	}
+	/* no size= option (a host's default tmpfs is half the RAM): ask the file system, which
+	 * only means something on the real root */
+	if (!sysroot_active()) {
+		struct statvfs sv;
+		if (statvfs("/dev/shm", &sv) == 0) {
+			facts_put_int(f, "statvfs /dev/shm", (long long)((unsigned long long)sv.f_blocks * sv.f_frsize),
+				      "container.shm_bytes");
+			return;
+		}
+		facts_put_state(f, errno == ENOENT ? FACT_ABSENT : FACT_ERROR, "statvfs /dev/shm", strerror(errno),
+				"container.shm_bytes");
+		return;
+	}
+	facts_put_state(f, FACT_ABSENT, "/proc/mounts",
+			mounted ? "/dev/shm has no size= option" : "/dev/shm is not in /proc/mounts", "container.shm_bytes");
+}
+
+static void wsl(facts *f)
+{
+	char *release = sysroot_read_line("/proc/sys/kernel/osrelease");
+	char *version = sysroot_read_line("/proc/version");
+	bool dxg = sysroot_exists("/dev/dxg");
+	int v = wsl_version(release, version, dxg);
+	facts_put_int(f, "/proc/sys/kernel/osrelease /proc/version /dev/dxg", v, "container.wsl");
+	if (v) {
+		facts_put_str(f, release ? "/proc/sys/kernel/osrelease" : "/proc/version",
+			      release ? release : version ? version : "", "container.wsl_kernel");
+		facts_put_bool(f, "/usr/lib/wsl/lib", sysroot_is_dir("/usr/lib/wsl/lib"), "container.wsl_lib");
+	}
+	free(release);
+	free(version);
+}
+
+static void docker_config(facts *f)
+{
+	const char *path = "/etc/docker/daemon.json";
+	char *text = NULL;
+	size_t len = 0;
+	int rc = sysroot_read(path, 1 << 20, &text, &len, NULL);
+	if (rc < 0) {
+		facts_put_state(f, rc == -ENOENT || rc == -ENOTDIR ? FACT_ABSENT : FACT_ERROR, path, strerror(-rc),
+				"container.docker.nvidia_runtime");
+		return;
+	}
+	bool nvidia;
+	char def[64];
+	if (docker_daemon_nvidia(text, len, &nvidia, def, sizeof(def)) < 0) {
+		facts_put_state(f, FACT_ERROR, path, "not a JSON object", "container.docker.nvidia_runtime");
+	} else {
+		facts_put_bool(f, path, nvidia, "container.docker.nvidia_runtime");
+		if (def[0])
+			facts_put_str(f, path, def, "container.docker.default_runtime");
+	}
+	free(text);
+}
+
+static void containerd_config(facts *f)
+{
+	const char *path = "/etc/containerd/config.toml";
+	char *text = NULL;
+	int rc = sysroot_read(path, 4 << 20, &text, NULL, NULL);
+	if (rc < 0) {
+		facts_put_state(f, rc == -ENOENT || rc == -ENOTDIR ? FACT_ABSENT : FACT_ERROR, path, strerror(-rc),
+				"container.containerd.nvidia_runtime");
+		return;
+	}
+	bool is_default;
+	bool has = containerd_nvidia(text, &is_default);
+	facts_put_bool(f, path, has, "container.containerd.nvidia_runtime");
+	facts_put_bool(f, path, is_default, "container.containerd.nvidia_default");
+	free(text);
+}
+
+static void cdi_specs(facts *f)
+{
+	static const char *const dirs[] = {"/etc/cdi", "/var/run/cdi", "/run/cdi"};
+	int n = 0;
+	for (size_t i = 0; i < GV_ARRAY_LEN(dirs); i++) {
+		DIR *d = sysroot_opendir(dirs[i]);
+		if (!d)
+			continue;
+		strlist names = {0};
+		struct dirent *de;
+		while ((de = readdir(d)) && names.n < MAX_CDI_SPECS)
+			if (str_ends(de->d_name, ".yaml") || str_ends(de->d_name, ".yml") || str_ends(de->d_name, ".json"))
+				sl_push(&names, de->d_name);
+		closedir(d);
+		for (size_t j = 0; j < names.n && n < MAX_CDI_SPECS; j++) {
+			char path[512];
+			snprintf(path, sizeof(path), "%s/%s", dirs[i], names.v[j]);
+			struct stat st;
+			if (sysroot_stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			char *text = NULL;
+			size_t len = 0;
+			char kind[128];
+			facts_put_str(f, path, path, "container.cdi.%d.path", n);
+			if (sysroot_read(path, 4 << 20, &text, &len, NULL) == 0 && cdi_spec_kind(text, len, kind, sizeof(kind)))
+				facts_put_str(f, path, kind, "container.cdi.%d.kind", n);
+			else
+				facts_put_state(f, FACT_ERROR, path, "no kind: in the spec", "container.cdi.%d.kind", n);
+			free(text);
+			n++;
+		}
+		sl_free(&names);
+	}
+	facts_put_int(f, "/etc/cdi /var/run/cdi", n, "container.cdi.count");
+}
+
+static void runtime_files(facts *f)
+{
+	facts_put_bool(f, "/etc/nvidia-container-runtime/config.toml",
+		       sysroot_exists("/etc/nvidia-container-runtime/config.toml"), "container.nvidia_runtime_config");
+	static const char *const bins[] = {"/usr/bin/nvidia-container-runtime", "/usr/bin/nvidia-ctk",
+					   "/usr/bin/nvidia-container-toolkit", "/usr/local/bin/nvidia-ctk"};
+	for (size_t i = 0; i < GV_ARRAY_LEN(bins); i++)
+		if (sysroot_exists(bins[i])) {
+			facts_put_str(f, bins[i], bins[i], "container.nvidia_toolkit");
+			return;
+		}
+	facts_put_state(f, FACT_ABSENT, "/usr/bin/nvidia-ctk", "NVIDIA Container Toolkit not installed",
+			"container.nvidia_toolkit");
+}
+
+void probe_container(facts *f, const probe_opts *o)
+{
+	(void)o;
+	detect_container(f);
+	shm_size(f);
+	wsl(f);
+	docker_config(f);
+	containerd_config(f);
+	cdi_specs(f);
+	runtime_files(f);
+}

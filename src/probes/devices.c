@@ -1,0 +1,247 @@
+/*
+ * Device nodes: /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), /dev/nvidia-modeset,
+ * the nodes in /dev/nvidia-caps, /dev/dxg (WSL 2). For each: type, mode, owner and group, and whether
+ * this process may read and write it, judged from the mode bits against its uid and groups
+ * (root always may). Nodes are never opened: in test trees they are plain files.
+ *
+ * Facts: devices.*  (see docs/facts/sysprobes.md)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/sysroot.h"
+#include "probes/probes.h"
+#include "probes/sysparse.h"
+
+#define MAX_GPU_NODES 256
+#define MAX_CAP_NODES 64
+
+typedef struct user_ids {
+	uid_t uid;
+	char name[64];    /* from the root's /etc/passwd, "" when unknown */
+	gid_t *gids;
+	size_t ngids;
+	char *group_text; /* the root's /etc/group, NULL when unreadable */
+} user_ids;
+
+static const char *type_name(mode_t m)
+{
+	if (S_ISCHR(m))
+		return "char";
+	if (S_ISBLK(m))
+		return "block";
+	if (S_ISREG(m))
+		return "file";
+	if (S_ISDIR(m))
+		return "dir";
+	return "other";
+}
+
+/* Records one node under prefix ("devices.nvidiactl", "devices.gpu.0"); returns true when it
+ * exists (a symlink is followed; a dangling one does not exist). */
+/* stat that resolves symlinks inside the examined root (an absolute link in a --root tree
+ * must not reach the host's /dev). */
+static int node_stat(const char *path, struct stat *st)
+{
+	struct stat lst;
+	if (!sysroot_active() || sysroot_lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode))
+		return sysroot_stat(path, st);
+	char *real = sysroot_realpath(path);
+	if (!real)
+		return -1;
+	int rc = sysroot_stat(real, st);
+	int e = errno;
+	free(real);
+	errno = e;
+	return rc;
+}
+
+static bool node_facts(facts *f, const user_ids *u, const char *path, const char *prefix)
+{
+	struct stat st, lst;
+	if (node_stat(path, &st) != 0) {
+		int e = errno;
+		if (sysroot_lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+			char *target = sysroot_readlink(path);
+			facts_put_bool(f, path, false, "%s", prefix);
+			facts_put_str(f, path, e == ELOOP ? "symlink loop" : "dangling symlink", "%s.type", prefix);
+			if (target) {
+				str_sanitize(target);
+				facts_put_str(f, path, target, "%s.target", prefix);
+				free(target);
+			}
+		} else if (e == ENOENT || e == ENOTDIR) {
+			facts_put_bool(f, path, false, "%s", prefix);
+		} else {
+			facts_put_state(f, FACT_ERROR, path, strerror(e), "%s", prefix);
+		}
+		return false;
+	}
+	facts_put_bool(f, path, true, "%s", prefix);
+	facts_put_str(f, path, path, "%s.path", prefix);
+	facts_put_str(f, path, type_name(st.st_mode), "%s.type", prefix);
+	char mode[8];
+	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
+	facts_put_str(f, path, mode, "%s.mode", prefix);
+	facts_put_int(f, path, (long long)st.st_uid, "%s.uid", prefix);
+	facts_put_int(f, path, (long long)st.st_gid, "%s.gid", prefix);
+	char gname[64];
+	strlist members = {0};
+	if (group_by_gid(u->group_text, st.st_gid, gname, sizeof(gname), &members)) {
+		facts_put_str(f, "/etc/group", gname, "%s.group", prefix);
+		/* listed in /etc/group but not among this process's groups: a login that predates
+		 * `usermod -aG` */
+		facts_put_bool(f, "/etc/group", u->name[0] && sl_contains(&members, u->name), "%s.user_listed", prefix);
+		sl_free(&members);
+	} else
+		facts_put_state(f, FACT_ABSENT, "/etc/group", "gid not in /etc/group", "%s.group", prefix);
+	bool r = mode_allows(st.st_mode, st.st_uid, st.st_gid, u->uid, u->gids, u->ngids, ACCESS_READ);
+	bool w = mode_allows(st.st_mode, st.st_uid, st.st_gid, u->uid, u->gids, u->ngids, ACCESS_WRITE);
+	facts_put_bool(f, "mode bits", r, "%s.read", prefix);
+	facts_put_bool(f, "mode bits", w, "%s.write", prefix);
+	facts_put_bool(f, "mode bits", r && w, "%s.access", prefix);
+	return true;
+}
+
+static void user_facts(facts *f, user_ids *u)
+{
+	u->uid = geteuid();
+	int n = getgroups(0, NULL);
+	if (n < 0 || n > 65536)
+		n = 0;
+	u->gids = xcalloc((size_t)n + 1, sizeof(gid_t));
+	int got = n ? getgroups(n, u->gids) : 0;
+	u->ngids = got > 0 ? (size_t)got : 0;
+	gid_t egid = getegid();
+	bool have = false;
+	for (size_t i = 0; i < u->ngids; i++)
+		have |= u->gids[i] == egid;
+	if (!have)
+		u->gids[u->ngids++] = egid;
+
+	if (sysroot_read("/etc/group", 4 << 20, &u->group_text, NULL, NULL) < 0)
+		u->group_text = NULL;
+	facts_put_int(f, "geteuid", (long long)u->uid, "devices.user.uid");
+	char *passwd = NULL;
+	if (sysroot_read("/etc/passwd", 4 << 20, &passwd, NULL, NULL) == 0 &&
+	    passwd_name(passwd, u->uid, u->name, sizeof(u->name)))
+		facts_put_str(f, "/etc/passwd", u->name, "devices.user.name");
+	else
+		facts_put_state(f, FACT_ABSENT, "/etc/passwd", "uid not in /etc/passwd", "devices.user.name");
+	free(passwd);
+	strbuf ids, names;
+	sb_init(&ids);
+	sb_init(&names);
+	for (size_t i = 0; i < u->ngids; i++) {
+		sb_addf(&ids, "%s%u", i ? "," : "", (unsigned)u->gids[i]);
+		char g[64];
+		if (group_by_gid(u->group_text, u->gids[i], g, sizeof(g), NULL))
+			sb_addf(&names, "%s%s", names.len ? "," : "", g);
+	}
+	facts_put_str(f, "getgroups", ids.buf ? ids.buf : "", "devices.user.gids");
+	facts_put_str(f, "/etc/group", names.buf ? names.buf : "", "devices.user.groups");
+	sb_free(&ids);
+	sb_free(&names);
+}
+
+static int minor_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* /dev/nvidiaN: names "nvidia" + digits only (not nvidiactl, nvidia-uvm, nvidia-caps). */
+static void gpu_nodes(facts *f, const user_ids *u)
+{
+	DIR *d = sysroot_opendir("/dev");
+	if (!d) {
+		facts_put_state(f, errno == ENOENT ? FACT_ABSENT : FACT_ERROR, "/dev", strerror(errno), "devices.gpu.count");
+		return;
+	}
+	int minors[MAX_GPU_NODES];
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && n < MAX_GPU_NODES) {
+		const char *s = de->d_name;
+		if (strncmp(s, "nvidia", 6) != 0 || !s[6] || strlen(s + 6) > 3 || strspn(s + 6, "0123456789") != strlen(s + 6))
+			continue;
+		minors[n++] = atoi(s + 6);
+	}
+	closedir(d);
+	qsort(minors, (size_t)n, sizeof(int), minor_cmp);
+	int present = 0;
+	for (int k = 0; k < n; k++) {
+		char path[32], prefix[32];
+		snprintf(path, sizeof(path), "/dev/nvidia%d", minors[k]);
+		snprintf(prefix, sizeof(prefix), "devices.gpu.%d", k);
+		facts_put_int(f, path, minors[k], "devices.gpu.%d.minor", k);
+		if (node_facts(f, u, path, prefix))
+			present++;
+	}
+	facts_put_int(f, "/dev", n, "devices.gpu.count");
+	facts_put_int(f, "/dev", present, "devices.gpu.present");
+}
+
+static void cap_nodes(facts *f, const user_ids *u)
+{
+	const char *dir = "/dev/nvidia-caps";
+	DIR *d = sysroot_opendir(dir);
+	if (!d) {
+		facts_put_state(f, FACT_ABSENT, dir, strerror(errno), "devices.caps.count");
+		return;
+	}
+	strlist names = {0};
+	struct dirent *de;
+	while ((de = readdir(d)) && names.n < MAX_CAP_NODES)
+		if (de->d_name[0] != '.')
+			sl_push(&names, de->d_name);
+	closedir(d);
+	for (size_t i = 0; i < names.n; i++) {
+		char path[512], prefix[48];
+		snprintf(path, sizeof(path), "%s/%s", dir, names.v[i]);
+		snprintf(prefix, sizeof(prefix), "devices.caps.%zu", i);
+		node_facts(f, u, path, prefix);
+	}
+	facts_put_int(f, dir, (long long)names.n, "devices.caps.count");
+	sl_free(&names);
+}
+
+void probe_devices(facts *f, const probe_opts *o)
+{
+	(void)o;
+	user_ids u = {0};
+	user_facts(f, &u);
+	static const struct {
+		const char *path, *key;
+	} fixed[] = {
+		{"/dev/nvidiactl", "devices.nvidiactl"},
+		{"/dev/nvidia-uvm", "devices.nvidia_uvm"},
+		{"/dev/nvidia-uvm-tools", "devices.nvidia_uvm_tools"},
+		{"/dev/nvidia-modeset", "devices.nvidia_modeset"},
+		{"/dev/dxg", "devices.dxg"},
+	};
+	for (size_t i = 0; i < GV_ARRAY_LEN(fixed); i++)
+		node_facts(f, &u, fixed[i].path, fixed[i].key);
+	gpu_nodes(f, &u);
+	cap_nodes(f, &u);
+
+	/* nvidia-modprobe (setuid root) creates missing nodes and loads nvidia-uvm on first CUDA use */
+	static const char *const modprobe[] = {"/usr/bin/nvidia-modprobe", "/usr/sbin/nvidia-modprobe",
+					       "/bin/nvidia-modprobe"};
+	bool found = false;
+	for (size_t i = 0; i < GV_ARRAY_LEN(modprobe) && !found; i++) {
+		struct stat st;
+		if (sysroot_stat(modprobe[i], &st) == 0 && S_ISREG(st.st_mode)) {
+			found = true;
+			facts_put_str(f, modprobe[i], modprobe[i], "devices.nvidia_modprobe");
+			facts_put_bool(f, modprobe[i], (st.st_mode & S_ISUID) != 0, "devices.nvidia_modprobe_setuid");
+		}
+	}
+	if (!found)
+		facts_put_state(f, FACT_ABSENT, "/usr/bin/nvidia-modprobe", "not installed", "devices.nvidia_modprobe");
+	free(u.gids);
+	free(u.group_text);
+}

@@ -1,0 +1,222 @@
+/*
+ * The dynamic loader: LD_LIBRARY_PATH, /etc/ld.so.conf(.d), /etc/ld.so.cache; every copy of the
+ * CUDA libraries on the loader's search paths and in the toolkits' library directories, with its
+ * version; and which copy a plain dlopen("libX.so.N") picks (loader/loader.h simulates ld.so).
+ * Bounded: a fixed list of directories, no recursion.
+ *
+ * Facts: loader.*  (see docs/facts/toolkit.md)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sysroot.h"
+#include "loader/loader.h"
+#include "probes/probes.h"
+#include "toolkit/cudalibs.h"
+#include "toolkit/toolkits.h"
+
+static void add_dir(strlist *dirs, const char *d)
+{
+	if (d && d[0] == '/' && !sl_contains(dirs, d) && dirs->n < 512)
+		sl_push(dirs, d);
+}
+
+static char *dir_of(const char *path)
+{
+	char *d = xstrdup(path);
+	char *slash = strrchr(d, '/');
+	if (slash)
+		slash[slash == d ? 1 : 0] = '\0';
+	return d;
+}
+
+/* "libcudart.so.12 (12.4.127), libcudnn.so.9 (9.1.0)": the CUDA libraries named in one directory */
+static char *libs_in_dir(const cuda_libs *L, const char *dir, char **cudart_version)
+{
+	strbuf sb;
+	sb_init(&sb);
+	*cudart_version = NULL;
+	for (size_t i = 0; i < L->n; i++) {
+		const cuda_lib_copy *c = &L->v[i];
+		for (size_t k = 0; k < c->names.n; k++) {
+			char *d = dir_of(c->names.v[k]);
+			bool here = strcmp(d, dir) == 0;
+			free(d);
+			if (!here)
+				continue;
+			char *so = cuda_lib_soname(c->lib, c->major);
+			sb_addf(&sb, "%s%s (%s)", sb.len ? ", " : "", so, c->version ? c->version : "version unknown");
+			free(so);
+			if (strcmp(c->lib, "cudart") == 0 && c->version && !*cudart_version)
+				*cudart_version = xstrdup(c->version);
+			break;
+		}
+	}
+	return sb_steal(&sb);
+}
+
+void probe_loader(facts *f, const probe_opts *o)
+{
+	(void)o;
+	loader_system sys;
+	loader_system_load(&sys);
+	if (sys.have_cache) {
+		facts_put_str(f, "/etc/ld.so.cache", sys.cache.format, "loader.cache");
+		facts_put_int(f, "/etc/ld.so.cache", (long long)sys.cache.n, "loader.cache_entries");
+		/* the cache's entries for the CUDA libraries, for this host's ABI */
+		int nc = 0;
+		for (size_t i = 0; i < sys.cache.n && nc < 256; i++) {
+			const ldcache_entry *ce = &sys.cache.v[i];
+			if (!ldcache_entry_native(ce) || !cuda_lib_match(ce->soname))
+				continue;
+			facts_put_str(f, "/etc/ld.so.cache", ce->soname, "loader.cache_cuda.%d.soname", nc);
+			facts_put_str(f, "/etc/ld.so.cache", ce->path, "loader.cache_cuda.%d.path", nc);
+			facts_put_bool(f, NULL, sysroot_exists(ce->path), "loader.cache_cuda.%d.exists", nc);
+			nc++;
+		}
+		facts_put_int(f, "/etc/ld.so.cache", nc, "loader.cache_cuda.count");
+	} else {
+		facts_put_state(f, FACT_ERROR, "/etc/ld.so.cache", sys.cache_error, "loader.cache");
+	}
+	facts_put_int(f, "/etc/ld.so.conf", (long long)sys.conf_dirs.n, "loader.conf.count");
+	for (size_t i = 0; i < sys.conf_dirs.n; i++)
+		facts_put_str(f, "/etc/ld.so.conf", sys.conf_dirs.v[i], "loader.conf.%zu.dir", i);
+	if (sys.conf_problems.n) {
+		strbuf sb;
+		sb_init(&sb);
+		for (size_t i = 0; i < sys.conf_problems.n; i++)
+			sb_addf(&sb, "%s%s", i ? "; " : "", sys.conf_problems.v[i]);
+		facts_put_str(f, "/etc/ld.so.conf", sb.buf, "loader.conf.problems");
+		sb_free(&sb);
+	}
+
+	/* LD_LIBRARY_PATH, its entries as paths of the examined machine */
+	const char *llp = getenv("LD_LIBRARY_PATH");
+	strlist ld_entries = {0};
+	char *llp_machine = NULL;
+	if (llp) {
+		facts_put_str(f, "environment", llp, "loader.ld_library_path");
+		strlist raw = {0};
+		loader_split_path(llp, &raw);
+		strbuf sb;
+		sb_init(&sb);
+		for (size_t i = 0; i < raw.n; i++) {
+			const char *e = strcmp(raw.v[i], ".") == 0 ? "." : sysroot_strip(raw.v[i]);
+			sl_push(&ld_entries, e);
+			sb_addf(&sb, "%s%s", i ? ":" : "", e);
+		}
+		llp_machine = sb_steal(&sb);
+		sl_free(&raw);
+	} else {
+		facts_put_state(f, FACT_ABSENT, "environment", "LD_LIBRARY_PATH is not set", "loader.ld_library_path");
+	}
+
+	/* where to look: the loader's directories and the toolkits' library directories */
+	strlist dirs = {0};
+	for (size_t i = 0; i < ld_entries.n; i++)
+		add_dir(&dirs, ld_entries.v[i]);
+	for (size_t i = 0; i < sys.conf_dirs.n; i++)
+		add_dir(&dirs, sys.conf_dirs.v[i]);
+	for (size_t i = 0; i < sys.default_dirs.n; i++)
+		add_dir(&dirs, sys.default_dirs.v[i]);
+	cuda_env env;
+	cuda_env_scan(&env, false);
+	for (size_t i = 0; i < env.n; i++)
+		add_dir(&dirs, env.v[i].lib_dir);
+	for (size_t i = 0; sys.have_cache && i < sys.cache.n; i++)
+		if (cuda_lib_match(strrchr(sys.cache.v[i].path, '/') ? strrchr(sys.cache.v[i].path, '/') + 1 : "")) {
+			char *d = dir_of(sys.cache.v[i].path);
+			add_dir(&dirs, d);
+			free(d);
+		}
+	cuda_libs L = {0};
+	for (size_t i = 0; i < dirs.n; i++)
+		cuda_libs_scan_dir(&L, dirs.v[i]);
+	cuda_libs_versions(&L, !o->fast);
+	cuda_libs_toolkit_versions(&L, &env);
+
+	facts_put_int(f, NULL, (long long)ld_entries.n, "loader.ld_library_path.count");
+	for (size_t i = 0; i < ld_entries.n; i++) {
+		const char *d = ld_entries.v[i];
+		facts_put_str(f, "LD_LIBRARY_PATH", d, "loader.ld_library_path.%zu.dir", i);
+		facts_put_bool(f, d, d[0] == '/' && sysroot_is_dir(d), "loader.ld_library_path.%zu.exists", i);
+		char *cudart;
+		char *libs = libs_in_dir(&L, d, &cudart);
+		if (*libs)
+			facts_put_str(f, d, libs, "loader.ld_library_path.%zu.cuda_libs", i);
+		if (cudart)
+			facts_put_str(f, d, cudart, "loader.ld_library_path.%zu.cudart_version", i);
+		free(libs);
+		free(cudart);
+	}
+
+	facts_put_int(f, NULL, (long long)L.n, "loader.lib.count");
+	for (size_t i = 0; i < L.n; i++) {
+		const cuda_lib_copy *c = &L.v[i];
+		facts_put_str(f, NULL, c->lib, "loader.lib.%zu.name", i);
+		facts_put_str(f, c->names.n ? c->names.v[0] : NULL, c->real, "loader.lib.%zu.path", i);
+		if (c->major >= 0)
+			facts_put_int(f, NULL, c->major, "loader.lib.%zu.major", i);
+		if (c->version) {
+			facts_put_str(f, c->version_source, c->version, "loader.lib.%zu.version", i);
+			facts_put_str(f, NULL, c->version_source, "loader.lib.%zu.version_source", i);
+		} else {
+			facts_put_state(f, FACT_ABSENT, c->real, "no version in the file name or a header beside it",
+					"loader.lib.%zu.version", i);
+		}
+		if (c->cuda_major > 0) {
+			facts_put_int(f, c->cuda_major_source, c->cuda_major, "loader.lib.%zu.cuda_major", i);
+			facts_put_str(f, NULL, c->cuda_major_source, "loader.lib.%zu.cuda_major_source", i);
+		}
+		strbuf sb;
+		sb_init(&sb);
+		for (size_t k = 0; k < c->names.n; k++)
+			sb_addf(&sb, "%s%s", k ? ", " : "", c->names.v[k]);
+		facts_put_str(f, NULL, sb.buf, "loader.lib.%zu.names", i);
+		sb_free(&sb);
+		if (c->stub)
+			facts_put_bool(f, NULL, true, "loader.lib.%zu.stub", i);
+	}
+
+	/* what a plain dlopen("libX.so.N") picks, for every soname seen */
+	loader_ctx ctx = {.sys = &sys, .ld_library_path = llp_machine};
+	strlist sonames = {0};
+	for (size_t i = 0; i < L.n; i++)
+		if (L.v[i].major >= 0 && !L.v[i].stub) {
+			char *so = cuda_lib_soname(L.v[i].lib, L.v[i].major);
+			if (!sl_contains(&sonames, so))
+				sl_push(&sonames, so);
+			free(so);
+		}
+	facts_put_int(f, NULL, (long long)sonames.n, "loader.pick.count");
+	for (size_t i = 0; i < sonames.n; i++) {
+		loader_result r;
+		facts_put_str(f, NULL, sonames.v[i], "loader.pick.%zu.soname", i);
+		const char *lib = cuda_lib_match(sonames.v[i]);
+		if (lib)
+			facts_put_str(f, NULL, lib, "loader.pick.%zu.name", i);
+		if (loader_resolve(sonames.v[i], &ctx, &r)) {
+			facts_put_str(f, "loader simulation", r.path, "loader.pick.%zu.path", i);
+			facts_put_str(f, NULL, r.real[0] ? r.real : r.path, "loader.pick.%zu.real", i);
+			facts_put_str(f, NULL, loader_via_name(r.via), "loader.pick.%zu.via", i);
+			const cuda_lib_copy *c = cuda_libs_find_real(&L, r.real);
+			if (c) {
+				facts_put_int(f, NULL, (long long)(c - L.v), "loader.pick.%zu.lib", i);
+				if (c->version)
+					facts_put_str(f, c->version_source, c->version, "loader.pick.%zu.version", i);
+			}
+		} else {
+			facts_put_state(f, FACT_ABSENT, "loader simulation", "not found on the loader's search path",
+					"loader.pick.%zu.path", i);
+		}
+		if (r.cache_stale)
+			facts_put_bool(f, "/etc/ld.so.cache", true, "loader.pick.%zu.cache_stale", i);
+	}
+	sl_free(&sonames);
+	cuda_libs_free(&L);
+	cuda_env_free(&env);
+	sl_free(&dirs);
+	sl_free(&ld_entries);
+	free(llp_machine);
+	loader_system_free(&sys);
+}

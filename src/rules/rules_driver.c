@@ -1,0 +1,403 @@
+/*
+ * Rules of the driver libraries: can NVML and libcuda be loaded, do they initialise (each error
+ * code mapped to its cause), do they match the kernel module, what CUDA the driver supports,
+ * persistence mode on datacenter GPUs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kb/kb_nvidia.h"
+#include "nvidia/cuda.h"
+#include "nvidia/nvml.h"
+#include "rules/registry.h"
+#include "rules/rules_nvidia.h"
+
+static const char *fact_error(const fact *ft)
+{
+	return ft && ft->error ? ft->error : "unknown error";
+}
+
+static bool library_missing(const facts *f, const char *key)
+{
+	const fact *ft = facts_get(f, "%s", key);
+	return ft && ft->state != FACT_OK;
+}
+
+/* The user-space driver version and where it was read: NVML's answer, else the library file names. */
+static const char *userspace_version(const facts *f, const char **from)
+{
+	const char *v;
+	if ((v = facts_str(f, "nvml.driver_version"))) {
+		*from = "NVML (nvmlSystemGetDriverVersion)";
+		return v;
+	}
+	if ((v = facts_str(f, "nvml.library_file_version"))) {
+		*from = "the libnvidia-ml file name";
+		return v;
+	}
+	if ((v = facts_str(f, "cuda.library_file_version"))) {
+		*from = "the libcuda file name";
+		return v;
+	}
+	return NULL;
+}
+
+/* The fix lines for installing a missing driver library. */
+static void fix_install_library(const facts *f, finding *x, const char *soname, const char *capability,
+				const char *debian_pkg, const char *file_version_key)
+{
+	if (facts_true(f, "container.inside")) {
+		finding_fix(x, "inside a container the NVIDIA runtime mounts %s only when NVIDIA_DRIVER_CAPABILITIES includes "
+			       "%s: docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...",
+			    soname, capability);
+		return;
+	}
+	if (facts_true(f, "devices.dxg")) {
+		finding_fix(x, "WSL 2 provides %s in /usr/lib/wsl/lib: echo /usr/lib/wsl/lib | sudo tee "
+			       "/etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig",
+			    soname);
+		return;
+	}
+	const char *file_ver = facts_str(f, "%s", file_version_key);
+	if (file_ver) {
+		/* libnvidia-ml.so.1 -> libnvidia-ml.so.580.159.04 */
+		int stem = (int)(strlen(soname) - 1);
+		finding_evidence(x, "%.*s%s exists in the driver library directories", stem, soname, file_ver);
+		finding_fix(x, "the file is there but the loader does not find it: sudo ldconfig (check "
+			       "/etc/ld.so.conf.d/ lists its directory)");
+	}
+	const char *kver = facts_str(f, "hardware.kernel_module_version");
+	char branch[16];
+	nv_driver_branch(kver, branch, sizeof(branch));
+	if (branch[0])
+		finding_fix(x, "install the driver's libraries of the loaded kernel module %s: sudo apt install "
+			       "libnvidia-compute-%s (Ubuntu) or sudo apt install %s (Debian); a runfile install: "
+			       "rerun NVIDIA-Linux-x86_64-%s.run",
+			    kver, branch, debian_pkg, kver);
+	else
+		finding_fix(x, "install the driver's libraries: sudo apt install libnvidia-compute-<branch> (Ubuntu) or "
+			       "sudo apt install %s (Debian)",
+			    debian_pkg);
+}
+
+static void nvml_missing(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	if (!nv_driver_expected(f) || !library_missing(f, "nvml.library"))
+		return;
+	const fact *ft = facts_get(f, "nvml.library");
+	finding *x = rule_emit(c, "the NVIDIA management library (libnvidia-ml.so.1) cannot be loaded");
+	finding_evidence(x, "dlopen: %s", fact_error(ft));
+	if (ft->source && strcmp(ft->source, "GPUVET_NVML_LIB") == 0)
+		finding_evidence(x, "GPUVET_NVML_LIB chose the file");
+	finding_evidence(x, "without it nvidia-smi, monitoring and every NVML-based tool fail");
+	fix_install_library(f, x, "libnvidia-ml.so.1", "utility", "libnvidia-ml1", "nvml.library_file_version");
+	x->rank = 1;
+}
+
+static void libcuda_missing(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	if (!nv_driver_expected(f) || !library_missing(f, "cuda.library"))
+		return;
+	const fact *ft = facts_get(f, "cuda.library");
+	finding *x = rule_emit(c, "the CUDA driver library (libcuda.so.1) cannot be loaded: no CUDA program can run");
+	finding_evidence(x, "dlopen: %s", fact_error(ft));
+	if (ft->source && strcmp(ft->source, "GPUVET_CUDA_LIB") == 0)
+		finding_evidence(x, "GPUVET_CUDA_LIB chose the file");
+	finding_evidence(x, "PyTorch reports torch.cuda.is_available() == False without it");
+	fix_install_library(f, x, "libcuda.so.1", "compute", "libcuda1", "cuda.library_file_version");
+	x->rank = 1;
+}
+
+static void version_mismatch(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	const char *kver = facts_str(f, "hardware.kernel_module_version");
+	const char *from = NULL;
+	const char *uver = userspace_version(f, &from);
+	long long nvml_rc = facts_int_or(f, 0, "nvml.init_code");
+	long long cuda_rc = facts_int_or(f, 0, "cuda.init_code");
+	bool differ = kver && uver && version_cmp(kver, uver) != 0;
+	bool nvml_says = nvml_rc == NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+	bool cuda_says = cuda_rc == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && (differ || !kver || !uver);
+	if (!differ && !nvml_says && !cuda_says)
+		return;
+	finding *x = rule_emit(c, "the loaded kernel module and the driver's user-space libraries are different "
+				  "versions (\"Driver/library version mismatch\")");
+	finding_evidence(x, "kernel module (/proc/driver/nvidia/version): %s", kver ? kver : "unknown");
+	if (uver)
+		finding_evidence(x, "user-space driver, from %s: %s", from, uver);
+	if (nvml_says)
+		finding_evidence(x, "nvmlInit: NVML_ERROR_LIB_RM_VERSION_MISMATCH (18); nvidia-smi fails the same way");
+	if (cuda_rc == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
+		finding_evidence(x, "cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)");
+	finding_evidence(x, "typical cause: the driver packages were upgraded (often by unattended-upgrades) and the "
+			    "old module is still loaded");
+	finding_fix(x, "reboot: the new kernel module%s%s loads at boot", uver ? " " : "", uver ? uver : "");
+	finding_fix(x, "without a reboot (stop every GPU process and the display manager first): sudo systemctl stop "
+		       "nvidia-persistenced; sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe "
+		       "nvidia && sudo modprobe nvidia_uvm");
+	char branch[16];
+	nv_driver_branch(uver ? uver : kver, branch, sizeof(branch));
+	if (branch[0])
+		finding_fix(x, "keep it from happening again: sudo apt-mark hold nvidia-driver-%s libnvidia-compute-%s "
+			       "(Ubuntu), or add the driver packages to Unattended-Upgrade::Package-Blacklist in "
+			       "/etc/apt/apt.conf.d/50unattended-upgrades",
+			    branch, branch);
+	x->rank = 0;
+}
+
+/* NVML's init error: cause and fix by code. */
+static void explain_nvml(const facts *f, finding *x, long long rc)
+{
+	const fact *ft = facts_get(f, "nvml.init");
+	finding_evidence(x, "nvmlInit: %s", fact_error(ft));
+	if (facts_true(f, "nvml.timeout")) {
+		finding_fix(x, "the driver hangs (nvidia-smi will hang too): look for Xid errors (sudo journalctl -k | grep "
+			       "-i xid; Xid 79 means a GPU fell off the bus) and reboot the machine");
+		return;
+	}
+	switch (rc) {
+	case NVML_ERROR_NO_PERMISSION:
+		finding_fix(x, "this user may not open /dev/nvidiactl and /dev/nvidia*: ls -l /dev/nvidia*; add the user to "
+			       "the owning group (sudo usermod -aG video $USER, then log in again) or fix the udev rule");
+		break;
+	case NVML_ERROR_OPERATING_SYSTEM:
+		finding_fix(x, "the operating system blocked the GPU device nodes (cgroup device rules of a container or "
+			       "systemd unit): recreate the container with --gpus all, or allow the nvidia devices "
+			       "(DeviceAllow=/dev/nvidia* rw)");
+		break;
+	case NVML_ERROR_GPU_IS_LOST:
+		finding_fix(x, "a GPU fell off the bus (look for Xid 79: sudo journalctl -k | grep -i xid): power cycle "
+			       "the machine; reseat the GPU or RMA it if it repeats");
+		break;
+	case NVML_ERROR_RESET_REQUIRED:
+		finding_fix(x, "a GPU needs a reset: sudo nvidia-smi -r (no process may use it), or reboot");
+		break;
+	case NVML_ERROR_INSUFFICIENT_POWER:
+		finding_fix(x, "a GPU's external power cables are not connected properly: check them with the machine "
+			       "powered off");
+		break;
+	case NVML_ERROR_IRQ_ISSUE:
+		finding_fix(x, "the kernel saw an interrupt problem with a GPU: check `sudo dmesg | grep -i nvrm`; try "
+			       "the kernel option pci=nommconf or a BIOS update");
+		break;
+	case NVML_ERROR_CORRUPTED_INFOROM:
+		finding_fix(x, "a GPU's infoROM is corrupted: contact the vendor (RMA); the GPU may still work with "
+			       "reduced features");
+		break;
+	case NVML_ERROR_UNKNOWN:
+		finding_fix(x, "an internal driver error: reload the driver (sudo rmmod nvidia_uvm nvidia_drm "
+			       "nvidia_modeset nvidia && sudo modprobe nvidia nvidia_uvm) or reboot; see `sudo dmesg | "
+			       "grep -i nvrm`");
+		break;
+	default:
+		finding_fix(x, "see `sudo dmesg | grep -i nvrm` for the driver's own message; reinstalling the driver "
+			       "or a reboot clears most initialisation failures");
+	}
+}
+
+/* cuInit's error: cause and fix by code. */
+static void explain_cuda(const facts *f, finding *x, long long rc)
+{
+	const fact *ft = facts_get(f, "cuda.init");
+	finding_evidence(x, "cuInit: %s", fact_error(ft));
+	if (facts_true(f, "cuda.timeout")) {
+		finding_fix(x, "the driver hangs: look for Xid errors (sudo journalctl -k | grep -i xid) and stuck GPU "
+			       "processes (nvidia-smi), then reboot the machine");
+		return;
+	}
+	const char *cause = gv_cuda_result_cause((CUresult)rc);
+	if (cause)
+		finding_evidence(x, "likely cause: %s", cause);
+	int n = nv_gpu_count(f);
+	switch (rc) {
+	case CUDA_ERROR_UNKNOWN:
+		finding_fix(x, "after a suspend/resume the unified memory module is often stuck: sudo rmmod nvidia_uvm "
+			       "&& sudo modprobe nvidia_uvm (stop GPU processes first), or reboot");
+		if (!facts_true(f, "hardware.module.nvidia_uvm"))
+			finding_evidence(x, "nvidia_uvm is not listed in /proc/modules");
+		break;
+	case CUDA_ERROR_NO_DEVICE: {
+		const char *cvd = facts_str(f, "cuda.visible_devices");
+		if (cvd) {
+			finding_evidence(x, "CUDA_VISIBLE_DEVICES=\"%s\" while NVML sees %d GPU(s)", cvd, n);
+			finding_fix(x, "CUDA_VISIBLE_DEVICES hides the GPUs: unset CUDA_VISIBLE_DEVICES, or set it to "
+				       "indexes below %d (e.g. export CUDA_VISIBLE_DEVICES=0)",
+				    n > 0 ? n : 1);
+		} else if (n > 0) {
+			finding_evidence(x, "NVML sees %d GPU(s) but CUDA none", n);
+			finding_fix(x, "check that this user can open /dev/nvidia-uvm and /dev/nvidia0..%d (ls -l /dev/nvidia*), "
+				       "and, in a container, that it was started with --gpus all",
+				    n - 1);
+		} else {
+			finding_fix(x, "no GPU is visible: in a container start it with --gpus all; on a host check "
+				       "`nvidia-smi -L`");
+		}
+		break;
+	}
+	case CUDA_ERROR_INSUFFICIENT_DRIVER:
+	case CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER:
+		finding_fix(x, "upgrade the NVIDIA driver (see driver.cuda-max for what this one supports), or use a "
+			       "CUDA build that this driver runs");
+		break;
+	case CUDA_ERROR_STUB_LIBRARY: {
+		const char *lib = facts_str(f, "cuda.library");
+		if (lib)
+			finding_evidence(x, "libcuda loaded from %s", lib);
+		finding_fix(x, "remove the toolkit's stubs directory (.../lib64/stubs) from LD_LIBRARY_PATH: it holds a "
+			       "link-time placeholder, not the driver");
+		break;
+	}
+	case CUDA_ERROR_DEVICE_UNAVAILABLE:
+		for (int i = 0; i < n; i++) {
+			const char *mode = facts_str(f, "nvml.gpu.%d.compute_mode", i);
+			long long procs = facts_int_or(f, 0, "nvml.gpu.%d.processes.count", i);
+			if (mode && strcmp(mode, "default") != 0) {
+				char label[160];
+				finding_evidence(x, "%s is in %s compute mode with %lld process(es) on it",
+						 nv_gpu_label(f, i, label, sizeof(label)), mode, procs);
+			}
+		}
+		finding_fix(x, "the GPU is exclusive to another process (or prohibited): wait for it, pick a free GPU "
+			       "with CUDA_VISIBLE_DEVICES, or (admin) sudo nvidia-smi -c DEFAULT");
+		break;
+	case CUDA_ERROR_NOT_PERMITTED:
+	case CUDA_ERROR_OPERATING_SYSTEM:
+		finding_fix(x, "check the permissions of /dev/nvidia* and /dev/nvidia-uvm (ls -l /dev/nvidia*); in a "
+			       "container, its device rules: start it with --gpus all");
+		break;
+	case CUDA_ERROR_SYSTEM_NOT_READY:
+		finding_fix(x, "on an NVSwitch system the fabric manager must run before CUDA: sudo systemctl enable "
+			       "--now nvidia-fabricmanager (see gpu.fabric-manager)");
+		break;
+	case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+		finding_fix(x, "the libcuda in use does not fit the kernel module: reboot after a driver upgrade, or "
+			       "remove a cuda-compat directory from LD_LIBRARY_PATH / ld.so.conf");
+		break;
+	case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+		finding_fix(x, "forward-compatibility libcuda (cuda-compat) runs only on datacenter GPUs: remove its "
+			       "directory (e.g. /usr/local/cuda/compat) from LD_LIBRARY_PATH and ld.so.conf");
+		break;
+	default:
+		finding_fix(x, "see `sudo dmesg | grep -i nvrm`; a driver reinstall or a reboot clears most "
+			       "initialisation failures");
+	}
+}
+
+static void init_failed(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	/* without a driver to talk to, init failing is a consequence that the hardware rules explain */
+	if (!nv_driver_expected(f))
+		return;
+	const fact *ni = facts_get(f, "nvml.init");
+	const fact *ci = facts_get(f, "cuda.init");
+	long long nrc = facts_int_or(f, 0, "nvml.init_code");
+	long long crc = facts_int_or(f, 0, "cuda.init_code");
+	bool nvml_bad = ni && ni->state == FACT_ERROR && nrc != NVML_ERROR_LIB_RM_VERSION_MISMATCH &&
+			!(nrc == NVML_ERROR_DRIVER_NOT_LOADED && !facts_str(f, "hardware.kernel_module_version") &&
+			  !facts_true(f, "devices.dxg"));
+	/* 803 is the version mismatch when the versions differ: driver.version-mismatch says it */
+	const char *from;
+	const char *uver = userspace_version(f, &from);
+	const char *kver = facts_str(f, "hardware.kernel_module_version");
+	bool cuda_mismatch_explained =
+		crc == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && (!kver || !uver || version_cmp(kver, uver) != 0);
+	bool cuda_bad = ci && ci->state == FACT_ERROR && !cuda_mismatch_explained &&
+			(nrc != NVML_ERROR_LIB_RM_VERSION_MISMATCH);
+	if (!nvml_bad && !cuda_bad)
+		return;
+	finding *x;
+	if (nvml_bad && cuda_bad)
+		x = rule_emit(c, "the driver does not initialise: nvmlInit and cuInit both fail");
+	else if (nvml_bad)
+		x = rule_emit(c, "NVML does not initialise (nvidia-smi fails too)");
+	else
+		x = rule_emit(c, "cuInit fails: no CUDA program can use the GPU");
+	if (nvml_bad)
+		explain_nvml(f, x, nrc);
+	if (cuda_bad)
+		explain_cuda(f, x, crc);
+	x->rank = 1;
+}
+
+static void cuda_max(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	const char *dfrom;
+	/* the user-space driver answers cuDriverGetVersion; the kernel module only when nothing else is known */
+	const char *dver = userspace_version(f, &dfrom);
+	const char *cv = facts_str(f, "nvml.cuda_version");
+	char buf[32], kbv[32];
+	long long cd;
+	const char *from = "NVML";
+	if (!cv && facts_int(f, &cd, "cuda.driver_version") && cd > 0) {
+		snprintf(buf, sizeof(buf), "%lld.%lld", cd / 1000, (cd % 1000) / 10);
+		cv = buf;
+		from = "cuDriverGetVersion";
+	}
+	if (!dver)
+		dver = facts_str(f, "hardware.kernel_module_version");
+	if (!cv && dver && c->kb && kb_driver_max_cuda(c->kb, dver, kbv, sizeof(kbv))) {
+		cv = kbv;
+		from = "the knowledge base (driver version table)";
+	}
+	if (!cv)
+		return;
+	finding *x = dver ? rule_emit(c, "driver %s supports CUDA up to %s", dver, cv)
+			  : rule_emit(c, "the driver supports CUDA up to %s", cv);
+	finding_evidence(x, "maximum CUDA version from %s: %s", from, cv);
+	finding_evidence(x, "CUDA runtimes (PyTorch wheels, toolkits) up to %s run with this driver; newer ones need "
+			    "a driver upgrade or, on datacenter GPUs, the cuda-compat package",
+			 cv);
+}
+
+static void persistence_off(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	finding *x = NULL;
+	int off = 0, n = nv_gpu_count(f);
+	int last = -1;
+	for (int i = 0; i < n; i++) {
+		const fact *p = facts_get(f, "nvml.gpu.%d.persistence", i);
+		if (!p || p->state != FACT_OK || p->i)
+			continue;
+		const char *name = facts_str(f, "nvml.gpu.%d.name", i);
+		if (!kb_gpu_is_datacenter(c->kb, name))
+			continue;
+		if (!x)
+			x = rule_emit(c, "persistence mode is off on datacenter GPUs");
+		char label[160];
+		finding_evidence(x, "%s: persistence mode off", nv_gpu_label(f, i, label, sizeof(label)));
+		off++;
+		last = i;
+	}
+	if (!x)
+		return;
+	finding_evidence(x, "without it the driver tears the GPU state down whenever no process uses it: every "
+			    "start pays the initialisation again (cuInit seconds instead of a fraction) and ECC/clock "
+			    "settings may reset");
+	finding_fix(x, "sudo systemctl enable --now nvidia-persistenced");
+	if (off == 1 && n > 1)
+		finding_fix(x, "or, until the next reboot: sudo nvidia-smi -i %d -pm 1", last);
+	else
+		finding_fix(x, "or, until the next reboot: sudo nvidia-smi -pm 1");
+}
+
+const rule rules_driver[] = {
+	{"driver.version-mismatch", "driver", SEV_FAIL, "nvml.library", version_mismatch,
+	 "the kernel module and the user-space driver libraries are different versions"},
+	{"driver.nvml-missing", "driver", SEV_FAIL, "nvml.library", nvml_missing,
+	 "libnvidia-ml.so.1 cannot be loaded"},
+	{"driver.libcuda-missing", "driver", SEV_FAIL, "cuda.library", libcuda_missing,
+	 "libcuda.so.1 cannot be loaded"},
+	{"driver.init-failed", "driver", SEV_FAIL, "nvml.library", init_failed,
+	 "nvmlInit or cuInit fails; the cause of each error code"},
+	{"driver.cuda-max", "driver", SEV_INFO, "nvml.library", cuda_max,
+	 "the newest CUDA version this driver supports"},
+	{"driver.persistence-off", "driver", SEV_WARN, "nvml.init", persistence_off,
+	 "persistence mode off on datacenter GPUs"},
+	{NULL, NULL, 0, NULL, NULL, NULL},
+};

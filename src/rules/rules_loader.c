@@ -1,0 +1,278 @@
+/* Rules of the loader layer: duplicate CUDA libraries, stale LD_LIBRARY_PATH entries, a runtime
+ * newer than the driver, a cuDNN built for another CUDA major. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kb/kb_cudnn.h"
+#include "rules/cuda_facts.h"
+#include "rules/registry.h"
+
+static int lib_count(const facts *f)
+{
+	return (int)facts_int_or(f, 0, "loader.lib.count");
+}
+
+static int pick_count(const facts *f)
+{
+	return (int)facts_int_or(f, 0, "loader.pick.count");
+}
+
+/* The pick whose real file is copy k, as text for evidence ("picked by dlopen via ld.so.cache"). */
+static const char *picked_note(const facts *f, int k)
+{
+	for (int p = 0; p < pick_count(f); p++)
+		if (facts_int_or(f, -1, "loader.pick.%d.lib", p) == k) {
+			const char *via = facts_str(f, "loader.pick.%d.via", p);
+			static __thread char buf[128];
+			snprintf(buf, sizeof(buf), " <- dlopen(\"%s\") picks this one (%s)",
+				 facts_str(f, "loader.pick.%d.soname", p), via ? via : "?");
+			return buf;
+		}
+	return "";
+}
+
+/* Libraries reported on their own; cuDNN's sub-libraries follow libcudnn. */
+static const char *const main_libs[] = {"cudart", "cublas", "cublasLt", "cudnn", "nccl", "nvrtc",
+					"nvJitLink", "cusparse", "nvidia-ml", "cuda", NULL};
+
+static void lib_duplicates(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	finding *x = NULL;
+	int n = lib_count(f);
+	for (int m = 0; main_libs[m]; m++) {
+		/* distinct known versions of this library */
+		strlist versions = {0};
+		for (int k = 0; k < n; k++) {
+			const char *name = facts_str(f, "loader.lib.%d.name", k), *v = facts_str(f, "loader.lib.%d.version", k);
+			if (name && v && strcmp(name, main_libs[m]) == 0 && !facts_true(f, "loader.lib.%d.stub", k) &&
+			    !sl_contains(&versions, v))
+				sl_push(&versions, v);
+		}
+		if (versions.n >= 2) {
+			if (!x)
+				x = rule_emit(c, "several copies of CUDA libraries with different versions are on the search paths");
+			for (int k = 0; k < n; k++) {
+				const char *name = facts_str(f, "loader.lib.%d.name", k);
+				if (!name || strcmp(name, main_libs[m]) != 0 || facts_true(f, "loader.lib.%d.stub", k))
+					continue;
+				const char *v = facts_str(f, "loader.lib.%d.version", k);
+				finding_evidence(x, "lib%s %s: %s%s", name, v ? v : "(version unknown)",
+						 facts_str(f, "loader.lib.%d.path", k), picked_note(f, k));
+			}
+		}
+		sl_free(&versions);
+	}
+	/* cuDNN's sub-libraries must all come from the same release as libcudnn */
+	const char *main_v = NULL;
+	for (int p = 0; p < pick_count(f); p++) {
+		const char *name = facts_str(f, "loader.pick.%d.name", p);
+		if (name && strcmp(name, "cudnn") == 0)
+			main_v = facts_str(f, "loader.pick.%d.version", p);
+	}
+	for (int p = 0; main_v && p < pick_count(f); p++) {
+		const char *name = facts_str(f, "loader.pick.%d.name", p), *v = facts_str(f, "loader.pick.%d.version", p);
+		if (!name || !str_starts(name, "cudnn_") || !v || strcmp(v, main_v) == 0)
+			continue;
+		if (!x)
+			x = rule_emit(c, "several copies of CUDA libraries with different versions are on the search paths");
+		finding_evidence(x, "dlopen(\"%s\") picks cuDNN %s at %s, but libcudnn is %s: cuDNN fails with "
+				    "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
+				 facts_str(f, "loader.pick.%d.soname", p), v, facts_str(f, "loader.pick.%d.path", p), main_v);
+	}
+	if (!x)
+		return;
+	finding_fix(x, "keep one copy of each library on the search paths; find the package of a copy with "
+		       "dpkg -S PATH (or rpm -qf PATH) and remove the one you do not use");
+	finding_fix(x, "gpuvet env --scan lists every copy on disk");
+}
+
+static void ld_path_stale(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	int n = (int)facts_int_or(f, 0, "loader.ld_library_path.count");
+	if (n == 0)
+		return;
+	/* the reference runtime: CUDA_HOME's install, else the toolkit in use */
+	int ref = cf_int(f, "toolkit.cuda_home_install");
+	if (ref < 0)
+		ref = cf_int(f, "toolkit.active");
+	char ref_mm[32] = "";
+	bool have_ref = ref >= 0 && cf_install_mm(f, ref, ref_mm, sizeof(ref_mm));
+	finding *x = NULL;
+	strbuf keep;
+	sb_init(&keep);
+	int stale = 0;
+	for (int i = 0; i < n; i++) {
+		const char *d = facts_str(f, "loader.ld_library_path.%d.dir", i);
+		if (!d)
+			continue;
+		const char *why = NULL;
+		char buf[256];
+		const char *cudart = facts_str(f, "loader.ld_library_path.%d.cudart_version", i);
+		char mm[32];
+		if (strcmp(d, ".") == 0)
+			why = "an empty entry: the current directory, whatever it is when a program starts";
+		else if (!facts_true(f, "loader.ld_library_path.%d.exists", i))
+			why = "does not exist";
+		else if (have_ref && cudart && version_major_minor_text(cudart, mm, sizeof(mm)) && strcmp(mm, ref_mm) != 0) {
+			snprintf(buf, sizeof(buf), "holds the CUDA %s runtime, but %s is CUDA %s", mm,
+				 facts_str(f, "toolkit.%d.root", ref), ref_mm);
+			why = buf;
+		}
+		if (!why) {
+			sb_addf(&keep, "%s%s", keep.len ? ":" : "", d);
+			continue;
+		}
+		if (!x)
+			x = rule_emit(c, "LD_LIBRARY_PATH has stale entries");
+		finding_evidence(x, "%s: %s", d, why);
+		stale++;
+	}
+	if (x) {
+		if (keep.len)
+			finding_fix(x, "export LD_LIBRARY_PATH=%s", keep.buf);
+		else
+			finding_fix(x, "unset LD_LIBRARY_PATH");
+		finding_fix(x, "and remove the old entries where they are set (~/.bashrc, ~/.profile, /etc/profile.d, "
+			       "a module file or a job script)");
+	}
+	sb_free(&keep);
+}
+
+static void runtime_newer_than_driver(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	char max[32], why[256];
+	if (!cf_driver_max_cuda(f, c->kb, max, sizeof(max), why, sizeof(why)))
+		return;
+	const char *drv = cf_driver_version(f);
+	/* the cuda-compat package's libcuda, when it is what loads, raises the limit */
+	for (int p = 0; p < pick_count(f); p++) {
+		const char *name = facts_str(f, "loader.pick.%d.name", p), *path = facts_str(f, "loader.pick.%d.path", p);
+		const char *v = facts_str(f, "loader.pick.%d.version", p);
+		char cmax[32];
+		if (name && strcmp(name, "cuda") == 0 && path && strstr(path, "/compat/") && v &&
+		    kb_driver_max_cuda(c->kb, v, cmax, sizeof(cmax)) && version_cmp(cmax, max) > 0) {
+			str_copy(max, sizeof(max), cmax);
+			snprintf(why, sizeof(why), "the forward-compatibility libcuda %s (%s) supports CUDA up to %s", v, path,
+				 cmax);
+			drv = v;
+		}
+	}
+	for (int p = 0; p < pick_count(f); p++) {
+		const char *name = facts_str(f, "loader.pick.%d.name", p), *v = facts_str(f, "loader.pick.%d.version", p);
+		if (!name || strcmp(name, "cudart") != 0 || !v)
+			continue;
+		char mm[32];
+		if (!version_major_minor_text(v, mm, sizeof(mm)) || version_cmp(mm, max) <= 0)
+			continue;
+		/* same major: minor-version compatibility holds when the driver is at least the floor */
+		char tk_min[64] = "", compat_min[64] = "";
+		bool kb_ok = kb_cuda_min_driver(c->kb, mm, tk_min, sizeof(tk_min), compat_min, sizeof(compat_min));
+		if (cf_major(mm) == cf_major(max)) {
+			if (!drv || !kb_ok || !*compat_min || version_cmp(drv, compat_min) >= 0)
+				continue;
+		}
+		finding *x = rule_emit(c, "the CUDA runtime that loads (%s) is newer than the driver supports (CUDA %s)", mm, max);
+		finding_evidence(x, "dlopen(\"%s\") picks %s (CUDA %s, via %s)", facts_str(f, "loader.pick.%d.soname", p),
+				 facts_str(f, "loader.pick.%d.path", p), v, facts_str(f, "loader.pick.%d.via", p));
+		finding_evidence(x, "%s", why);
+		finding_evidence(x, "programs using it fail with \"CUDA driver version is insufficient for CUDA runtime version\"");
+		if (kb_ok)
+			finding_fix(x, "upgrade the driver to %s or newer", tk_min);
+		else
+			finding_fix(x, "upgrade the driver to one that supports CUDA %s", mm);
+		finding_fix(x, "or use a runtime this driver supports (CUDA %s or older): PyTorch wheels bring their own "
+			       "(gpuvet fix names the build)",
+			    max);
+		x->rank = 1;
+	}
+}
+
+/* The CUDA majors of the runtimes on the search paths (cudart picks), as a bit set. */
+static unsigned long runtime_majors(const facts *f, strbuf *desc)
+{
+	unsigned long set = 0;
+	for (int p = 0; p < pick_count(f); p++) {
+		const char *name = facts_str(f, "loader.pick.%d.name", p);
+		if (!name || strcmp(name, "cudart") != 0 || !facts_str(f, "loader.pick.%d.path", p))
+			continue;
+		const char *so = facts_str(f, "loader.pick.%d.soname", p);
+		const char *dot = so ? strstr(so, ".so.") : NULL;
+		int m = dot ? atoi(dot + 4) : -1;
+		if (m > 0 && m < 64) {
+			set |= 1ul << m;
+			sb_addf(desc, "%s%s -> %s", desc->len ? "; " : "", so, facts_str(f, "loader.pick.%d.path", p));
+		}
+	}
+	return set;
+}
+
+static void cudnn_cuda_major(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	strbuf desc;
+	sb_init(&desc);
+	unsigned long rt = runtime_majors(f, &desc);
+	if (!rt) {
+		sb_free(&desc);
+		return;
+	}
+	for (int p = 0; p < pick_count(f); p++) {
+		const char *name = facts_str(f, "loader.pick.%d.name", p);
+		if (!name || strcmp(name, "cudnn") != 0)
+			continue;
+		int k = (int)facts_int_or(f, -1, "loader.pick.%d.lib", p);
+		if (k < 0)
+			continue;
+		const char *v = facts_str(f, "loader.lib.%d.version", k);
+		long long built = facts_int_or(f, -1, "loader.lib.%d.cuda_major", k);
+		unsigned long can = 0;
+		const char *how;
+		if (built > 0 && built < 64) {
+			can = 1ul << built;
+			how = facts_str(f, "loader.lib.%d.cuda_major_source", k);
+		} else if (v && (can = kb_cudnn_cuda_majors(c->kb, v))) {
+			how = "the cuDNN support matrix (knowledge base)";
+		} else {
+			continue; /* unknown: say nothing */
+		}
+		if (can & rt)
+			continue;
+		int want = -1;
+		for (int m = 63; m > 0; m--)
+			if (rt & (1ul << m)) {
+				want = m;
+				break;
+			}
+		finding *x = rule_emit(c, "cuDNN %s is built for another CUDA major than the runtime", v ? v : "");
+		finding_evidence(x, "dlopen(\"%s\") picks %s", facts_str(f, "loader.pick.%d.soname", p),
+				 facts_str(f, "loader.pick.%d.path", p));
+		if (built > 0)
+			finding_evidence(x, "it is built for CUDA %lld (%s)", built, how ? how : "?");
+		else
+			finding_evidence(x, "cuDNN %s has builds only for other CUDA majors (%s)", v, how);
+		finding_evidence(x, "the CUDA runtime here: %s", desc.buf);
+		int cm = cf_major(v);
+		finding_fix(x, "install the cuDNN build for CUDA %d: sudo apt install libcudnn%d-cuda-%d "
+			       "(NVIDIA's apt repository), or pip install nvidia-cudnn-cu%d",
+			    want, cm > 0 ? cm : 9, want, want);
+		finding_fix(x, "and remove the other build from the search path (dpkg -S %s names its package)",
+			    facts_str(f, "loader.lib.%d.path", k));
+	}
+	sb_free(&desc);
+}
+
+const rule rules_loader[] = {
+	{"lib.duplicates", "loader", SEV_INFO, "loader.lib.count", lib_duplicates,
+	 "several copies of a CUDA library with different versions on the search paths"},
+	{"lib.ld-path-stale", "loader", SEV_INFO, "loader.ld_library_path", ld_path_stale,
+	 "LD_LIBRARY_PATH entries that do not exist or hold another CUDA version than CUDA_HOME"},
+	{"lib.runtime-newer-than-driver", "loader", SEV_FAIL, "loader.pick.count", runtime_newer_than_driver,
+	 "the libcudart that loads is newer than the driver supports"},
+	{"lib.cudnn-cuda-major", "loader", SEV_FAIL, "loader.pick.count", cudnn_cuda_major,
+	 "the cuDNN that loads is built for another CUDA major than the runtime"},
+	{NULL, NULL, 0, NULL, NULL, NULL},
+};

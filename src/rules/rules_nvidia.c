@@ -1,0 +1,55 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "rules/rules_nvidia.h"
+
+bool nv_driver_expected(const facts *f)
+{
+	if (facts_str(f, "hardware.kernel_module_version") || facts_true(f, "devices.dxg"))
+		return true;
+	long long n = facts_int_or(f, 0, "hardware.pci.count");
+	for (long long i = 0; i < n && i < 256; i++) {
+		const char *drv = facts_str(f, "hardware.pci.%lld.driver", i);
+		if (drv && strcmp(drv, "nvidia") == 0)
+			return true;
+	}
+	return false;
+}
+
+int nv_gpu_count(const facts *f)
+{
+	long long n = facts_int_or(f, 0, "nvml.device_count");
+	return n < 0 ? 0 : n > 256 ? 256 : (int)n;
+}
+
+const char *nv_gpu_label(const facts *f, int i, char *buf, size_t size)
+{
+	const char *name = facts_str(f, "nvml.gpu.%d.name", i);
+	const char *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
+	if (name && bus)
+		snprintf(buf, size, "GPU %d (%s, %s)", i, name, bus);
+	else if (name || bus)
+		snprintf(buf, size, "GPU %d (%s)", i, name ? name : bus);
+	else
+		snprintf(buf, size, "GPU %d", i);
+	return buf;
+}
+
+const char *nv_driver_branch(const char *version, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (!version)
+		return buf;
+	size_t n = strcspn(version, ".");
+	if (n == 0 || n >= size)
+		return buf;
+	memcpy(buf, version, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+long long nv_mib(long long bytes)
+{
+	return bytes / (1024 * 1024);
+}
