@@ -8,8 +8,11 @@ set -u
 export LD_LIBRARY_PATH="$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_NVLS_ENABLE=0
 export GPUVET="$PWD/build/gpuvet"
-export OUT="${OUT:-/tmp/gpuvet-out}"
-mkdir -p "$OUT"
+# The device tool brings back at most 8 files: every script writes under a work folder, and
+# the whole of it comes back as one archive, with the console summary beside it.
+FINAL="${OUT:-/tmp/gpuvet-out}"
+export OUT=$(mktemp -d /tmp/gpuvet-run.XXXXXX)
+mkdir -p "$FINAL"
 {
 	date -u +%Y-%m-%dT%H:%M:%SZ
 	uname -a
@@ -26,3 +29,5 @@ for s in "${scripts[@]}"; do
 	echo "exit $? after $(( $(date +%s) - start )) s"
 	tail -n 30 "$OUT/$name.log"
 done
+tar -C "$OUT" -czf "$FINAL/results.tgz" .
+echo "results: $(tar -tzf "$FINAL/results.tgz" | wc -l) files in results.tgz"
