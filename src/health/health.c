@@ -7,7 +7,7 @@
 
 #include "core/util.h"
 #include "kb/kb.h"
-#include "kb/kb_xid.h"
+#include "kb/kb_nvidia.h"
 
 const char *health_state_name(health_state s)
 {
@@ -183,11 +183,17 @@ static void rule_xid(health_tracker *t, const gpu_sample *g, double now)
 		const xid_count *x = &g->xids[i];
 		if (x->count == 0 || now - x->last_time > t->cfg.xid_hold_seconds)
 			continue;
-		xid_info info;
-		bool known = kb_xid_lookup(k, x->code, &info);
-		emit(t, g->index, "gpu.xid", info.severe ? HEALTH_UNHEALTHY : HEALTH_DEGRADED, x->last_time, info.action,
-		     "Xid %u%s%s (%llu time%s, last %.0f s ago)", x->code, known && *info.meaning ? ": " : "",
-		     known ? info.meaning : "", x->count, x->count == 1 ? "" : "s", now - x->last_time);
+		/* the catalogue (data/xid.csv) says what the code means and whether it is the GPU's
+		 * problem ("fail") or the application's */
+		kb_xid info;
+		bool known = kb_xid_lookup(k, (int)x->code, &info) && info.meaning && *info.meaning;
+		bool severe = known && info.severity && strcmp(info.severity, "fail") == 0;
+		const char *action = known && info.action && *info.action
+					     ? info.action
+					     : "look the code up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors) and the kernel log";
+		emit(t, g->index, "gpu.xid", severe ? HEALTH_UNHEALTHY : HEALTH_DEGRADED, x->last_time, action,
+		     "Xid %u%s%s (%llu time%s, last %.0f s ago)", x->code, known ? ": " : "", known ? info.meaning : "",
+		     x->count, x->count == 1 ? "" : "s", now - x->last_time);
 	}
 }
 

@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "expo/expo.h"
 #include "health/health.h"
+#include "kb/kb.h"
 #include "sampler/snapshot.h"
 #include "sampler/xid.h"
 #include "serve/exporter.h"
@@ -388,13 +389,33 @@ static void test_health_rules(void **st)
 	health_update(&h2, s, t + 4);
 	assert_int_equal(health_gpu(&h2, 3), HEALTH_HEALTHY);
 
-	/* Xid: degraded or unhealthy while recent, healthy after the hold time */
+	/* Xid: the catalogue decides; an application fault (13) degrades, the GPU off the bus (79)
+	 * is unhealthy; healthy again after the hold time */
+	char *err = NULL;
+	kb *k = kb_load(NULL, &err);
+	assert_non_null(k);
+	kb_set_global(k);
 	s->gpus[3].xids[0] = (xid_count){13, 1, t + 5};
 	s->gpus[3].nxid = 1;
 	health_update(&h2, s, t + 6);
-	assert_true(health_gpu(&h2, 3) >= HEALTH_DEGRADED);
+	assert_int_equal(health_gpu(&h2, 3), HEALTH_DEGRADED);
+	s->gpus[3].xids[1] = (xid_count){79, 1, t + 5};
+	s->gpus[3].nxid = 2;
+	health_update(&h2, s, t + 6);
+	assert_int_equal(health_gpu(&h2, 3), HEALTH_UNHEALTHY);
+	found = false;
+	for (size_t i = 0; i < h2.nmsg; i++)
+		if (h2.msgs[i].gpu == 3 && strstr(h2.msgs[i].text, "Xid 79: ") && h2.msgs[i].state == HEALTH_UNHEALTHY)
+			found = true;
+	assert_true(found);
+	/* a code the catalogue lacks: degraded, pointing at NVIDIA's catalogue */
+	s->gpus[3].xids[1] = (xid_count){60000, 1, t + 5};
+	health_update(&h2, s, t + 6);
+	assert_int_equal(health_gpu(&h2, 3), HEALTH_DEGRADED);
 	health_update(&h2, s, t + 6 + cfg.xid_hold_seconds);
 	assert_int_equal(health_gpu(&h2, 3), HEALTH_HEALTHY);
+	kb_set_global(NULL);
+	kb_free(k);
 
 	/* lost GPU */
 	s->gpus[2].lost = true;
