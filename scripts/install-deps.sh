@@ -5,7 +5,7 @@
 # As root it runs apt-get; otherwise it prints the line to run.
 set -eu
 build="build-essential cmake pkg-config libsqlite3-dev libmicrohttpd-dev libcjson-dev libncurses-dev"
-test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 tmux sqlite3 util-linux binutils"
+test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 python3-yaml tmux sqlite3 util-linux binutils"
 pkgs=$build
 [ "${1:-}" = "--test" ] && pkgs="$build $test_pkgs"
 

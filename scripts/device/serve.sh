@@ -32,6 +32,23 @@ smi "$OUT/smi-after-watch.csv"
 echo "watch --once exit $?" >> "$OUT/exit-codes.txt"
 [ -x /usr/bin/time ] && /usr/bin/time -v "$G" watch --once --json > /dev/null 2> "$OUT/watch-once-time.txt"
 
+# GET url [accept] [status]: the body (or the status code), with python3 (no curl needed)
+get() {
+	python3 - "$@" <<'PY'
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[1], headers={"Accept": sys.argv[2]} if len(sys.argv) > 2 and sys.argv[2] else {})
+try:
+    r = urllib.request.urlopen(req, timeout=10)
+    code, body = r.status, r.read()
+except urllib.error.HTTPError as e:
+    code, body = e.code, e.read()
+if len(sys.argv) > 3:
+    print(code)
+else:
+    sys.stdout.buffer.write(body)
+PY
+}
+
 # --- serve: our names, then DCGM names too; scrapes bracketed by nvidia-smi
 serve_scrape() { # name, extra args...
 	name=$1
@@ -46,10 +63,10 @@ serve_scrape() { # name, extra args...
 	done
 	sleep 3 # a few samples and the first check
 	smi "$OUT/smi-before-$name.csv"
-	curl -s "http://127.0.0.1:$port/metrics" > "$OUT/metrics-$name.prom"
+	get "http://127.0.0.1:$port/metrics" > "$OUT/metrics-$name.prom"
 	smi "$OUT/smi-after-$name.csv"
-	curl -s -H 'Accept: application/openmetrics-text;version=1.0.0' "http://127.0.0.1:$port/metrics" > "$OUT/metrics-$name.om"
-	curl -s -o /dev/null -w '%{http_code}\n' "http://127.0.0.1:$port/healthz" > "$OUT/healthz-$name.txt"
+	get "http://127.0.0.1:$port/metrics" 'application/openmetrics-text;version=1.0.0' > "$OUT/metrics-$name.om"
+	get "http://127.0.0.1:$port/healthz" "" status > "$OUT/healthz-$name.txt"
 	grep -E '^(VmRSS|VmHWM|Threads)' "/proc/$pid/status" > "$OUT/serve-$name-status.txt"
 	kill "$pid"
 	wait "$pid"
