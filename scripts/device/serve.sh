@@ -7,13 +7,15 @@
 # Needs build/ (a RelWithDebInfo build: `make`) and .devlib/ (libmicrohttpd, libcjson; see
 # ../shared/device.md) carried. Everything talks to 127.0.0.1 only. Logs, the scraped
 # expositions (check them here with `promtool check metrics < FILE`), the benchmark JSON and
-# verdict.txt go to $OUT; exits non-zero when anything disagrees.
+# verdict.txt go to $OUT/serve; exits non-zero when anything disagrees. Run through
+# scripts/device-run.sh (carry build and .devlib): bash scripts/device-run.sh scripts/device/serve.sh
 set -u
-OUT=${OUT:-/tmp/gpuvet-serve-out}
+# everything under $OUT/serve: scripts/device-run.sh runs every script with one $OUT
+OUT=${OUT:-/tmp/gpuvet-out}/serve
 mkdir -p "$OUT"
 [ -d .devlib ] && export LD_LIBRARY_PATH="$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_NVLS_ENABLE=0 GPUVET_NO_HISTORY=1
-G=./build/gpuvet
+G=${GPUVET:-./build/gpuvet}
 Q=index,name,uuid,pci.bus_id,memory.total,memory.used,temperature.gpu,power.draw,power.limit,utilization.gpu,clocks.sm,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current,pcie.link.width.max,temperature.gpu.tlimit
 status=0
 
