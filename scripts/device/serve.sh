@@ -55,6 +55,7 @@ PY
 serve_scrape() { # name, extra args...
 	name=$1
 	shift
+	: > "$OUT/serve-$name.err"
 	"$G" serve --listen 127.0.0.1:0 --interval 1 "$@" 2> "$OUT/serve-$name.err" &
 	pid=$!
 	port=""
