@@ -391,10 +391,6 @@ static void test_health_rules(void **st)
 
 	/* Xid: the catalogue decides; an application fault (13) degrades, the GPU off the bus (79)
 	 * is unhealthy; healthy again after the hold time */
-	char *err = NULL;
-	kb *k = kb_load(NULL, &err);
-	assert_non_null(k);
-	kb_set_global(k);
 	s->gpus[3].xids[0] = (xid_count){13, 1, t + 5};
 	s->gpus[3].nxid = 1;
 	health_update(&h2, s, t + 6);
@@ -414,8 +410,6 @@ static void test_health_rules(void **st)
 	assert_int_equal(health_gpu(&h2, 3), HEALTH_DEGRADED);
 	health_update(&h2, s, t + 6 + cfg.xid_hold_seconds);
 	assert_int_equal(health_gpu(&h2, 3), HEALTH_HEALTHY);
-	kb_set_global(NULL);
-	kb_free(k);
 
 	/* lost GPU */
 	s->gpus[2].lost = true;
@@ -708,5 +702,14 @@ int main(void)
 		cmocka_unit_test(test_listen_parse),
 		cmocka_unit_test(test_http),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	/* the embedded knowledge base (the Xid catalogue), as main() sets it */
+	char *err = NULL;
+	kb *k = kb_load(NULL, &err);
+	if (!k)
+		return 1;
+	kb_set_global(k);
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	kb_set_global(NULL);
+	kb_free(k);
+	return rc;
 }
