@@ -92,8 +92,14 @@ def test_pid_follows_the_job():
     job = subprocess.Popen(["sh", "-c", "sleep 30 & wait"], start_new_session=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     try:
-        child = gvtest.wait_for(lambda: next((p for p in os.listdir("/proc") if p.isdigit() and
-                                              open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1] == str(job.pid)), None),
+        def parent(p):
+            try:  # processes come and go while we read /proc
+                with open("/proc/%s/stat" % p) as f:
+                    return f.read().rsplit(")", 1)[1].split()[1]
+            except (OSError, IndexError):
+                return None
+
+        child = gvtest.wait_for(lambda: next((p for p in os.listdir("/proc") if p.isdigit() and parent(p) == str(job.pid)), None),
                                 5, "the child process")
         cfg = config("gpu.3.processes = %s:sleep:5GiB" % child, "gpu.6.processes = 999999:other:1GiB")
         r = watch(["--once", "--json", "--pid", str(job.pid)], cfg)
