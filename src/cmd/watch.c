@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "nvidia/nvml.h"
 #include "render/render.h"
 #include "sampler/sampler.h"
 #include "store/history.h"
@@ -129,17 +130,11 @@ static int record_finish(recorder *rec, const snapshot *last)
 	for (int i = 0; i < HEALTH_MAX_GPUS; i++) {
 		if (!rec->g[i].seen)
 			continue;
-		char words[200] = "";
-		if (rec->g[i].reasons) {
-			size_t len = 0;
-			for (size_t r = 0; r < n_clock_reasons; r++)
-				if (rec->g[i].reasons & clock_reasons[r].bit)
-					len += (size_t)snprintf(words + len, sizeof(words) - len, "%s%s", len ? "," : "",
-								clock_reasons[r].name);
-		}
+		char words[256];
 		history_run_gpu_conditions(rec->r, i, rec->g[i].sm, rec->g[i].mem, rec->g[i].temp_max,
 					   rec->g[i].power_n ? rec->g[i].power_sum / rec->g[i].power_n : NAN,
-					   words[0] ? words : NULL);
+					   rec->g[i].reasons ? gv_nvml_clock_reasons_text(rec->g[i].reasons, words, sizeof(words))
+							     : NULL);
 	}
 	if (last && last->driver_version[0])
 		history_run_set(rec->r, HIST_META_DRIVER, last->driver_version);

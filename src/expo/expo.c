@@ -66,61 +66,37 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
-void expo_escape_label(strbuf *sb, const char *value, size_t len)
+/* Backslash and line feed always escaped, the double quote when quote is set; invalid UTF-8
+ * (and NUL) become U+FFFD, as Prometheus's parser accepts only UTF-8. */
+static void escape(strbuf *sb, const char *value, size_t len, bool quote)
 {
 	const unsigned char *s = (const unsigned char *)value;
 	size_t i = 0;
 	while (i < len) {
 		unsigned char c = s[i];
-		if (c == '\\') {
-			sb_addn(sb, "\\\\", 2);
-			i++;
-		} else if (c == '"') {
-			sb_addn(sb, "\\\"", 2);
-			i++;
-		} else if (c == '\n') {
-			sb_addn(sb, "\\n", 2);
-			i++;
-		} else {
-			size_t n = utf8_seq(s + i, len - i);
-			if (n == 0 || (n == 1 && c == 0)) {
-				sb_add(sb, "\xef\xbf\xbd"); /* U+FFFD */
-				i++;
-			} else {
-				sb_addn(sb, (const char *)s + i, n);
-				i += n;
-			}
-		}
+		size_t n;
+		if (c == '\\')
+			sb_addn(sb, "\\\\", 2), n = 1;
+		else if (c == '\n')
+			sb_addn(sb, "\\n", 2), n = 1;
+		else if (c == '"' && quote)
+			sb_addn(sb, "\\\"", 2), n = 1;
+		else if ((n = utf8_seq(s + i, len - i)) == 0 || c == 0)
+			sb_add(sb, "\xef\xbf\xbd"), n = 1;
+		else
+			sb_addn(sb, (const char *)s + i, n);
+		i += n;
 	}
+}
+
+void expo_escape_label(strbuf *sb, const char *value, size_t len)
+{
+	escape(sb, value, len, true);
 }
 
 void expo_escape_help(strbuf *sb, const char *text, expo_format fmt)
 {
-	size_t len = strlen(text);
-	const unsigned char *s = (const unsigned char *)text;
-	size_t i = 0;
-	while (i < len) {
-		unsigned char c = s[i];
-		if (c == '\\') {
-			sb_addn(sb, "\\\\", 2);
-			i++;
-		} else if (c == '\n') {
-			sb_addn(sb, "\\n", 2);
-			i++;
-		} else if (c == '"' && fmt == EXPO_OPENMETRICS) {
-			sb_addn(sb, "\\\"", 2);
-			i++;
-		} else {
-			size_t n = utf8_seq(s + i, len - i);
-			if (n == 0) {
-				sb_add(sb, "\xef\xbf\xbd");
-				i++;
-			} else {
-				sb_addn(sb, (const char *)s + i, n);
-				i += n;
-			}
-		}
-	}
+	escape(sb, text, strlen(text), fmt == EXPO_OPENMETRICS);
 }
 
 void expo_format_value(char *buf, size_t size, double v)

@@ -206,7 +206,7 @@ static void *checker_main(void *arg)
 	return NULL;
 }
 
-exporter *exporter_start(const exporter_opts *o, sample_source src)
+static exporter *exporter_new(const exporter_opts *o, sample_source src)
 {
 	exporter *ex = xcalloc(1, sizeof(*ex));
 	ex->o = *o;
@@ -217,9 +217,15 @@ exporter *exporter_start(const exporter_opts *o, sample_source src)
 	pthread_mutex_init(&ex->mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* nap() waits on the monotonic clock */
 	pthread_cond_init(&ex->wake, &ca);
 	pthread_condattr_destroy(&ca);
+	return ex;
+}
+
+exporter *exporter_start(const exporter_opts *o, sample_source src)
+{
+	exporter *ex = exporter_new(o, src);
 	ex->sampler_started = pthread_create(&ex->sampler_tid, NULL, sampler_main, ex) == 0;
 	if (o->check_interval > 0)
 		ex->checker_started = pthread_create(&ex->checker_tid, NULL, checker_main, ex) == 0;
@@ -228,14 +234,7 @@ exporter *exporter_start(const exporter_opts *o, sample_source src)
 
 exporter *exporter_new_unthreaded(const exporter_opts *o, sample_source src)
 {
-	exporter *ex = xcalloc(1, sizeof(*ex));
-	ex->o = *o;
-	if (ex->o.interval <= 0)
-		ex->o.interval = 1;
-	ex->src = src;
-	health_init(&ex->health, o->health);
-	pthread_mutex_init(&ex->mu, NULL);
-	pthread_cond_init(&ex->wake, NULL);
+	exporter *ex = exporter_new(o, src);
 	if (o->check_interval > 0)
 		exporter_run_check(ex);
 	return ex;
