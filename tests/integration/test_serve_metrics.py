@@ -192,6 +192,24 @@ def test_hung_driver_does_not_hold_scrapes():
         srv.stop()
 
 
+def test_old_driver_missing_symbols():
+    basic = os.path.join(os.path.dirname(FAKE), "libfake_nvml_basic.so")
+    if not os.path.exists(basic):
+        return gvtest.SKIP
+    env, _ = gvtest.fake_env(FAKE, CONFIG, {"GPUVET_NVML_LIB": basic})
+    srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0", "--dcgm-compat"])
+    try:
+        text = gvtest.wait_for(lambda: (lambda t: t if "gpuvet_sampler_up 1" in t else None)(scrape(srv.port)[1]), 10, "a sample")
+        v = gvtest.series(text)
+        check(v.get(key("gpuvet_gpu_memory_total_bytes", 3)) == 143771 * 2**20, "memory total from the basic library")
+        check(key("gpuvet_gpu_temperature_celsius", 3) not in v, "a temperature the library cannot give")
+        r = gvtest.promtool(text)
+        if r is not None:
+            check(r[0] == 0, "promtool with the basic library: %s" % r[1])
+    finally:
+        srv.stop()
+
+
 def test_no_nvml_at_all():
     env, _ = gvtest.fake_env(FAKE, CONFIG, {"GPUVET_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"})
     srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0"])
@@ -297,4 +315,4 @@ def test_textfile():
 
 
 gvtest.run([test_values_and_promtool, test_dcgm_names, test_openmetrics, test_sampler_failure_serves_last_good,
-            test_hung_driver_does_not_hold_scrapes, test_no_nvml_at_all, test_loopback_by_default, test_endpoints, test_textfile])
+            test_hung_driver_does_not_hold_scrapes, test_old_driver_missing_symbols, test_no_nvml_at_all, test_loopback_by_default, test_endpoints, test_textfile])

@@ -71,10 +71,33 @@ def test_once_json():
     check(doc["health"] == "degraded", "overall health")
 
 
+def test_old_driver_missing_symbols():
+    # a driver library with only the basic symbols: everything else reads n/a, nothing stops
+    basic = os.path.join(os.path.dirname(FAKE), "libfake_nvml_basic.so")
+    if not os.path.exists(basic):
+        return gvtest.SKIP
+    r = watch(["--once", "--json"], config(), {"GPUVET_NVML_LIB": basic})
+    check(r.returncode == 0, "exit %d with the basic library: %s" % (r.returncode, r.stderr))
+    doc = json.loads(r.stdout)
+    check(len(doc["gpus"]) == N, "GPU count with the basic library")
+    g = doc["gpus"][0]
+    check(g["name"] == "NVIDIA H200" and g["memory_total_bytes"] == 143771 * 2**20, "basic readings: %s" % g)
+    check(g["temperature_c"] is None and g["power_w"] is None and g["utilization_gpu_ratio"] is None, "n/a readings are null")
+    r = watch(["--once"], config(), {"GPUVET_NVML_LIB": basic})
+    check(r.returncode == 0 and "n/a" in r.stdout.decode(), "text with n/a: %s" % r.stdout[:300])
+
+
 def test_unhealthy_exit_status():
     r = watch(["--once"], config("gpu.6.temperature = 90"))
     check(r.returncode == 1, "an unhealthy GPU (90 C, slowdown at 89) must exit 1, got %d" % r.returncode)
     check("GPU 6 unhealthy" in r.stdout.decode(), "unhealthy message")
+    # a GPU that fell off the bus: NVML answers GPU_IS_LOST for it, the others still read
+    r = watch(["--once", "--json"], config("gpu.4.error.nvmlDeviceGetTemperature = 15", "gpu.4.error.nvmlDeviceGetPowerUsage = 15"))
+    check(r.returncode == 1, "a lost GPU must exit 1, got %d" % r.returncode)
+    doc = json.loads(r.stdout)
+    g4 = doc["gpus"][4]
+    check(g4["lost"] and g4["health"] == "unhealthy" and g4["conditions"][0]["id"] == "gpu.lost", "GPU 4: %s" % g4["conditions"])
+    check(doc["gpus"][2]["temperature_c"] == 32 and doc["gpus"][2]["health"] == "healthy", "the other GPUs still read")
 
 
 def test_no_nvml():
@@ -184,5 +207,5 @@ def test_tui_in_tmux():
         tmux("kill-server")
 
 
-gvtest.run([test_once_text, test_once_json, test_unhealthy_exit_status, test_no_nvml, test_pid_follows_the_job,
+gvtest.run([test_once_text, test_once_json, test_old_driver_missing_symbols, test_unhealthy_exit_status, test_no_nvml, test_pid_follows_the_job,
             test_record, test_tui_in_tmux])
