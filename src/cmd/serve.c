@@ -1,0 +1,262 @@
+/* gpuvet serve: the Prometheus exporter (docs/serve.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "sampler/sampler.h"
+#include "serve/exporter.h"
+#include "serve/http.h"
+#include "serve/textfile.h"
+
+static const char serve_usage[] =
+	"usage: gpuvet serve [options]\n"
+	"\n"
+	"Prometheus exporter: samples every GPU through NVML each --interval in a thread of its own\n"
+	"and serves the last sample at /metrics, so a scrape never waits on the driver. Health states\n"
+	"(gpuvet_gpu_health) and the findings of a periodic check (gpuvet_finding) come with it.\n"
+	"Metric names and labels: docs/serve.md.\n"
+	"\n"
+	"  --listen ADDR             HOST:PORT, [IPv6]:PORT, or :PORT for every interface\n"
+	"                            (default 127.0.0.1:10134: loopback only)\n"
+	"  --interval S              seconds between samples (default 1)\n"
+	"  --dcgm-compat             also the DCGM exporter's names and labels (DCGM_FI_DEV_GPU_UTIL ...),\n"
+	"                            for dashboards built on dcgm-exporter (Grafana 12239); labels gpu,\n"
+	"                            UUID, pci_bus_id, device, Hostname\n"
+	"  --dcgm-model-name         with --dcgm-compat, DCGM's modelName label too (camelCase, which\n"
+	"                            promtool's lint reports; Prometheus accepts it)\n"
+	"  --processes               per-process series (pid, name, memory); off by default: one\n"
+	"                            series per process and GPU\n"
+	"  --hostname NAME           the DCGM Hostname label (default: $NODE_NAME, else the host name)\n"
+	"  --check-interval S        run the check's probes and rules every S seconds (default 300;\n"
+	"                            0: never); NVML and files only unless --check-full\n"
+	"  --check-full              the check's cuInit and Python probes too\n"
+	"  --low-util-seconds S      utilization under 70%% this long while a process holds the GPU\n"
+	"                            makes it degraded (default 60)\n"
+	"  --textfile DIR            write DIR/gpuvet.prom (node_exporter textfile collector) every\n"
+	"                            interval instead of serving; atomically (temporary file, rename)\n"
+	"  --once                    with --textfile: write once and exit\n"
+	"  -v, --verbose             log sampler errors on stderr\n"
+	"\n"
+	"limits (each bounds memory under abuse)\n"
+	"  --max-connections N       connections at once (default 512)\n"
+	"  --max-connections-per-ip N  (default 64)\n"
+	"  --timeout S               drop a connection idle this long (default 10)\n"
+	"  --connection-memory BYTES request line and headers of one connection (default 16384)\n"
+	"\n"
+	"Endpoints: /metrics (text format 0.0.4, or OpenMetrics 1.0.0 when the Accept header asks),\n"
+	"/healthz (200 while the sampler thread makes progress, 503 when it is stuck).\n"
+	"Stops on SIGINT or SIGTERM.\n";
+
+static snapshot *lazy_take(void *ctx, char *err, size_t errsize)
+{
+	return sampler_lazy_take(ctx, err, errsize);
+}
+
+static void default_hostname(char *buf, size_t size)
+{
+	const char *node = getenv("NODE_NAME");
+	if (node && *node) {
+		str_copy(buf, size, node);
+		return;
+	}
+	if (gethostname(buf, size) != 0)
+		str_copy(buf, size, "localhost");
+	buf[size - 1] = '\0';
+}
+
+/* Waits up to seconds for SIGINT/SIGTERM (blocked in every thread); true when one came. */
+static bool wait_signal(const sigset_t *set, double seconds)
+{
+	if (seconds < 0) {
+		int sig;
+		sigwait(set, &sig);
+		return true;
+	}
+	struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+	for (;;) {
+		int r = sigtimedwait(set, NULL, &ts);
+		if (r > 0)
+			return true;
+		if (r < 0 && errno == EINTR)
+			continue;
+		return false;
+	}
+}
+
+static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sample_source src, const sigset_t *set)
+{
+	exporter *ex = exporter_new_unthreaded(eo, src);
+	int rc = EXIT_OK;
+	double next_check = now_seconds() + eo->check_interval;
+	for (;;) {
+		double t0 = now_seconds();
+		exporter_tick(ex);
+		if (eo->check_interval > 0 && t0 >= next_check) {
+			exporter_run_check(ex);
+			next_check = t0 + eo->check_interval;
+		}
+		size_t len;
+		char *data = exporter_render_all(ex, EXPO_TEXT, &len);
+		char err[512];
+		if (textfile_write(dir, TEXTFILE_NAME, data, len, err, sizeof(err)) != 0) {
+			gv_error("%s", err);
+			rc = EXIT_INTERNAL;
+		}
+		free(data);
+		if (once || rc != EXIT_OK)
+			break;
+		double left = eo->interval - (now_seconds() - t0);
+		if (wait_signal(set, left > 0 ? left : 0))
+			break;
+	}
+	exporter_stop(ex); /* no threads here: always stops */
+	return rc;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	enum { OPT_LISTEN = 256, OPT_INTERVAL, OPT_DCGM, OPT_PROCS, OPT_HOST, OPT_CHECK_INTERVAL, OPT_CHECK_FULL,
+	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL };
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"dcgm-compat", no_argument, NULL, OPT_DCGM},
+		{"dcgm-model-name", no_argument, NULL, OPT_DCGM_MODEL},
+		{"processes", no_argument, NULL, OPT_PROCS},
+		{"hostname", required_argument, NULL, OPT_HOST},
+		{"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
+		{"check-full", no_argument, NULL, OPT_CHECK_FULL},
+		{"low-util-seconds", required_argument, NULL, OPT_LOWUTIL},
+		{"textfile", required_argument, NULL, OPT_TEXTFILE},
+		{"once", no_argument, NULL, OPT_ONCE},
+		{"max-connections", required_argument, NULL, OPT_MAXCONN},
+		{"max-connections-per-ip", required_argument, NULL, OPT_MAXIP},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"connection-memory", required_argument, NULL, OPT_CONNMEM},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	http_opts ho;
+	http_opts_default(&ho);
+	exporter_opts eo = {0};
+	eo.interval = 1;
+	eo.check_interval = 300;
+	health_cfg hc;
+	health_cfg_default(&hc);
+	eo.health = &hc;
+	const char *textfile = NULL, *hostname = NULL;
+	bool once = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+		long v;
+		double d;
+		switch (c) {
+		case OPT_LISTEN: ho.listen = optarg; break;
+		case OPT_INTERVAL:
+			if (!parse_double_opt("--interval", optarg, 0.05, 3600, &eo.interval))
+				return EXIT_USAGE;
+			break;
+		case OPT_DCGM: eo.dcgm = true; break;
+		case OPT_DCGM_MODEL: eo.dcgm_model_name = true; break;
+		case OPT_PROCS: eo.processes = true; break;
+		case OPT_HOST: hostname = optarg; break;
+		case OPT_CHECK_INTERVAL:
+			if (!parse_double_opt("--check-interval", optarg, 0, 86400 * 7, &eo.check_interval))
+				return EXIT_USAGE;
+			break;
+		case OPT_CHECK_FULL: eo.check_full = true; break;
+		case OPT_LOWUTIL:
+			if (!parse_double_opt("--low-util-seconds", optarg, 0, 86400, &d))
+				return EXIT_USAGE;
+			hc.util_low_seconds = d;
+			break;
+		case OPT_TEXTFILE: textfile = optarg; break;
+		case OPT_ONCE: once = true; break;
+		case OPT_MAXCONN:
+			if (!parse_int_opt("--max-connections", optarg, 1, 100000, &v))
+				return EXIT_USAGE;
+			ho.max_connections = (unsigned)v;
+			break;
+		case OPT_MAXIP:
+			if (!parse_int_opt("--max-connections-per-ip", optarg, 0, 100000, &v))
+				return EXIT_USAGE;
+			ho.max_per_ip = (unsigned)v;
+			break;
+		case OPT_TIMEOUT:
+			if (!parse_int_opt("--timeout", optarg, 1, 3600, &v))
+				return EXIT_USAGE;
+			ho.timeout_seconds = (unsigned)v;
+			break;
+		case OPT_CONNMEM:
+			if (!parse_int_opt("--connection-memory", optarg, 4096, 16 << 20, &v))
+				return EXIT_USAGE;
+			ho.connection_memory = (size_t)v;
+			break;
+		case 'v': eo.verbose = true; break;
+		case 'h': fputs(serve_usage, stdout); return EXIT_OK;
+		case ':': return usage_error(serve_usage, "option %s needs a value", argv[optind - 1]);
+		default: return usage_error(serve_usage, "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error(serve_usage, "unexpected argument '%s'", argv[optind]);
+	if (eo.dcgm_model_name && !eo.dcgm)
+		return usage_error(serve_usage, "--dcgm-model-name goes with --dcgm-compat");
+	if (once && !textfile)
+		return usage_error(serve_usage, "--once goes with --textfile DIR");
+	char hostbuf[256];
+	if (!hostname) {
+		default_hostname(hostbuf, sizeof(hostbuf));
+		hostname = hostbuf;
+	}
+	eo.hostname = hostname;
+	if (textfile && access(textfile, W_OK) != 0) {
+		gv_error("--textfile %s: %s", textfile, strerror(errno));
+		return EXIT_USAGE;
+	}
+
+	/* signals are taken by sigwait in this thread; every thread started below inherits the mask */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	sampler_lazy lazy = {0};
+	lazy.o.no_events = once;
+	sample_source src = {&lazy, lazy_take};
+	int rc = EXIT_OK;
+	if (textfile) {
+		rc = run_textfile(textfile, once, &eo, src, &set);
+	} else {
+		exporter *ex = exporter_start(&eo, src);
+		char err[512];
+		http_server *h = http_start(&ho, ex, err, sizeof(err));
+		if (!h) {
+			gv_error("%s", err);
+			exporter_stop(ex);
+			sampler_lazy_close(&lazy);
+			return EXIT_USAGE;
+		}
+		fprintf(stderr, "gpuvet: serving http://%s/metrics (interval %g s%s)\n", http_address(h), eo.interval,
+			eo.dcgm ? ", DCGM names too" : "");
+		wait_signal(&set, -1);
+		http_stop(h);
+		if (!exporter_stop(ex)) {
+			gv_warning("the sampler is stuck in a driver call; exiting without waiting for it");
+			return EXIT_OK;
+		}
+	}
+	sampler_lazy_close(&lazy);
+	return rc;
+}

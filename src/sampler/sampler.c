@@ -1,0 +1,355 @@
+#include "sampler/sampler.h"
+
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/sysroot.h"
+#include "core/util.h"
+#include "nvidia/nvml.h"
+#include "sampler/xid.h"
+
+struct sampler {
+	sampler_opts o;
+	unsigned ngpus;
+	gv_nvml_device *dev; /* ngpus; identity kept between takes */
+	unsigned long long takes;
+	int consecutive_failures;
+	char driver_version[32], nvml_version[32];
+	int cuda_driver_version;
+	xid_tally xids;
+	/* NVML events */
+	gv_nvml_events *events;
+	pthread_t ev_thread;
+	bool ev_running;
+	atomic_bool stop;
+	/* kernel log */
+	kmsg_reader kmsg;
+	char sources[256];
+};
+
+static sval conv(gv_nv_u64 f, double scale)
+{
+	switch (f.st) {
+	case GV_V_OK: return sv_ok((double)f.v * scale);
+	case GV_V_UNSUPPORTED: return (sval){0, SV_NA};
+	case GV_V_ERROR: return (sval){0, SV_ERR};
+	default: return (sval){0, SV_NONE};
+	}
+}
+
+static void *event_thread(void *arg)
+{
+	sampler *s = arg;
+	while (!atomic_load(&s->stop)) {
+		gv_nvml_xid x;
+		nvmlReturn_t rc = gv_nvml_events_wait(s->events, 500, &x);
+		if (rc == NVML_SUCCESS)
+			xid_tally_add(&s->xids, x.gpu_index, (unsigned)x.xid, XID_SRC_NVML, now_seconds());
+		else if (rc != NVML_ERROR_TIMEOUT) {
+			/* a broken event set would spin: back off */
+			struct timespec ts = {0, 500 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+static void on_kmsg_xid(void *ctx, const xid_line *x)
+{
+	sampler *s = ctx;
+	for (unsigned i = 0; i < s->ngpus; i++)
+		if (GV_OK(s->dev[i].pci_bus_id) && xid_pci_matches(x->pci, s->dev[i].pci_bus_id.v)) {
+			xid_tally_add(&s->xids, (int)i, (unsigned)x->code, XID_SRC_KMSG, now_seconds());
+			return;
+		}
+	/* a GPU we do not know (another driver instance, a line without a bus id): the only GPU */
+	if (s->ngpus == 1)
+		xid_tally_add(&s->xids, 0, (unsigned)x->code, XID_SRC_KMSG, now_seconds());
+}
+
+sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)
+{
+	nvmlReturn_t rc = gv_nvml_init();
+	if (rc != NVML_SUCCESS) {
+		gv_nvml_status st;
+		gv_nvml_status_get(&st);
+		if (!st.loaded)
+			snprintf(err, errsize, "cannot load NVML (%s): %s", st.path[0] ? st.path : "libnvidia-ml.so.1",
+				 st.error[0] ? st.error : "not found");
+		else
+			snprintf(err, errsize, "nvmlInit failed: %s (%s)", gv_nvml_return_name(rc), gv_nvml_error_string(rc));
+		return NULL;
+	}
+	unsigned n = 0;
+	rc = gv_nvml_device_count(&n);
+	if (rc != NVML_SUCCESS) {
+		snprintf(err, errsize, "nvmlDeviceGetCount failed: %s", gv_nvml_return_name(rc));
+		return NULL;
+	}
+	sampler *s = xcalloc(1, sizeof(*s));
+	if (o)
+		s->o = *o;
+	if (s->o.health_every <= 0)
+		s->o.health_every = 10;
+	if (s->o.identity_every <= 0)
+		s->o.identity_every = 60;
+	if (n > 1024)
+		n = 1024; /* a lying library must not make us allocate the world */
+	s->ngpus = n;
+	s->dev = n ? xcalloc(n, sizeof(*s->dev)) : NULL;
+	for (unsigned i = 0; i < n; i++) {
+		gv_nvml_device_clear(&s->dev[i]);
+		gv_nvml_device_snapshot(i, GV_NVML_IDENTITY, &s->dev[i]);
+	}
+	gv_nvml_system sys;
+	gv_nvml_system_info(&sys);
+	if (GV_OK(sys.driver_version))
+		str_copy(s->driver_version, sizeof(s->driver_version), sys.driver_version.v);
+	if (GV_OK(sys.nvml_version))
+		str_copy(s->nvml_version, sizeof(s->nvml_version), sys.nvml_version.v);
+	if (GV_OK(sys.cuda_driver_version))
+		s->cuda_driver_version = (int)sys.cuda_driver_version.v;
+	xid_tally_init(&s->xids, (int)n);
+
+	strbuf src;
+	sb_init(&src);
+	if (!s->o.no_events && n > 0) {
+		nvmlReturn_t erc = NVML_SUCCESS;
+		s->events = gv_nvml_events_open(&erc);
+		if (s->events && pthread_create(&s->ev_thread, NULL, event_thread, s) == 0) {
+			s->ev_running = true;
+			sb_add(&src, "Xid: NVML events");
+		} else {
+			if (s->events)
+				gv_nvml_events_close(s->events);
+			s->events = NULL;
+			sb_addf(&src, "Xid: no NVML events (%s)", gv_nvml_return_name(erc));
+		}
+	}
+	s->kmsg.fd = -1;
+	if (!s->o.no_kmsg) {
+		kmsg_open(&s->kmsg, s->o.kmsg ? s->o.kmsg : "/dev/kmsg");
+		if (s->kmsg.fd >= 0)
+			sb_addf(&src, "%skernel log %s", src.len ? ", " : "Xid: ", s->o.kmsg ? s->o.kmsg : "/dev/kmsg");
+		else
+			sb_addf(&src, "%sno kernel log (%s)", src.len ? ", " : "Xid: ", s->kmsg.error);
+	}
+	str_copy(s->sources, sizeof(s->sources), src.buf ? src.buf : "");
+	sb_free(&src);
+	return s;
+}
+
+const char *sampler_sources(const sampler *s)
+{
+	return s->sources;
+}
+
+/* Name and command line of a process from /proc (through --root); empty when not visible
+ * (another PID namespace, the process ended). */
+static void proc_identity(gpu_process *p)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/comm", p->pid);
+	if (sysroot_read(path, sizeof(p->name) - 1, &buf, &len, NULL) == 0) {
+		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+			buf[--len] = '\0';
+		if (len)
+			str_copy(p->name, sizeof(p->name), buf);
+		free(buf);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", p->pid);
+	buf = NULL;
+	if (sysroot_read(path, sizeof(p->cmdline) - 1, &buf, &len, NULL) == 0) {
+		while (len && buf[len - 1] == '\0')
+			len--;
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[len] = '\0';
+		str_copy(p->cmdline, sizeof(p->cmdline), buf);
+		free(buf);
+	}
+	str_sanitize(p->name);
+	str_sanitize(p->cmdline);
+}
+
+static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
+{
+	const gv_nvml_device *d = &s->dev[i];
+	g->index = (int)i;
+	g->minor = GV_OK(d->minor_number) ? (int)d->minor_number.v : -1;
+	if (GV_OK(d->name))
+		str_copy(g->name, sizeof(g->name), d->name.v);
+	if (GV_OK(d->uuid))
+		str_copy(g->uuid, sizeof(g->uuid), d->uuid.v);
+	if (GV_OK(d->pci_bus_id))
+		str_copy(g->pci_bus_id, sizeof(g->pci_bus_id), d->pci_bus_id.v);
+	str_sanitize(g->name);
+	str_sanitize(g->uuid);
+	str_sanitize(g->pci_bus_id);
+	if (d->handle_rc != NVML_SUCCESS) {
+		g->lost = true;
+		snprintf(g->error, sizeof(g->error), "%s", gv_nvml_return_name(d->handle_rc));
+		return;
+	}
+	g->util_gpu = conv(d->util_gpu, 1);
+	g->util_mem = conv(d->util_memory, 1);
+	g->mem_used = conv(d->memory_used, 1);
+	g->mem_total = conv(d->memory_total, 1);
+	g->temp = conv(d->temperature_c, 1);
+	g->temp_slowdown = conv(d->temp_slowdown_c, 1);
+	g->temp_shutdown = conv(d->temp_shutdown_c, 1);
+	g->power = conv(d->power_mw, 0.001);
+	g->power_limit = conv(d->power_limit_mw, 0.001);
+	g->energy_mj = conv(d->energy_mj, 1);
+	g->sm_clock = conv(d->sm_clock_mhz, 1);
+	g->mem_clock = conv(d->mem_clock_mhz, 1);
+	g->sm_clock_max = conv(d->max_sm_clock_mhz, 1);
+	g->mem_clock_max = conv(d->max_mem_clock_mhz, 1);
+	g->clock_reasons = conv(d->clock_event_reasons, 1);
+	g->pcie_gen = conv(d->pcie_gen, 1);
+	g->pcie_gen_max = conv(d->pcie_gen_max, 1);
+	g->pcie_width = conv(d->pcie_width, 1);
+	g->pcie_width_max = conv(d->pcie_width_max, 1);
+	g->pcie_tx_kbps = conv(d->pcie_tx_kbps, 1);
+	g->pcie_rx_kbps = conv(d->pcie_rx_kbps, 1);
+	g->ecc_corr_volatile = conv(d->ecc_corrected_volatile, 1);
+	g->ecc_uncorr_volatile = conv(d->ecc_uncorrected_volatile, 1);
+	g->ecc_corr_aggregate = conv(d->ecc_corrected_aggregate, 1);
+	g->ecc_uncorr_aggregate = conv(d->ecc_uncorrected_aggregate, 1);
+	g->retired_sbe = conv(d->retired_sbe, 1);
+	g->retired_dbe = conv(d->retired_dbe, 1);
+	g->retired_pending = conv(d->retired_pending, 1);
+	g->remap_corr = conv(d->remapped_correctable, 1);
+	g->remap_uncorr = conv(d->remapped_uncorrectable, 1);
+	g->remap_pending = conv(d->remap_pending, 1);
+	g->remap_failure = conv(d->remap_failure, 1);
+	g->fan = conv(d->fan_percent, 1);
+	/* a GPU that fell off the bus answers every call with GPU_IS_LOST */
+	if (d->temperature_c.st == GV_V_ERROR && d->temperature_c.rc == NVML_ERROR_GPU_IS_LOST) {
+		g->lost = true;
+		str_copy(g->error, sizeof(g->error), "NVML_ERROR_GPU_IS_LOST");
+	}
+	if (d->procs_st == GV_V_OK) {
+		g->nprocs = sv_ok(d->nprocs);
+		g->nproc = d->nprocs < SNAP_MAX_PROCS ? d->nprocs : SNAP_MAX_PROCS;
+		for (size_t k = 0; k < g->nproc; k++) {
+			gpu_process *p = &g->procs[k];
+			const gv_nvml_process *np = &d->procs[k];
+			memset(p, 0, sizeof(*p));
+			p->pid = np->pid;
+			str_copy(p->type, sizeof(p->type), np->graphics ? "graphics" : "compute");
+			p->used_bytes = np->used_bytes == NVML_VALUE_NOT_AVAILABLE_ULL ? (sval){0, SV_NA}
+										: sv_ok((double)np->used_bytes);
+			str_copy(p->name, sizeof(p->name), np->name);
+			proc_identity(p);
+		}
+	} else {
+		g->nprocs = (sval){0, d->procs_st == GV_V_UNSUPPORTED ? SV_NA : SV_ERR};
+	}
+}
+
+/* Whether a GPU gave any reading at all this time. */
+static bool any_reading(const gv_nvml_device *d)
+{
+	return d->handle_rc == NVML_SUCCESS &&
+	       (GV_OK(d->util_gpu) || GV_OK(d->memory_used) || GV_OK(d->temperature_c) || GV_OK(d->power_mw) ||
+		GV_OK(d->sm_clock_mhz) || d->procs_st == GV_V_OK);
+}
+
+snapshot *sampler_take(sampler *s, char *err, size_t errsize)
+{
+	s->takes++;
+	if (s->kmsg.fd >= 0)
+		kmsg_poll(&s->kmsg, on_kmsg_xid, s);
+	unsigned what = GV_NVML_DYNAMIC | GV_NVML_PROCESSES;
+	/* PCIe throughput samples the link ~20 ms per direction (measured on an H200): read with the
+	 * health counters, not every tick; the last reading stays in the device record between */
+	if (s->takes == 1 || s->takes % (unsigned)s->o.health_every == 1 || s->o.health_every == 1)
+		what |= GV_NVML_HEALTH | GV_NVML_PCIE_THROUGHPUT;
+	if (s->takes > 1 && s->takes % (unsigned)s->o.identity_every == 0)
+		what |= GV_NVML_IDENTITY;
+	unsigned answered = 0;
+	for (unsigned i = 0; i < s->ngpus; i++) {
+		gv_nvml_device *d = &s->dev[i];
+		/* a GPU whose identity never came (it was lost at start) gets another try */
+		unsigned w = what | (GV_OK(d->uuid) ? 0 : GV_NVML_IDENTITY);
+		gv_nvml_device_snapshot(i, w, d);
+		if (any_reading(d))
+			answered++;
+	}
+	if (s->ngpus > 0 && answered == 0) {
+		snprintf(err, errsize, "no GPU answered (%u GPUs): %s", s->ngpus,
+			 gv_nvml_return_name(s->dev[0].handle_rc != NVML_SUCCESS ? s->dev[0].handle_rc
+										 : s->dev[0].temperature_c.rc));
+		s->consecutive_failures++;
+		return NULL;
+	}
+	s->consecutive_failures = 0;
+	snapshot *snap = snapshot_new((int)s->ngpus);
+	snap->time = now_seconds();
+	snap->wall_time = (double)time(NULL);
+	str_copy(snap->driver_version, sizeof(snap->driver_version), s->driver_version);
+	str_copy(snap->nvml_version, sizeof(snap->nvml_version), s->nvml_version);
+	snap->cuda_driver_version = s->cuda_driver_version;
+	for (unsigned i = 0; i < s->ngpus; i++) {
+		fill_sample(s, i, &snap->gpus[i]);
+		xid_tally_copy(&s->xids, (int)i, &snap->gpus[i]);
+	}
+	return snap;
+}
+
+void sampler_close(sampler *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->stop, true);
+	if (s->ev_running)
+		pthread_join(s->ev_thread, NULL);
+	if (s->events)
+		gv_nvml_events_close(s->events);
+	kmsg_close(&s->kmsg);
+	xid_tally_free(&s->xids);
+	free(s->dev);
+	free(s);
+}
+snapshot *sampler_lazy_take(sampler_lazy *l, char *err, size_t errsize)
+{
+	double now = now_seconds();
+	if (!l->s) {
+		if (now < l->next_open) {
+			snprintf(err, errsize, "NVML not open yet; next try in %.0f s", l->next_open - now);
+			return NULL;
+		}
+		l->s = sampler_open(&l->o, err, errsize);
+		if (!l->s) {
+			l->next_open = now + 10;
+			return NULL;
+		}
+		l->failures = 0;
+	}
+	snapshot *snap = sampler_take(l->s, err, errsize);
+	if (snap) {
+		l->failures = 0;
+		return snap;
+	}
+	if (++l->failures >= 30) {
+		sampler_close(l->s);
+		l->s = NULL;
+		gv_nvml_shutdown();
+		l->next_open = now + 1;
+	}
+	return NULL;
+}
+
+void sampler_lazy_close(sampler_lazy *l)
+{
+	sampler_close(l->s);
+	l->s = NULL;
+}

@@ -1,0 +1,127 @@
+/*
+ * A snapshot: what every GPU showed at one moment, as the sampler read it through NVML. It is a
+ * plain value (no pointers into NVML), so the exporter can keep the last good one while the
+ * next is being taken, watch can keep a history of them, and tests can build one by hand.
+ *
+ * Every reading carries its own state: a value read, "n/a" (the driver lacks the symbol or the
+ * GPU does not support it) or an error (the call failed this time). A missing reading never
+ * hides the others.
+ */
+#ifndef GPUVET_SNAPSHOT_H
+#define GPUVET_SNAPSHOT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { SV_NONE = 0, SV_OK, SV_NA, SV_ERR } sval_state;
+
+/* One reading. SV_NONE (the zero value) means "not sampled", shown like n/a. */
+typedef struct sval {
+	double v;
+	uint8_t st;
+} sval;
+
+static inline sval sv_ok(double v)
+{
+	return (sval){v, SV_OK};
+}
+static inline bool sv_has(sval s)
+{
+	return s.st == SV_OK;
+}
+
+/* Clock event (throttle) reasons: NVML's bit values. */
+enum {
+	CLK_GPU_IDLE = 0x1,
+	CLK_APP_CLOCKS = 0x2,
+	CLK_SW_POWER_CAP = 0x4,
+	CLK_HW_SLOWDOWN = 0x8,
+	CLK_SYNC_BOOST = 0x10,
+	CLK_SW_THERMAL = 0x20,
+	CLK_HW_THERMAL = 0x40,
+	CLK_HW_POWER_BRAKE = 0x80,
+	CLK_DISPLAY_CLOCKS = 0x100,
+};
+
+/* Name (snake_case, used as a label value and in JSON) and a few words for each reason bit. */
+typedef struct clock_reason_desc {
+	unsigned long long bit;
+	const char *name;
+	const char *words;
+} clock_reason_desc;
+extern const clock_reason_desc clock_reasons[];
+extern const size_t n_clock_reasons;
+/* The reasons set in mask, as words joined by ", " ("idle" when only idle; "none" when 0). */
+const char *clock_reasons_text(unsigned long long mask, char *buf, size_t size);
+/* Reasons that slow a busy GPU down for a cause worth acting on (not idle, not application or
+ * display clock settings). */
+#define CLK_ACTIONABLE (CLK_SW_POWER_CAP | CLK_HW_SLOWDOWN | CLK_SW_THERMAL | CLK_HW_THERMAL | CLK_HW_POWER_BRAKE)
+
+typedef struct gpu_process {
+	unsigned pid;
+	char type[12];     /* "compute", "graphics" */
+	char name[64];     /* /proc/PID/comm */
+	char cmdline[256]; /* /proc/PID/cmdline, arguments joined by spaces, sanitized */
+	sval used_bytes;
+} gpu_process;
+
+#define SNAP_MAX_PROCS 64
+#define SNAP_MAX_XID_CODES 16
+
+/* Xid events seen on one GPU since the sampler started, counted per code. */
+typedef struct xid_count {
+	unsigned code;
+	unsigned long long count;
+	double last_time; /* now_seconds() of the last one */
+} xid_count;
+
+typedef struct gpu_sample {
+	int index; /* NVML index */
+	char uuid[80];
+	char name[96];
+	char pci_bus_id[32]; /* "00000000:18:00.0" */
+	int minor;           /* /dev/nvidiaN, -1 when unknown */
+	bool lost;           /* NVML cannot reach the GPU (handle or GPU_IS_LOST): values are stale */
+	char error[96];      /* why, when lost */
+
+	sval util_gpu, util_mem; /* percent */
+	sval mem_used, mem_total; /* bytes */
+	sval temp, temp_slowdown, temp_shutdown; /* C */
+	sval power, power_limit;                  /* W */
+	sval energy_mj;                           /* millijoules since the driver loaded */
+	sval sm_clock, mem_clock, sm_clock_max, mem_clock_max; /* MHz */
+	sval clock_reasons;                                    /* bit mask (CLK_*) */
+	sval pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+	sval pcie_tx_kbps, pcie_rx_kbps; /* KB/s over NVML's 20 ms window */
+	sval ecc_corr_volatile, ecc_uncorr_volatile, ecc_corr_aggregate, ecc_uncorr_aggregate;
+	sval retired_sbe, retired_dbe, retired_pending;
+	sval remap_corr, remap_uncorr, remap_pending, remap_failure;
+	sval fan; /* percent of maximum speed */
+
+	sval nprocs; /* processes holding the GPU (compute and graphics), may exceed procs[] */
+	size_t nproc;
+	gpu_process procs[SNAP_MAX_PROCS];
+
+	size_t nxid;
+	xid_count xids[SNAP_MAX_XID_CODES];
+	unsigned long long xid_total;
+} gpu_sample;
+
+typedef struct snapshot {
+	double time;      /* now_seconds() (monotonic) when taken */
+	double wall_time; /* seconds since the epoch when taken */
+	char driver_version[32];
+	char nvml_version[32];
+	int cuda_driver_version; /* 13000 for 13.0; 0 when unknown */
+	int ngpus;
+	gpu_sample *gpus; /* ngpus */
+} snapshot;
+
+snapshot *snapshot_new(int ngpus);
+void snapshot_free(snapshot *s);
+snapshot *snapshot_dup(const snapshot *s);
+/* Finds a GPU by NVML index; NULL when absent. */
+const gpu_sample *snapshot_gpu(const snapshot *s, int index);
+/* True when the GPU runs the process. */
+bool gpu_has_pid(const gpu_sample *g, unsigned pid);
+#endif

@@ -1,0 +1,432 @@
+#include "serve/metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A per-GPU family read from one sval field of gpu_sample, times a scale (to base units). */
+typedef struct gpu_family {
+	const char *name;
+	metric_type type;
+	size_t offset; /* offsetof(gpu_sample, field) */
+	double scale;
+	const char *help;
+} gpu_family;
+
+#define F(field) offsetof(gpu_sample, field)
+
+static const gpu_family our_families[] = {
+	{"gpuvet_gpu_utilization_ratio", MT_GAUGE, F(util_gpu), 0.01,
+	 "Fraction of the last sample period in which a kernel ran on the GPU (NVML utilization.gpu)."},
+	{"gpuvet_gpu_memory_utilization_ratio", MT_GAUGE, F(util_mem), 0.01,
+	 "Fraction of the last sample period in which device memory was read or written (NVML utilization.memory)."},
+	{"gpuvet_gpu_memory_used_bytes", MT_GAUGE, F(mem_used), 1, "Device memory in use."},
+	{"gpuvet_gpu_memory_total_bytes", MT_GAUGE, F(mem_total), 1, "Device memory in all."},
+	{"gpuvet_gpu_temperature_celsius", MT_GAUGE, F(temp), 1, "GPU core temperature."},
+	{"gpuvet_gpu_slowdown_temperature_celsius", MT_GAUGE, F(temp_slowdown), 1,
+	 "Temperature at which the GPU starts to slow itself down."},
+	{"gpuvet_gpu_shutdown_temperature_celsius", MT_GAUGE, F(temp_shutdown), 1,
+	 "Temperature at which the GPU shuts down."},
+	{"gpuvet_gpu_power_watts", MT_GAUGE, F(power), 1, "Power draw."},
+	{"gpuvet_gpu_power_limit_watts", MT_GAUGE, F(power_limit), 1, "Enforced power limit."},
+	{"gpuvet_gpu_energy_joules_total", MT_COUNTER, F(energy_mj), 0.001,
+	 "Energy used since the driver loaded."},
+	{"gpuvet_gpu_sm_clock_hertz", MT_GAUGE, F(sm_clock), 1e6, "SM clock."},
+	{"gpuvet_gpu_memory_clock_hertz", MT_GAUGE, F(mem_clock), 1e6, "Memory clock."},
+	{"gpuvet_gpu_sm_clock_max_hertz", MT_GAUGE, F(sm_clock_max), 1e6, "Highest SM clock of this GPU."},
+	{"gpuvet_gpu_memory_clock_max_hertz", MT_GAUGE, F(mem_clock_max), 1e6, "Highest memory clock of this GPU."},
+	{"gpuvet_gpu_pcie_link_generation", MT_GAUGE, F(pcie_gen), 1, "Current PCIe link generation."},
+	{"gpuvet_gpu_pcie_link_generation_max", MT_GAUGE, F(pcie_gen_max), 1, "Highest PCIe generation of the GPU."},
+	{"gpuvet_gpu_pcie_link_width", MT_GAUGE, F(pcie_width), 1, "Current PCIe link width in lanes."},
+	{"gpuvet_gpu_pcie_link_width_max", MT_GAUGE, F(pcie_width_max), 1, "Widest PCIe link of the GPU in lanes."},
+	{"gpuvet_gpu_fan_speed_ratio", MT_GAUGE, F(fan), 0.01, "Fan speed as a fraction of its maximum."},
+	{"gpuvet_gpu_processes", MT_GAUGE, F(nprocs), 1, "Processes holding the GPU (compute and graphics)."},
+	{"gpuvet_gpu_retired_pages_pending", MT_GAUGE, F(retired_pending), 1,
+	 "1 when a page retirement waits for the next reset."},
+	{"gpuvet_gpu_remap_pending", MT_GAUGE, F(remap_pending), 1, "1 when a row remap waits for the next reset."},
+	{"gpuvet_gpu_remap_failure", MT_GAUGE, F(remap_failure), 1, "1 when a row remap failed."},
+};
+
+/* The DCGM exporter's names, units and meaning (its etc/default-counters.csv), for dashboards
+ * written against it (Grafana 12239). Its counters carry no "_total"; they are typed untyped
+ * here so that promtool's lint stays quiet while the names stay DCGM's. Left out:
+ * DCGM_FI_DEV_PCIE_REPLAY_COUNTER (promtool rejects "counter" in a name) and
+ * DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (DCGM profiling, which NVML's basic calls cannot measure). */
+static const gpu_family dcgm_families[] = {
+	{"DCGM_FI_DEV_GPU_UTIL", MT_GAUGE, F(util_gpu), 1, "GPU utilization (in %)."},
+	{"DCGM_FI_DEV_MEM_COPY_UTIL", MT_GAUGE, F(util_mem), 1, "Memory utilization (in %)."},
+	{"DCGM_FI_DEV_FB_USED", MT_GAUGE, F(mem_used), 1.0 / (1024 * 1024), "Framebuffer memory used (in MiB)."},
+	{"DCGM_FI_DEV_GPU_TEMP", MT_GAUGE, F(temp), 1, "GPU temperature (in C)."},
+	{"DCGM_FI_DEV_POWER_USAGE", MT_GAUGE, F(power), 1, "Power draw (in W)."},
+	{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MT_UNTYPED, F(energy_mj), 1,
+	 "Total energy consumption since boot (in mJ)."},
+	{"DCGM_FI_DEV_SM_CLOCK", MT_GAUGE, F(sm_clock), 1, "SM clock frequency (in MHz)."},
+	{"DCGM_FI_DEV_MEM_CLOCK", MT_GAUGE, F(mem_clock), 1, "Memory clock frequency (in MHz)."},
+	{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", MT_UNTYPED, F(remap_corr), 1,
+	 "Number of remapped rows for correctable errors."},
+	{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", MT_UNTYPED, F(remap_uncorr), 1,
+	 "Number of remapped rows for uncorrectable errors."},
+	{"DCGM_FI_DEV_ROW_REMAP_FAILURE", MT_GAUGE, F(remap_failure), 1, "Whether remapping of rows has failed."},
+	/* DCGM's profiling field needs DCGM; NVML's utilization.gpu measures the same "a kernel ran"
+	 * fraction over the sample period, so the dashboard's utilization panel keeps working. */
+	{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", MT_GAUGE, F(util_gpu), 0.01,
+	 "Ratio of time the graphics engine is active (gpuvet: NVML utilization.gpu / 100)."},
+};
+
+static sval field(const gpu_sample *g, size_t offset)
+{
+	sval v;
+	memcpy(&v, (const char *)g + offset, sizeof(v));
+	return v;
+}
+
+/* Labels of one GPU in our naming. */
+typedef struct gpu_labels {
+	char index[16];
+	const char *names[8];
+	const char *values[8];
+	size_t n;
+} gpu_labels;
+
+static void our_labels(gpu_labels *l, const gpu_sample *g)
+{
+	snprintf(l->index, sizeof(l->index), "%d", g->index);
+	l->names[0] = "gpu", l->values[0] = l->index;
+	l->names[1] = "uuid", l->values[1] = g->uuid;
+	l->n = 2;
+}
+
+static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t dsize, const metrics_input *in)
+{
+	snprintf(l->index, sizeof(l->index), "%d", g->index);
+	if (g->minor >= 0)
+		snprintf(device, dsize, "nvidia%d", g->minor);
+	else
+		snprintf(device, dsize, "nvidia%d", g->index);
+	l->names[0] = "gpu", l->values[0] = l->index;
+	l->names[1] = "UUID", l->values[1] = g->uuid;
+	l->names[2] = "pci_bus_id", l->values[2] = g->pci_bus_id;
+	l->names[3] = "device", l->values[3] = device;
+	l->names[4] = "Hostname", l->values[4] = in->hostname ? in->hostname : "";
+	l->n = 5;
+	if (in->dcgm_model_name)
+		l->names[l->n] = "modelName", l->values[l->n++] = g->name;
+}
+
+/* The same labels plus one or two more. */
+static void sample_plus(expo *e, double v, const gpu_labels *l, const char *n1, const char *v1, const char *n2,
+			const char *v2)
+{
+	const char *names[10], *values[10];
+	size_t n = l->n;
+	memcpy(names, l->names, n * sizeof(*names));
+	memcpy(values, l->values, n * sizeof(*values));
+	if (n1)
+		names[n] = n1, values[n++] = v1;
+	if (n2)
+		names[n] = n2, values[n++] = v2;
+	expo_sample_v(e, v, n, names, values);
+}
+
+static void render_field_families(expo *e, const snapshot *s, const gpu_family *fams, size_t nfams, bool dcgm,
+				  const metrics_input *in)
+{
+	for (size_t f = 0; f < nfams; f++) {
+		bool declared = false;
+		for (int i = 0; i < s->ngpus; i++) {
+			const gpu_sample *g = &s->gpus[i];
+			sval v = field(g, fams[f].offset);
+			if (!sv_has(v) || g->lost)
+				continue; /* n/a: no sample rather than a made-up value */
+			if (!declared) {
+				expo_family(e, fams[f].name, fams[f].type, fams[f].help);
+				declared = true;
+			}
+			gpu_labels l;
+			char device[24];
+			if (dcgm)
+				dcgm_labels(&l, g, device, sizeof(device), in);
+			else
+				our_labels(&l, g);
+			expo_sample_v(e, v.v * fams[f].scale, l.n, l.names, l.values);
+		}
+	}
+}
+
+static void render_info(expo *e, const snapshot *s)
+{
+	expo_family(e, "gpuvet_gpu_info", MT_GAUGE,
+		    "Identity of each GPU; always 1. Join on gpu and uuid for the name and bus id.");
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		gpu_labels l;
+		our_labels(&l, g);
+		char minor[16];
+		snprintf(minor, sizeof(minor), "%d", g->minor);
+		const char *names[] = {"gpu", "uuid", "name", "pci_bus_id", "minor_number", "driver_version"};
+		const char *values[] = {l.index, g->uuid, g->name, g->pci_bus_id, g->minor >= 0 ? minor : NULL,
+					s->driver_version[0] ? s->driver_version : NULL};
+		expo_sample_v(e, 1, GV_ARRAY_LEN(names), names, values);
+	}
+}
+
+static void render_throttle(expo *e, const snapshot *s)
+{
+	bool declared = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		if (!sv_has(g->clock_reasons) || g->lost)
+			continue;
+		if (!declared) {
+			expo_family(e, "gpuvet_gpu_throttle_reason", MT_GAUGE,
+				    "1 when this clock event reason holds the clocks back (NVML clock event reasons).");
+			declared = true;
+		}
+		gpu_labels l;
+		our_labels(&l, g);
+		unsigned long long mask = (unsigned long long)g->clock_reasons.v;
+		for (size_t r = 0; r < n_clock_reasons; r++)
+			sample_plus(e, (mask & clock_reasons[r].bit) ? 1 : 0, &l, "reason", clock_reasons[r].name, NULL, NULL);
+	}
+}
+
+static void render_pcie_throughput(expo *e, const snapshot *s)
+{
+	bool declared = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		if (g->lost || (!sv_has(g->pcie_tx_kbps) && !sv_has(g->pcie_rx_kbps)))
+			continue;
+		if (!declared) {
+			expo_family(e, "gpuvet_gpu_pcie_throughput_bytes_per_second", MT_GAUGE,
+				    "PCIe throughput over NVML's last 20 ms window, by direction (tx: GPU to host).");
+			declared = true;
+		}
+		gpu_labels l;
+		our_labels(&l, g);
+		if (sv_has(g->pcie_tx_kbps))
+			sample_plus(e, g->pcie_tx_kbps.v * 1024, &l, "direction", "tx", NULL, NULL);
+		if (sv_has(g->pcie_rx_kbps))
+			sample_plus(e, g->pcie_rx_kbps.v * 1024, &l, "direction", "rx", NULL, NULL);
+	}
+}
+
+static void render_ecc(expo *e, const snapshot *s)
+{
+	static const struct {
+		size_t off;
+		const char *type, *scope;
+	} ecc[] = {
+		{F(ecc_corr_volatile), "corrected", "volatile"},
+		{F(ecc_uncorr_volatile), "uncorrected", "volatile"},
+		{F(ecc_corr_aggregate), "corrected", "aggregate"},
+		{F(ecc_uncorr_aggregate), "uncorrected", "aggregate"},
+	};
+	bool declared = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		if (g->lost)
+			continue;
+		gpu_labels l;
+		our_labels(&l, g);
+		for (size_t k = 0; k < GV_ARRAY_LEN(ecc); k++) {
+			sval v = field(g, ecc[k].off);
+			if (!sv_has(v))
+				continue;
+			if (!declared) {
+				expo_family(e, "gpuvet_gpu_ecc_errors_total", MT_COUNTER,
+					    "ECC errors; scope volatile counts since the driver loaded, aggregate over the GPU's life.");
+				declared = true;
+			}
+			sample_plus(e, v.v, &l, "type", ecc[k].type, "scope", ecc[k].scope);
+		}
+	}
+}
+
+static void render_pair(expo *e, const snapshot *s, const char *name, const char *help, const char *label, size_t off1,
+			const char *v1, size_t off2, const char *v2)
+{
+	bool declared = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		sval a = field(g, off1), b = field(g, off2);
+		if (g->lost || (!sv_has(a) && !sv_has(b)))
+			continue;
+		if (!declared) {
+			expo_family(e, name, MT_GAUGE, help);
+			declared = true;
+		}
+		gpu_labels l;
+		our_labels(&l, g);
+		if (sv_has(a))
+			sample_plus(e, a.v, &l, label, v1, NULL, NULL);
+		if (sv_has(b))
+			sample_plus(e, b.v, &l, label, v2, NULL, NULL);
+	}
+}
+
+static void render_xid(expo *e, const snapshot *s, bool dcgm, const metrics_input *in)
+{
+	expo_family(e, "gpuvet_gpu_xid_errors_total", MT_COUNTER,
+		    "Xid events seen since gpuvet started (NVML events and kernel log), by code.");
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		gpu_labels l;
+		our_labels(&l, g);
+		for (size_t k = 0; k < g->nxid; k++) {
+			char code[16];
+			snprintf(code, sizeof(code), "%u", g->xids[k].code);
+			sample_plus(e, (double)g->xids[k].count, &l, "xid", code, NULL, NULL);
+		}
+	}
+	if (!dcgm)
+		return;
+	expo_family(e, "DCGM_FI_DEV_XID_ERRORS", MT_GAUGE, "Value of the last XID error encountered.");
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		unsigned last = 0;
+		double t = -1;
+		for (size_t k = 0; k < g->nxid; k++)
+			if (g->xids[k].last_time > t)
+				t = g->xids[k].last_time, last = g->xids[k].code;
+		gpu_labels l;
+		char device[24];
+		dcgm_labels(&l, g, device, sizeof(device), in);
+		expo_sample_v(e, last, l.n, l.names, l.values);
+	}
+}
+
+static void render_dcgm_fb_free(expo *e, const snapshot *s, const metrics_input *in)
+{
+	bool declared = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		if (g->lost || !sv_has(g->mem_used) || !sv_has(g->mem_total))
+			continue;
+		if (!declared) {
+			expo_family(e, "DCGM_FI_DEV_FB_FREE", MT_GAUGE, "Framebuffer memory free (in MiB).");
+			declared = true;
+		}
+		gpu_labels l;
+		char device[24];
+		dcgm_labels(&l, g, device, sizeof(device), in);
+		double free_mib = (g->mem_total.v - g->mem_used.v) / (1024.0 * 1024.0);
+		expo_sample_v(e, free_mib < 0 ? 0 : free_mib, l.n, l.names, l.values);
+	}
+}
+
+static void render_health(expo *e, const snapshot *s, const health_tracker *h)
+{
+	expo_family(e, "gpuvet_gpu_health", MT_GAUGE,
+		    "1 for the GPU's current health state (healthy, degraded, unhealthy), 0 for the others.");
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		gpu_labels l;
+		our_labels(&l, g);
+		health_state st = health_gpu(h, g->index);
+		for (int k = HEALTH_HEALTHY; k <= HEALTH_UNHEALTHY; k++)
+			sample_plus(e, st == (health_state)k ? 1 : 0, &l, "state", health_state_name((health_state)k), NULL,
+				    NULL);
+	}
+	expo_family(e, "gpuvet_gpu_condition", MT_GAUGE,
+		    "Active health conditions (gpu.hot, gpu.throttled, gpu.input-bound, ...), with the state each causes.");
+	/* one series per GPU and condition id: a GPU with two Xid codes keeps the worse state */
+	for (size_t m = 0; m < h->nmsg; m++) {
+		const health_msg *msg = &h->msgs[m];
+		bool dup = false;
+		for (size_t k = 0; k < m && !dup; k++)
+			dup = h->msgs[k].gpu == msg->gpu && strcmp(h->msgs[k].id, msg->id) == 0;
+		if (dup)
+			continue;
+		health_state worst = msg->state;
+		for (size_t k = m + 1; k < h->nmsg; k++)
+			if (h->msgs[k].gpu == msg->gpu && strcmp(h->msgs[k].id, msg->id) == 0 && h->msgs[k].state > worst)
+				worst = h->msgs[k].state;
+		const gpu_sample *g = snapshot_gpu(s, msg->gpu);
+		if (!g)
+			continue;
+		gpu_labels l;
+		our_labels(&l, g);
+		sample_plus(e, 1, &l, "condition", msg->id, "state", health_state_name(worst));
+	}
+}
+
+static void render_processes(expo *e, const snapshot *s)
+{
+	expo_family(e, "gpuvet_process_gpu_memory_bytes", MT_GAUGE,
+		    "Device memory used by each process holding a GPU (per-process series, --processes).");
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		gpu_labels l;
+		our_labels(&l, g);
+		for (size_t k = 0; k < g->nproc; k++) {
+			const gpu_process *p = &g->procs[k];
+			char pid[16];
+			snprintf(pid, sizeof(pid), "%u", p->pid);
+			const char *names[] = {"gpu", "uuid", "pid", "name", "type"};
+			const char *values[] = {l.index, g->uuid, pid, p->name, p->type};
+			expo_sample_v(e, sv_has(p->used_bytes) ? p->used_bytes.v : NAN, GV_ARRAY_LEN(names), names, values);
+		}
+	}
+}
+
+static void render_findings(expo *e, const metrics_input *in)
+{
+	expo_family(e, "gpuvet_finding", MT_GAUGE,
+		    "Findings of the periodic gpuvet check (docs/findings.md), 1 each; none when all is well.");
+	for (size_t i = 0; i < in->nfindings; i++)
+		expo_sample(e, 1, "id", in->findings[i].id, "severity", severity_name(in->findings[i].sev), NULL);
+	expo_family(e, "gpuvet_check_timestamp_seconds", MT_GAUGE, "When the periodic check last finished (Unix time).");
+	expo_sample(e, in->check_wall_time, NULL);
+	expo_family(e, "gpuvet_check_duration_seconds", MT_GAUGE, "How long the periodic check took.");
+	expo_sample(e, in->check_seconds, NULL);
+}
+
+void metrics_render(expo *e, const metrics_input *in)
+{
+	expo_family(e, "gpuvet_build_info", MT_GAUGE, "gpuvet's version; always 1.");
+	expo_sample(e, 1, "version", GPUVET_VERSION, NULL);
+	const snapshot *s = in->snap;
+	if (s) {
+		expo_family(e, "gpuvet_gpus", MT_GAUGE, "GPUs NVML reports.");
+		expo_sample(e, s->ngpus, NULL);
+		render_info(e, s);
+		render_field_families(e, s, our_families, GV_ARRAY_LEN(our_families), false, in);
+		render_throttle(e, s);
+		render_pcie_throughput(e, s);
+		render_ecc(e, s);
+		render_pair(e, s, "gpuvet_gpu_retired_pages", "Pages retired, by cause (single-bit, double-bit errors).",
+			    "cause", F(retired_sbe), "sbe", F(retired_dbe), "dbe");
+		render_pair(e, s, "gpuvet_gpu_remapped_rows", "Rows remapped, by the kind of error that caused it.", "type",
+			    F(remap_corr), "correctable", F(remap_uncorr), "uncorrectable");
+		render_xid(e, s, in->dcgm, in);
+		if (in->health)
+			render_health(e, s, in->health);
+		if (in->processes)
+			render_processes(e, s);
+		if (in->dcgm) {
+			render_field_families(e, s, dcgm_families, GV_ARRAY_LEN(dcgm_families), true, in);
+			render_dcgm_fb_free(e, s, in);
+		}
+	}
+	if (in->have_check)
+		render_findings(e, in);
+}
+
+void metrics_render_status(expo *e, const metrics_status *st)
+{
+	expo_family(e, "gpuvet_sampler_up", MT_GAUGE,
+		    "1 when the last NVML sample succeeded; 0 while failing (the GPU series then repeat the last good sample).");
+	expo_sample(e, st->sampler_up ? 1 : 0, NULL);
+	expo_family(e, "gpuvet_sample_age_seconds", MT_GAUGE,
+		    "Age of the GPU series served: seconds since the last good NVML sample.");
+	expo_sample(e, st->sample_age, NULL);
+	expo_family(e, "gpuvet_sample_timestamp_seconds", MT_GAUGE, "When the last good NVML sample was taken (Unix time).");
+	expo_sample(e, st->last_sample_wall, NULL);
+	expo_family(e, "gpuvet_sample_interval_seconds", MT_GAUGE, "The sampling interval (--interval).");
+	expo_sample(e, st->interval, NULL);
+	expo_family(e, "gpuvet_samples_total", MT_COUNTER, "NVML samples taken successfully.");
+	expo_sample(e, (double)st->samples_total, NULL);
+	expo_family(e, "gpuvet_sampler_errors_total", MT_COUNTER, "NVML samples that failed.");
+	expo_sample(e, (double)st->errors_total, NULL);
+}

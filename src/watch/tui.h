@@ -1,0 +1,32 @@
+/*
+ * The live terminal view of gpuvet watch (ncurses): a row per GPU with bars, sparklines of the
+ * last minutes, the processes, the active health messages. Keys: q quit, s sort the processes,
+ * up/down (k/j) select a GPU (its processes only), a all GPUs, p pause.
+ *
+ * Drawn into ncurses' virtual screen and sent with one doupdate per frame, so only what
+ * changed travels (no flicker, fine over ssh); a resize redraws the whole layout.
+ */
+#ifndef GPUVET_WATCH_TUI_H
+#define GPUVET_WATCH_TUI_H
+#include <stdbool.h>
+
+#include "health/health.h"
+#include "sampler/sampler.h"
+#include "watch/view.h"
+
+typedef struct tui_opts {
+	sample_source src;
+	double interval;
+	health_tracker *health;
+	job *job;          /* --pid: refreshed every sample; NULL for everything */
+	bool color;
+	/* called with every good snapshot (watch --record) */
+	void (*on_sample)(void *ctx, const snapshot *s);
+	void *on_sample_ctx;
+	double max_seconds; /* > 0: quit after this long (tests) */
+} tui_opts;
+
+/* Runs until q, SIGINT/SIGTERM or max_seconds. Returns 0, or -1 when the terminal could not be
+ * set up. */
+int tui_run(const tui_opts *o);
+#endif

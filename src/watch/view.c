@@ -1,0 +1,388 @@
+#include "watch/view.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/sysroot.h"
+#include "core/util.h"
+
+/* ------------------------------------------------------------------ the job of --pid */
+
+/* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."); 0 when unreadable. */
+static unsigned parent_of(unsigned pid)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (sysroot_read(path, 4096, &buf, &len, NULL) != 0)
+		return 0;
+	unsigned ppid = 0;
+	char *close = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+	if (close) {
+		char state;
+		if (sscanf(close + 1, " %c %u", &state, &ppid) != 2)
+			ppid = 0;
+	}
+	free(buf);
+	return ppid;
+}
+
+void job_scan(job *j, unsigned root)
+{
+	memset(j, 0, sizeof(*j));
+	j->root = root;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u", root);
+	j->alive = sysroot_is_dir(path);
+	if (!j->alive)
+		return;
+	j->pids[j->n++] = root;
+	/* every process and its parent, then the descendants breadth first */
+	size_t cap = 1024, np = 0;
+	unsigned (*pp)[2] = xmalloc(cap * sizeof(*pp));
+	DIR *d = sysroot_opendir("/proc");
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		unsigned pid = (unsigned)strtoul(de->d_name, NULL, 10);
+		unsigned ppid = parent_of(pid);
+		if (!ppid)
+			continue;
+		if (np == cap) {
+			if (cap >= (1u << 20))
+				break;
+			cap *= 2;
+			pp = xrealloc(pp, cap * sizeof(*pp));
+		}
+		pp[np][0] = pid;
+		pp[np][1] = ppid;
+		np++;
+	}
+	if (d)
+		closedir(d);
+	for (size_t k = 0; k < j->n && j->n < JOB_MAX_PIDS; k++)
+		for (size_t i = 0; i < np && j->n < JOB_MAX_PIDS; i++)
+			if (pp[i][1] == j->pids[k] && !job_has(j, pp[i][0]))
+				j->pids[j->n++] = pp[i][0];
+	free(pp);
+}
+
+bool job_has(const job *j, unsigned pid)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->pids[i] == pid)
+			return true;
+	return false;
+}
+
+bool job_on_gpu(const job *j, const gpu_sample *g, double *mem_bytes)
+{
+	bool on = false;
+	double mem = 0;
+	bool mem_known = true;
+	for (size_t i = 0; i < g->nproc; i++) {
+		if (!job_has(j, g->procs[i].pid))
+			continue;
+		on = true;
+		if (sv_has(g->procs[i].used_bytes))
+			mem += g->procs[i].used_bytes.v;
+		else
+			mem_known = false;
+	}
+	if (mem_bytes)
+		*mem_bytes = on && mem_known ? mem : NAN;
+	return on;
+}
+
+/* ------------------------------------------------------------------ formatting */
+
+const char *fmt_bytes(char *buf, size_t size, sval v)
+{
+	if (!sv_has(v))
+		str_copy(buf, size, "n/a");
+	else if (v.v >= 1024.0 * 1024 * 1024)
+		snprintf(buf, size, "%.1f GiB", v.v / (1024.0 * 1024 * 1024));
+	else
+		snprintf(buf, size, "%.0f MiB", v.v / (1024.0 * 1024));
+	return buf;
+}
+
+const char *fmt_val(char *buf, size_t size, sval v, const char *unit)
+{
+	if (!sv_has(v))
+		str_copy(buf, size, v.st == SV_ERR ? "err" : "n/a");
+	else
+		snprintf(buf, size, "%.0f%s", v.v, unit);
+	return buf;
+}
+
+static bool show_gpu(const view_opts *o, const gpu_sample *g)
+{
+	return !o || !o->job || job_on_gpu(o->job, g, NULL);
+}
+
+static bool show_proc(const view_opts *o, const gpu_process *p)
+{
+	return !o || !o->job || job_has(o->job, p->pid);
+}
+
+void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view_opts *o)
+{
+	char when[32] = "";
+	time_t t = (time_t)s->wall_time;
+	struct tm tm;
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(out, "gpuvet watch  %s  driver %s  %d GPU%s  health: %s\n", when,
+		s->driver_version[0] ? s->driver_version : "n/a", s->ngpus, s->ngpus == 1 ? "" : "s",
+		health_state_name(health_overall(h)));
+	if (o && o->job) {
+		if (!o->job->alive)
+			fprintf(out, "process %u: not running\n", o->job->root);
+		else
+			fprintf(out, "following process %u and %zu descendant%s\n", o->job->root, o->job->n - 1,
+				o->job->n == 2 ? "" : "s");
+	}
+	fprintf(out, "\n%-3s %-22s %5s %5s %-19s %5s %5s %-11s %8s %-7s %s\n", "GPU", "NAME", "UTIL", "MEMU", "MEMORY",
+		"TEMP", "SLOWD", "POWER", "SM", "PCIE", "HEALTH");
+	int shown = 0;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		if (!show_gpu(o, g))
+			continue;
+		shown++;
+		char util[16], memu[16], used[16], total[16], temp[16], margin[16], pw[16], pl[16], sm[16], pcie[24], mem[40],
+			power[32];
+		fmt_val(util, sizeof(util), g->util_gpu, "%");
+		fmt_val(memu, sizeof(memu), g->util_mem, "%");
+		fmt_bytes(used, sizeof(used), g->mem_used);
+		fmt_bytes(total, sizeof(total), g->mem_total);
+		snprintf(mem, sizeof(mem), "%s/%s", used, total);
+		fmt_val(temp, sizeof(temp), g->temp, "C");
+		/* the margin to the slowdown threshold says more than the temperature alone */
+		if (sv_has(g->temp) && sv_has(g->temp_slowdown))
+			snprintf(margin, sizeof(margin), "-%.0fC", g->temp_slowdown.v - g->temp.v);
+		else
+			str_copy(margin, sizeof(margin), "n/a");
+		fmt_val(pw, sizeof(pw), g->power, "");
+		fmt_val(pl, sizeof(pl), g->power_limit, "W");
+		snprintf(power, sizeof(power), "%s/%s", pw, pl);
+		fmt_val(sm, sizeof(sm), g->sm_clock, "MHz");
+		if (sv_has(g->pcie_gen) && sv_has(g->pcie_width))
+			snprintf(pcie, sizeof(pcie), "%.0fx%.0f%s", g->pcie_gen.v, g->pcie_width.v,
+				 (sv_has(g->pcie_width_max) && g->pcie_width.v < g->pcie_width_max.v) ? "!" : "");
+		else
+			str_copy(pcie, sizeof(pcie), "n/a");
+		fprintf(out, "%-3d %-22.22s %5s %5s %-19s %5s %5s %-11s %8s %-7s %s\n", g->index,
+			g->lost ? "(lost)" : g->name, util, memu, mem, temp, margin, power, sm, pcie,
+			health_state_name(health_gpu(h, g->index)));
+		if (sv_has(g->clock_reasons) && ((unsigned long long)g->clock_reasons.v & ~(unsigned long long)CLK_GPU_IDLE)) {
+			char words[200];
+			fprintf(out, "    clocks held back by: %s\n",
+				clock_reasons_text((unsigned long long)g->clock_reasons.v, words, sizeof(words)));
+		}
+	}
+	if (o && o->job && o->job->alive && shown == 0)
+		fprintf(out, "(process %u and its descendants hold no GPU)\n", o->job->root);
+
+	bool header = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		for (size_t k = 0; k < g->nproc; k++) {
+			const gpu_process *p = &g->procs[k];
+			if (!show_proc(o, p))
+				continue;
+			if (!header) {
+				fprintf(out, "\n%-3s %-8s %-9s %-16s %10s  %s\n", "GPU", "PID", "TYPE", "NAME", "MEMORY", "COMMAND");
+				header = true;
+			}
+			char mem[16];
+			fprintf(out, "%-3d %-8u %-9s %-16.16s %10s  %.100s\n", g->index, p->pid, p->type,
+				p->name[0] ? p->name : "?", fmt_bytes(mem, sizeof(mem), p->used_bytes), p->cmdline);
+		}
+		if (sv_has(g->nprocs) && g->nprocs.v > (double)g->nproc)
+			fprintf(out, "%-3d (%.0f more processes not listed)\n", g->index, g->nprocs.v - (double)g->nproc);
+	}
+	if (h && h->nmsg) {
+		fprintf(out, "\n");
+		for (size_t m = 0; m < h->nmsg; m++) {
+			const health_msg *msg = &h->msgs[m];
+			if (s && o && o->job) {
+				const gpu_sample *g = snapshot_gpu(s, msg->gpu);
+				if (g && !show_gpu(o, g))
+					continue;
+			}
+			fprintf(out, "GPU %d %-9s %s: %s\n      -> %s\n", msg->gpu, health_state_name(msg->state), msg->id,
+				msg->text, msg->action);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static void add_val(cJSON *o, const char *key, sval v, double scale)
+{
+	if (sv_has(v))
+		cJSON_AddNumberToObject(o, key, v.v * scale);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "schema", "gpuvet.watch/1");
+	cJSON_AddStringToObject(root, "tool", "gpuvet " GPUVET_VERSION);
+	cJSON_AddNumberToObject(root, "time", s->wall_time);
+	cJSON_AddStringToObject(root, "driver_version", s->driver_version);
+	if (s->cuda_driver_version)
+		cJSON_AddNumberToObject(root, "cuda_driver_version", s->cuda_driver_version);
+	else
+		cJSON_AddNullToObject(root, "cuda_driver_version");
+	cJSON_AddStringToObject(root, "health", health_state_name(health_overall(h)));
+	if (o && o->job) {
+		cJSON *j = cJSON_AddObjectToObject(root, "job");
+		cJSON_AddNumberToObject(j, "pid", o->job->root);
+		cJSON_AddBoolToObject(j, "running", o->job->alive);
+		cJSON *pids = cJSON_AddArrayToObject(j, "pids");
+		for (size_t i = 0; i < o->job->n; i++)
+			cJSON_AddItemToArray(pids, cJSON_CreateNumber(o->job->pids[i]));
+	}
+	cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		if (!show_gpu(o, g))
+			continue;
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddItemToArray(gpus, x);
+		cJSON_AddNumberToObject(x, "index", g->index);
+		cJSON_AddStringToObject(x, "name", g->name);
+		cJSON_AddStringToObject(x, "uuid", g->uuid);
+		cJSON_AddStringToObject(x, "pci_bus_id", g->pci_bus_id);
+		cJSON_AddBoolToObject(x, "lost", g->lost);
+		if (g->lost)
+			cJSON_AddStringToObject(x, "error", g->error);
+		add_val(x, "utilization_gpu_ratio", g->util_gpu, 0.01);
+		add_val(x, "utilization_memory_ratio", g->util_mem, 0.01);
+		add_val(x, "memory_used_bytes", g->mem_used, 1);
+		add_val(x, "memory_total_bytes", g->mem_total, 1);
+		add_val(x, "temperature_c", g->temp, 1);
+		add_val(x, "temperature_slowdown_c", g->temp_slowdown, 1);
+		add_val(x, "temperature_shutdown_c", g->temp_shutdown, 1);
+		add_val(x, "power_w", g->power, 1);
+		add_val(x, "power_limit_w", g->power_limit, 1);
+		add_val(x, "energy_j", g->energy_mj, 0.001);
+		add_val(x, "sm_clock_mhz", g->sm_clock, 1);
+		add_val(x, "mem_clock_mhz", g->mem_clock, 1);
+		add_val(x, "sm_clock_max_mhz", g->sm_clock_max, 1);
+		add_val(x, "mem_clock_max_mhz", g->mem_clock_max, 1);
+		cJSON *reasons = cJSON_AddArrayToObject(x, "clock_event_reasons");
+		if (sv_has(g->clock_reasons))
+			for (size_t r = 0; r < n_clock_reasons; r++)
+				if ((unsigned long long)g->clock_reasons.v & clock_reasons[r].bit)
+					cJSON_AddItemToArray(reasons, cJSON_CreateString(clock_reasons[r].name));
+		add_val(x, "pcie_gen", g->pcie_gen, 1);
+		add_val(x, "pcie_gen_max", g->pcie_gen_max, 1);
+		add_val(x, "pcie_width", g->pcie_width, 1);
+		add_val(x, "pcie_width_max", g->pcie_width_max, 1);
+		add_val(x, "pcie_tx_bytes_per_second", g->pcie_tx_kbps, 1024);
+		add_val(x, "pcie_rx_bytes_per_second", g->pcie_rx_kbps, 1024);
+		add_val(x, "ecc_corrected_volatile", g->ecc_corr_volatile, 1);
+		add_val(x, "ecc_uncorrected_volatile", g->ecc_uncorr_volatile, 1);
+		add_val(x, "ecc_corrected_aggregate", g->ecc_corr_aggregate, 1);
+		add_val(x, "ecc_uncorrected_aggregate", g->ecc_uncorr_aggregate, 1);
+		add_val(x, "retired_pages_sbe", g->retired_sbe, 1);
+		add_val(x, "retired_pages_dbe", g->retired_dbe, 1);
+		add_val(x, "retired_pages_pending", g->retired_pending, 1);
+		add_val(x, "remapped_rows_correctable", g->remap_corr, 1);
+		add_val(x, "remapped_rows_uncorrectable", g->remap_uncorr, 1);
+		add_val(x, "remap_pending", g->remap_pending, 1);
+		add_val(x, "remap_failure", g->remap_failure, 1);
+		add_val(x, "fan_ratio", g->fan, 0.01);
+		cJSON *xids = cJSON_AddArrayToObject(x, "xids");
+		for (size_t k = 0; k < g->nxid; k++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "xid", g->xids[k].code);
+			cJSON_AddNumberToObject(e, "count", (double)g->xids[k].count);
+			cJSON_AddItemToArray(xids, e);
+		}
+		add_val(x, "process_count", g->nprocs, 1);
+		cJSON *procs = cJSON_AddArrayToObject(x, "processes");
+		for (size_t k = 0; k < g->nproc; k++) {
+			const gpu_process *p = &g->procs[k];
+			if (!show_proc(o, p))
+				continue;
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "pid", p->pid);
+			cJSON_AddStringToObject(e, "type", p->type);
+			cJSON_AddStringToObject(e, "name", p->name);
+			cJSON_AddStringToObject(e, "command", p->cmdline);
+			add_val(e, "memory_bytes", p->used_bytes, 1);
+			cJSON_AddItemToArray(procs, e);
+		}
+		cJSON_AddStringToObject(x, "health", health_state_name(health_gpu(h, g->index)));
+		cJSON *conds = cJSON_AddArrayToObject(x, "conditions");
+		for (size_t m = 0; h && m < h->nmsg; m++) {
+			const health_msg *msg = &h->msgs[m];
+			if (msg->gpu != g->index)
+				continue;
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "id", msg->id);
+			cJSON_AddStringToObject(e, "state", health_state_name(msg->state));
+			cJSON_AddStringToObject(e, "message", msg->text);
+			cJSON_AddStringToObject(e, "action", msg->action);
+			cJSON_AddItemToArray(conds, e);
+		}
+	}
+	return root;
+}
+
+/* ------------------------------------------------------------------ sparkline history */
+
+void ring_push(gpu_ring *r, double t, const gpu_sample *g)
+{
+	size_t i = (r->head + r->n) % RING_LEN;
+	if (r->n == RING_LEN)
+		r->head = (r->head + 1) % RING_LEN;
+	else
+		r->n++;
+	r->t[i] = t;
+	r->util[i] = sv_has(g->util_gpu) ? (float)(g->util_gpu.v / 100) : NAN;
+	r->mem[i] = sv_has(g->mem_used) && sv_has(g->mem_total) && g->mem_total.v > 0
+			    ? (float)(g->mem_used.v / g->mem_total.v)
+			    : NAN;
+}
+
+void ring_series(const gpu_ring *r, double now, double span, int width, int which, float *out)
+{
+	if (width <= 0)
+		return;
+	double *sum = xcalloc((size_t)width, sizeof(*sum));
+	int *cnt = xcalloc((size_t)width, sizeof(*cnt));
+	double start = now - span;
+	for (size_t k = 0; k < r->n; k++) {
+		size_t i = (r->head + k) % RING_LEN;
+		if (r->t[i] < start || r->t[i] > now)
+			continue;
+		int col = (int)((r->t[i] - start) / span * width);
+		if (col >= width)
+			col = width - 1;
+		if (col < 0)
+			col = 0;
+		float v = which == 0 ? r->util[i] : r->mem[i];
+		if (isnan(v))
+			continue;
+		sum[col] += v;
+		cnt[col]++;
+	}
+	for (int c = 0; c < width; c++)
+		out[c] = cnt[c] ? (float)(sum[c] / cnt[c]) : NAN;
+	free(sum);
+	free(cnt);
+}

@@ -1,0 +1,198 @@
+"""Helpers for the integration tests: run the built gpuvet against the fake NVML, talk HTTP to
+127.0.0.1 only, read a process's memory and CPU from /proc. Standard library only."""
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+def args():
+    """argv: GPUVET FAKE_NVML_LIB"""
+    if len(sys.argv) < 3:
+        print("usage: %s GPUVET FAKE_NVML_LIB" % sys.argv[0], file=sys.stderr)
+        sys.exit(2)
+    return os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+
+
+def fake_env(lib, config_text, extra=None):
+    """An environment that loads the fake NVML with the given configuration."""
+    fd, path = tempfile.mkstemp(prefix="gpuvet-fake-", suffix=".conf")
+    with os.fdopen(fd, "w") as f:
+        f.write(config_text)
+    env = dict(os.environ)
+    env["GPUVET_NVML_LIB"] = lib
+    env["GPUVET_FAKE_CONFIG"] = path
+    env.pop("GPUVET_CUDA_LIB", None)
+    env["GPUVET_NO_HISTORY"] = "1"
+    env["LC_ALL"] = "C"
+    if extra:
+        env.update(extra)
+    return env, path
+
+
+def sanitized(binary):
+    """True for an ASan build: its memory figures mean nothing."""
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+class Server:
+    """gpuvet serve on 127.0.0.1 with an ephemeral port, read from its first stderr line."""
+
+    def __init__(self, gpuvet, env, extra_args=(), listen="127.0.0.1:0"):
+        self.err = tempfile.TemporaryFile()
+        self.p = subprocess.Popen([gpuvet, "serve", "--listen", listen] + list(extra_args), env=env,
+                                  stdout=subprocess.DEVNULL, stderr=self.err)
+        self.port = None
+        deadline = time.time() + 10
+        while time.time() < deadline and self.port is None:
+            if self.p.poll() is not None:
+                raise Fail("gpuvet serve exited early: %s" % self.stderr())
+            m = re.search(r"serving http://[^ ]*:(\d+)/metrics", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+            else:
+                time.sleep(0.05)
+        check(self.port is not None, "gpuvet serve did not say where it listens: %s" % self.stderr())
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read().decode("utf-8", "replace")
+
+    def rss_kib(self):
+        return proc_status(self.p.pid, "VmRSS")
+
+    def hwm_kib(self):
+        return proc_status(self.p.pid, "VmHWM")
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(5)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        return self.p.returncode
+
+
+def proc_status(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return -1
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def http(port, path="/metrics", headers=None, method="GET", source="127.0.0.1", timeout=5.0, raw=None):
+    """One request on its own connection; returns (status, headers dict, body bytes)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.bind((source, 0))
+        s.connect(("127.0.0.1", port))
+        if raw is None:
+            lines = ["%s %s HTTP/1.1" % (method, path), "Host: 127.0.0.1", "Connection: close"]
+            for k, v in (headers or {}).items():
+                lines.append("%s: %s" % (k, v))
+            raw = ("\r\n".join(lines) + "\r\n\r\n").encode()
+        s.sendall(raw)
+        data = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    if not data:
+        return 0, {}, b""
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    m = re.match(r"HTTP/1\.\d (\d+)", lines[0])
+    status = int(m.group(1)) if m else -1
+    hdrs = {}
+    for l in lines[1:]:
+        k, _, v = l.partition(":")
+        hdrs[k.strip().lower()] = v.strip()
+    return status, hdrs, body
+
+
+def series(text):
+    """{'name{labels}': value} of a text exposition."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        key, _, val = line.rpartition(" ")
+        out[key] = float(val)
+    return out
+
+
+def promtool(text):
+    """(exit status, output) of promtool check metrics; None when promtool is missing."""
+    try:
+        r = subprocess.run(["promtool", "check", "metrics"], input=text.encode(), capture_output=True, timeout=30)
+    except FileNotFoundError:
+        return None
+    return r.returncode, (r.stdout + r.stderr).decode()
+
+
+def wait_for(cond, seconds, what):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise Fail("timed out waiting for " + what)
+
+
+def run(tests):
+    """Runs the test functions; exit 0, 1 on a failure, 77 when every test skipped."""
+    failed = skipped = 0
+    for t in tests:
+        t0 = time.time()
+        try:
+            r = t()
+            if r == SKIP:
+                skipped += 1
+                print("SKIP %s" % t.__name__)
+            else:
+                print("ok   %s (%.1f s)" % (t.__name__, time.time() - t0))
+        except Fail as e:
+            failed += 1
+            print("FAIL %s: %s" % (t.__name__, e))
+    sys.stdout.flush()
+    if failed:
+        sys.exit(1)
+    if skipped == len(tests):
+        sys.exit(SKIP)
+    sys.exit(0)
