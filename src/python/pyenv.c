@@ -424,9 +424,26 @@ void py_list_free(py_list *l)
 	l->selected = -1;
 }
 
+/* The same directory twice (a venv's lib64 is a symlink to lib) must count once, or every
+ * package in it looks installed twice: compare real paths. */
+static bool same_dir_listed(const strlist *dirs, const char *dir)
+{
+	if (sl_contains(dirs, dir))
+		return true;
+	char *real = sysroot_realpath(dir);
+	bool found = false;
+	for (size_t i = 0; real && i < dirs->n && !found; i++) {
+		char *other = sysroot_realpath(dirs->v[i]);
+		found = other && strcmp(other, real) == 0;
+		free(other);
+	}
+	free(real);
+	return found;
+}
+
 static void push_dir(strlist *dirs, strlist *kinds, const char *dir, const char *kind)
 {
-	if (!sysroot_is_dir(dir) || sl_contains(dirs, dir))
+	if (!sysroot_is_dir(dir) || same_dir_listed(dirs, dir))
 		return;
 	sl_push(dirs, dir);
 	if (kinds)
