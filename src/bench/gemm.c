@@ -229,10 +229,18 @@ static void verify_gemm(bench_ctx *c, gpu_dev *d, gemm_run *g, bench_dtype dt, i
 	free(got);
 }
 
-/* fp8 ways of calling cuBLASLt, tried in order when one answers CUBLAS_STATUS_NOT_SUPPORTED:
- * per-tensor scale pointers with C in place; C apart from D; no scale pointers; fast accumulation. */
-static const char *const fp8_variants[] = {"scales, C in place", "scales, C apart from D", "no scale pointers",
-					   "scales, fast accumulation"};
+/* fp8 ways of calling cuBLASLt, tried in order when one answers CUBLAS_STATUS_NOT_SUPPORTED.
+ * Our scales are 1, cuBLASLt's default without scale pointers: on the H200 machine (cuBLASLt 13,
+ * 2026-11-29) only that form ran; per-tensor scale pointers answered NOT_SUPPORTED. */
+static const struct fp8_variant {
+	const char *name;
+	bool scales, c_apart, fast_accum;
+} fp8_variants[] = {
+	{"no scale pointers", false, false, false},
+	{"per-tensor scale pointers", true, false, false},
+	{"scale pointers, C apart from D", true, true, false},
+	{"scale pointers, fast accumulation", true, false, true},
+};
 
 static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char *id, int variant);
 
@@ -296,7 +304,8 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	    (rc = cu->cuMemAlloc(&g.d, nn * (uint64_t)t->out_bytes)) != CUDA_SUCCESS ||
 	    (rc = cu->cuMemAlloc(&g.ws, WORKSPACE_BYTES)) != CUDA_SUCCESS ||
 	    (rc = cu->cuMemAlloc(&g.scales, 256)) != CUDA_SUCCESS ||
-	    (dt == DT_FP8 && variant == 1 && (rc = cu->cuMemAlloc(&g.c, nn * (uint64_t)t->out_bytes)) != CUDA_SUCCESS)) {
+	    (dt == DT_FP8 && fp8_variants[variant].c_apart &&
+	     (rc = cu->cuMemAlloc(&g.c, nn * (uint64_t)t->out_bytes)) != CUDA_SUCCESS)) {
 		what = "cuMemAlloc";
 		goto cuda_fail;
 	}
@@ -321,7 +330,7 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 		what = "cublasLtMatmulDesc";
 		goto lt_fail;
 	}
-	if (dt == DT_FP8 && variant == 3) {
+	if (dt == DT_FP8 && fp8_variants[variant].fast_accum) {
 		int8_t fast = 1;
 		if ((st = c->lt->MatmulDescSetAttribute(g.desc, GV_CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast))) !=
 		    CUBLAS_STATUS_SUCCESS) {
@@ -329,7 +338,7 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 			goto lt_fail;
 		}
 	}
-	if (dt == DT_FP8 && variant != 2) {
+	if (dt == DT_FP8 && fp8_variants[variant].scales) {
 		const void *sa = (const void *)(uintptr_t)g.scales, *sb = (const void *)(uintptr_t)(g.scales + 4);
 		if ((st = c->lt->MatmulDescSetAttribute(g.desc, GV_CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa))) !=
 			    CUBLAS_STATUS_SUCCESS ||
@@ -454,9 +463,9 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	f->gpu = ordinal;
 	f->size = n;
 	if (dt == DT_FP8) {
-		facts_put_str(c->r->facts, "gpuvet bench", fp8_variants[variant], "bench.%s.call", id);
+		facts_put_str(c->r->facts, "gpuvet bench", fp8_variants[variant].name, "bench.%s.call", id);
 		if (variant > 0)
-			figure_set_note(f, "cuBLASLt ran fp8 only this way: %s", fp8_variants[variant]);
+			figure_set_note(f, "cuBLASLt ran fp8 only this way: %s", fp8_variants[variant].name);
 	}
 	stats_rates(secs, (size_t)got, 2.0 * n * (double)n * n / 1e12, &f->st);
 	if (n != n_req)
