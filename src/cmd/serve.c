@@ -36,7 +36,7 @@ static const char serve_usage[] =
 	"  --check-interval S        run the check's probes and rules every S seconds (default 300;\n"
 	"                            0: never); NVML and files only unless --check-full\n"
 	"  --check-full              the check's cuInit and Python probes too\n"
-	"  --low-util-seconds S      utilization under 70%% this long while a process holds the GPU\n"
+	"  --low-util-seconds S      utilization under 70% this long while a process holds the GPU\n"
 	"                            makes it degraded (default 60)\n"
 	"  --textfile DIR            write DIR/gpuvet.prom (node_exporter textfile collector) every\n"
 	"                            interval instead of serving; atomically (temporary file, rename)\n"

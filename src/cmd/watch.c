@@ -32,7 +32,7 @@ static const char watch_usage[] =
 	"  --count N             without a terminal: print N snapshots, then exit (default: until ^C)\n"
 	"  --record              append the samples to the history database (gpuvet history)\n"
 	"  --db PATH             the history database (default: see gpuvet history --help)\n"
-	"  --low-util-seconds S  utilization under 70%% this long while a process holds the GPU makes it\n"
+	"  --low-util-seconds S  utilization under 70% this long while a process holds the GPU makes it\n"
 	"                        degraded (default 60)\n"
 	"  --kmsg PATH           the kernel log to follow for Xid lines (default /dev/kmsg)\n"
 	"\n"
