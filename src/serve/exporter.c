@@ -180,9 +180,8 @@ static size_t add_finding(metrics_finding **v, size_t n, const char *id, severit
 	return n + 1;
 }
 
-/* The periodic check runs as a child (`gpuvet check --json`), so that what it loads (libcuda
- * alone adds ~10 MiB of mapped pages, measured 27 MiB RSS for the exporter on an H200 machine
- * when the check ran inside it) and anything that goes wrong in a probe stay out of the
+/* The periodic check runs as a child (`gpuvet check --json`), so that what it loads (libcuda,
+ * the Python layer's file scans) and anything that goes wrong in a probe stay out of the
  * long-lived exporter. Returns false when the child could not be run; the caller then checks
  * in process. */
 static bool check_in_child(exporter *ex, metrics_finding **v, size_t *n)
