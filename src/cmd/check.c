@@ -48,42 +48,6 @@ static const char check_usage[] =
 	"\n"
 	"exit status: 0 no failure, 1 a fail finding (or a warning with --strict), 2 usage, 3 internal\n";
 
-static facts *facts_from_file(const char *path)
-{
-	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	if (!fp) {
-		gv_error("cannot open facts file %s: %m", path);
-		return NULL;
-	}
-	strbuf sb;
-	sb_init(&sb);
-	char buf[65536];
-	size_t r;
-	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0) {
-		sb_addn(&sb, buf, r);
-		if (sb.len > (256u << 20)) {
-			gv_error("facts file %s is larger than 256 MiB", path);
-			break;
-		}
-	}
-	if (fp != stdin)
-		fclose(fp);
-	cJSON *doc = cJSON_ParseWithLength(sb.buf ? sb.buf : "", sb.len);
-	sb_free(&sb);
-	if (!doc) {
-		gv_error("facts file %s is not valid JSON", path);
-		return NULL;
-	}
-	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(doc, "facts");
-	char *err = NULL;
-	facts *f = facts_from_json(obj ? obj : doc, &err);
-	if (!f) {
-		gv_error("facts file %s: %s", path, err);
-		free(err);
-	}
-	cJSON_Delete(doc);
-	return f;
-}
 
 /* Keeps the run in the history; a failure is only a warning, never the exit code. */
 static void record_check(const char *db, const facts *f, const findings *fs, int argc, char **argv)
@@ -173,7 +137,7 @@ int cmd_check(int argc, char **argv)
 	double t0 = now_seconds();
 	facts *f;
 	if (facts_file) {
-		f = facts_from_file(facts_file);
+		f = facts_load_file(facts_file);
 		if (!f) {
 			sl_free(&requires);
 			return EXIT_USAGE;

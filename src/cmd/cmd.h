@@ -38,5 +38,9 @@ void gv_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parses a non-negative integer/number option; prints an error naming the option on failure. */
 bool parse_int_opt(const char *opt, const char *s, long min, long max, long *out);
+struct facts;
+/* Reads a --facts FILE (a check --json document or a bare facts object); prints the error and
+ * returns NULL when it cannot. */
+struct facts *facts_load_file(const char *path);
 bool parse_double_opt(const char *opt, const char *s, double min, double max, double *out);
 #endif

@@ -4,7 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <cjson/cJSON.h>
+#include <string.h>
+
 #include "cmd/cmd.h"
+#include "core/facts.h"
 
 global_opts gopts = {NULL, NULL, -1};
 
@@ -65,4 +69,43 @@ bool parse_double_opt(const char *opt, const char *s, double min, double max, do
 	}
 	*out = v;
 	return true;
+}
+
+/* Facts recorded earlier (check --json, or its facts object alone) for --facts FILE; "-" is
+ * standard input. Errors are printed; NULL then. */
+facts *facts_load_file(const char *path)
+{
+	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (!fp) {
+		gv_error("cannot open facts file %s: %m", path);
+		return NULL;
+	}
+	strbuf sb;
+	sb_init(&sb);
+	char buf[65536];
+	size_t r;
+	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0) {
+		sb_addn(&sb, buf, r);
+		if (sb.len > (256u << 20)) {
+			gv_error("facts file %s is larger than 256 MiB", path);
+			break;
+		}
+	}
+	if (fp != stdin)
+		fclose(fp);
+	cJSON *doc = cJSON_ParseWithLength(sb.buf ? sb.buf : "", sb.len);
+	sb_free(&sb);
+	if (!doc) {
+		gv_error("facts file %s is not valid JSON", path);
+		return NULL;
+	}
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(doc, "facts");
+	char *err = NULL;
+	facts *f = facts_from_json(obj ? obj : doc, &err);
+	if (!f) {
+		gv_error("facts file %s: %s", path, err);
+		free(err);
+	}
+	cJSON_Delete(doc);
+	return f;
 }

@@ -470,37 +470,6 @@ static cJSON *build_json(const plan *p)
 	return doc;
 }
 
-static facts *read_facts_file(const char *path)
-{
-	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	if (!fp) {
-		gv_error("cannot open facts file %s: %m", path);
-		return NULL;
-	}
-	strbuf sb;
-	sb_init(&sb);
-	char buf[65536];
-	size_t r;
-	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0 && sb.len < (256u << 20))
-		sb_addn(&sb, buf, r);
-	if (fp != stdin)
-		fclose(fp);
-	cJSON *doc = cJSON_ParseWithLength(sb.buf ? sb.buf : "", sb.len);
-	sb_free(&sb);
-	if (!doc) {
-		gv_error("facts file %s is not valid JSON", path);
-		return NULL;
-	}
-	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(doc, "facts");
-	char *err = NULL;
-	facts *f = facts_from_json(obj ? obj : doc, &err);
-	if (!f) {
-		gv_error("facts file %s: %s", path, err);
-		free(err);
-	}
-	cJSON_Delete(doc);
-	return f;
-}
 
 int cmd_fix(int argc, char **argv)
 {
@@ -550,7 +519,7 @@ int cmd_fix(int argc, char **argv)
 		return usage_error(fix_usage, "choose one of --json, --shell and --dockerfile");
 	facts *f;
 	if (facts_file) {
-		f = read_facts_file(facts_file);
+		f = facts_load_file(facts_file);
 		if (!f)
 			return EXIT_USAGE;
 	} else {
