@@ -12,10 +12,7 @@ bool cublaslt_load(cublaslt_api *api)
 	lib_spec spec = {"cuBLASLt", "GPUVET_CUBLASLT_LIB", sonames, wheels, "cublasLtCreate"};
 	if (!lib_open(&spec, &api->lib))
 		return false;
-	struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
+	const lib_symbol syms[] = {
 		{"cublasLtCreate", (void **)&api->Create},
 		{"cublasLtDestroy", (void **)&api->Destroy},
 		{"cublasLtGetVersion", (void **)&api->GetVersion},
@@ -30,15 +27,8 @@ bool cublaslt_load(cublaslt_api *api)
 		{"cublasLtMatmulAlgoGetHeuristic", (void **)&api->MatmulAlgoGetHeuristic},
 		{"cublasLtMatmul", (void **)&api->Matmul},
 	};
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		*syms[i].slot = lib_sym(&api->lib, syms[i].name);
-		if (!*syms[i].slot) {
-			snprintf(api->lib.error, sizeof(api->lib.error), "%s lacks the symbol %s", api->lib.path,
-				 syms[i].name);
-			lib_close(&api->lib);
-			return false;
-		}
-	}
+	if (!lib_bind(&api->lib, syms, sizeof(syms) / sizeof(syms[0])))
+		return false;
 	api->version = api->GetVersion();
 	return true;
 }

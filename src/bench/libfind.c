@@ -171,3 +171,16 @@ void *lib_sym(const lib_handle *lh, const char *name)
 {
 	return lh->h ? dlsym(lh->h, name) : NULL;
 }
+
+bool lib_bind(lib_handle *lh, const lib_symbol *syms, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		*syms[i].slot = lib_sym(lh, syms[i].name);
+		if (!*syms[i].slot) {
+			snprintf(lh->error, sizeof(lh->error), "%s lacks the symbol %s", lh->path, syms[i].name);
+			lib_close(lh);
+			return false;
+		}
+	}
+	return true;
+}

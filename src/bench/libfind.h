@@ -34,6 +34,15 @@ void lib_close(lib_handle *lh);
 /* A symbol, or NULL. */
 void *lib_sym(const lib_handle *lh, const char *name);
 
+/* A function the library must export, and where to put it. */
+typedef struct lib_symbol {
+	const char *name;
+	void **slot;
+} lib_symbol;
+/* Fills every slot; on the first missing symbol sets lh->error, closes the handle and returns
+ * false. */
+bool lib_bind(lib_handle *lh, const lib_symbol *syms, size_t n);
+
 /* The site-packages directories where wheels may be: $VIRTUAL_ENV, $CONDA_PREFIX, the python3
  * on PATH, ~/.local, /usr/local, /usr, /opt/conda; each lib/python3.* /{site,dist}-packages that
  * exists, plus PYTHONPATH entries. In that order, without duplicates. */

@@ -12,10 +12,7 @@ bool nccl_load(nccl_api *api)
 	lib_spec spec = {"NCCL", "GPUVET_NCCL_LIB", sonames, wheels, "ncclCommInitAll"};
 	if (!lib_open(&spec, &api->lib))
 		return false;
-	struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
+	const lib_symbol syms[] = {
 		{"ncclGetVersion", (void **)&api->GetVersion},
 		{"ncclCommInitAll", (void **)&api->CommInitAll},
 		{"ncclCommDestroy", (void **)&api->CommDestroy},
@@ -27,15 +24,8 @@ bool nccl_load(nccl_api *api)
 		{"ncclAllGather", (void **)&api->AllGather},
 		{"ncclReduceScatter", (void **)&api->ReduceScatter},
 	};
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		*syms[i].slot = lib_sym(&api->lib, syms[i].name);
-		if (!*syms[i].slot) {
-			snprintf(api->lib.error, sizeof(api->lib.error), "%s lacks the symbol %s", api->lib.path,
-				 syms[i].name);
-			lib_close(&api->lib);
-			return false;
-		}
-	}
+	if (!lib_bind(&api->lib, syms, sizeof(syms) / sizeof(syms[0])))
+		return false;
 	if (api->GetVersion(&api->version) != ncclSuccess)
 		api->version = 0;
 	return true;
