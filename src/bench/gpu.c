@@ -244,6 +244,12 @@ CUresult gpu_launch(gpu_session *s, gpu_dev *d, gpu_kernel k, unsigned grid, uns
 				     NULL);
 }
 
+CUresult gpu_guard(gpu_session *s, gpu_dev *d, uint64_t ns)
+{
+	void *args[] = {&ns};
+	return gpu_launch(s, d, K_SPIN, 1, 1, NULL, args);
+}
+
 unsigned gpu_grid(const gpu_dev *d, unsigned blocks_per_sm)
 {
 	unsigned sms = d->sms > 0 ? (unsigned)d->sms : 1;

@@ -27,6 +27,7 @@ typedef enum {
 	K_FILL_B16,
 	K_FILL_B32,
 	K_FILL_B64,
+	K_SPIN,
 	K_COUNT
 } gpu_kernel;
 
@@ -84,6 +85,10 @@ CUresult gpu_fill(gpu_session *s, gpu_dev *d, bench_dtype dt, CUdeviceptr p, uin
  * model. False with why filled when they differ (or the copy fails). */
 bool gpu_check_fill(gpu_session *s, gpu_dev *d, bench_dtype dt, CUdeviceptr p, uint64_t n, uint32_t seed, char *why,
 		    size_t why_n);
+/* Queues gv_spin (one thread busy for `ns` nanoseconds) on the device's stream: put ahead of an
+ * event-timed region, the GPU is still busy when the start event and the work arrive, so what the
+ * events measure is the work alone, not the host's time to enqueue it. */
+CUresult gpu_guard(gpu_session *s, gpu_dev *d, uint64_t ns);
 /* Launch shape of the grid-stride kernels: blocks per SM x SMs (at least 1). */
 unsigned gpu_grid(const gpu_dev *d, unsigned blocks_per_sm);
 

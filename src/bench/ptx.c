@@ -675,6 +675,25 @@ const char ptx_bench_module[] =
 	"\tbra.uni FILL_B64_LOOP;\n"
 	"FILL_B64_DONE:\n"
 	"\tret;\n"
+	"}\n"
+	"\n"
+	/* spins until spin_ns nanoseconds of %globaltimer have passed: queued ahead of a timed
+	 * region, it keeps the GPU busy while the host enqueues the start event and the work, so the
+	 * host's launch overhead (or a host thread that stalls) does not land between the events */
+	".visible .entry gv_spin(\n"
+	"\t.param .u64 spin_ns\n"
+	")\n"
+	"{\n"
+	"\t.reg .pred %p<2>;\n"
+	"\t.reg .b64 %rd<5>;\n"
+	"\tld.param.u64 %rd1, [spin_ns];\n"
+	"\tmov.u64 %rd2, %globaltimer;\n"
+	"SPIN_LOOP:\n"
+	"\tmov.u64 %rd3, %globaltimer;\n"
+	"\tsub.s64 %rd4, %rd3, %rd2;\n"
+	"\tsetp.lt.u64 %p1, %rd4, %rd1;\n"
+	"\t@%p1 bra SPIN_LOOP;\n"
+	"\tret;\n"
 	"}\n";
 
 const ptx_kernel ptx_bench_kernels[] = {
@@ -690,5 +709,6 @@ const ptx_kernel ptx_bench_kernels[] = {
 	{"gv_fill_b16", "u64 u64 u32 u32 u32"},
 	{"gv_fill_b32", "u64 u64 u32 u32 u32"},
 	{"gv_fill_b64", "u64 u64 u32 u32 u32"},
+	{"gv_spin", "u64"},
 	{NULL, NULL},
 };

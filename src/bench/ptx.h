@@ -15,6 +15,8 @@
  *	gv_fill_b8/b16/b32(p, n, seed, mbits, ebase) random floats of 1, 2, 4 bytes (gen.h)
  *	gv_fill_b64(p, n, seed, mbits, ebase)        random fp64 (mbits unused: always 52)
  *	gv_fill_i8(p, n, seed)                       random non-zero int8 in [-64, 64]
+ *	gv_spin(ns)                                  one thread busy for ns nanoseconds (a guard
+ *	                                             ahead of an event-timed region)
  */
 #ifndef GPUVET_BENCH_PTX_H
 #define GPUVET_BENCH_PTX_H

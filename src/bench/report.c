@@ -199,6 +199,11 @@ cJSON *report_json(const bench_report *r, const findings *fs)
 			cJSON_AddItemToObject(o, "max", num_or_null(f->st.n ? f->st.max : NAN));
 			cJSON_AddItemToObject(o, "spread", num_or_null(f->st.n ? f->st.spread : NAN));
 			cJSON_AddNumberToObject(o, "repeats", (double)f->st.n);
+			if (f->st.nsamples > 1) {
+				cJSON *sa = cJSON_AddArrayToObject(o, "samples");
+				for (size_t k = 0; k < f->st.nsamples; k++)
+					cJSON_AddItemToArray(sa, num_or_null(f->st.samples[k]));
+			}
 			cJSON_AddBoolToObject(o, "lower_is_better", f->lower_is_better);
 		}
 		if (f->peak > 0) {

@@ -33,6 +33,8 @@ bool stats_summarise(const double *v, size_t n, bench_stats *out)
 	double sum = 0;
 	for (size_t i = 0; i < n; i++)
 		if (isfinite(v[i]) && v[i] > 0) {
+			if (k < BENCH_STATS_KEEP)
+				out->samples[out->nsamples++] = v[i];
 			ok[k++] = v[i];
 			sum += v[i];
 		}

@@ -7,8 +7,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define BENCH_STATS_KEEP 64
+
 typedef struct bench_stats {
 	size_t n;      /* repeats that produced a finite, positive value */
+	double samples[BENCH_STATS_KEEP]; /* those values in the order measured (the first 64), so a
+					   * spread can be told apart: one slow repeat, or a drift */
+	size_t nsamples;
 	double median; /* of those */
 	double min, max, mean;
 	double spread; /* max/min - 1 (0.03 is 3%); 0 with fewer than two samples */

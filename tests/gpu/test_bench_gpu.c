@@ -117,6 +117,28 @@ static void test_stream_kernels(gpu_session *s, gpu_dev *d)
 	cu->cuMemFree(out);
 }
 
+/* The guard kernel keeps the GPU busy for the time asked: an event recorded after it on the
+ * same stream is at least that late (a functional check, not a timing claim: the bound is the
+ * requested duration, which the kernel must not cut short). */
+static void test_guard(gpu_session *s, gpu_dev *d)
+{
+	const gv_cuda_api *cu = s->cu;
+	uint64_t ns = 2000000; /* 2 ms */
+	CUresult rc = cu->cuEventRecord(d->ev_start, d->stream);
+	if (rc == CUDA_SUCCESS)
+		rc = gpu_guard(s, d, ns);
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuEventRecord(d->ev_end, d->stream);
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuEventSynchronize(d->ev_end);
+	float ms = 0;
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuEventElapsedTime(&ms, d->ev_start, d->ev_end);
+	CHECK(rc == CUDA_SUCCESS, "guard kernel: CUDA error %d", rc);
+	CHECK(ms >= 1.99f, "guard kernel of 2 ms ended after %.3f ms", ms);
+	printf("guard kernel: 2 ms asked, %.3f ms between the events\n", ms);
+}
+
 static void test_groups(gpu_session *s, monitor *mon)
 {
 	bench_opts o;
@@ -198,6 +220,7 @@ int main(void)
 	watchdog_arm("test_bench_gpu", 300);
 	test_fill(&s, &s.dev[0]);
 	test_stream_kernels(&s, &s.dev[0]);
+	test_guard(&s, &s.dev[0]);
 	char merr[256];
 	monitor *mon = monitor_start(100, merr, sizeof(merr));
 	for (int i = 0; i < s.count; i++)

@@ -52,6 +52,16 @@ static void test_stats(void **s)
 	assert_true(stats_summarise(bad, 6, &st));
 	assert_int_equal(st.n, 2);
 	assert_true(st.median == 11);
+	/* the kept samples are the usable ones, in the order measured */
+	assert_int_equal(st.nsamples, 2);
+	assert_true(st.samples[0] == 10 && st.samples[1] == 12);
+	double many[100];
+	for (int i = 0; i < 100; i++)
+		many[i] = 100 - i;
+	assert_true(stats_summarise(many, 100, &st));
+	assert_int_equal(st.n, 100);
+	assert_int_equal(st.nsamples, BENCH_STATS_KEEP);
+	assert_true(st.samples[0] == 100 && st.samples[BENCH_STATS_KEEP - 1] == 100 - (BENCH_STATS_KEEP - 1));
 	double none[] = {NAN, 0};
 	assert_false(stats_summarise(none, 2, &st));
 	assert_int_equal(st.n, 0);
@@ -60,6 +70,7 @@ static void test_stats(void **s)
 	double secs[] = {0.5, 0.25, 1.0};
 	assert_true(stats_rates(secs, 3, 10, &st));
 	assert_true(st.min == 10 && st.max == 40 && st.median == 20);
+	assert_true(st.samples[0] == 20 && st.samples[1] == 40 && st.samples[2] == 10);
 	double one = 7;
 	assert_true(stats_summarise(&one, 1, &st));
 	assert_true(st.spread == 0);
