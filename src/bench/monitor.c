@@ -294,15 +294,6 @@ void monitor_sample_now(monitor *m)
 	pthread_mutex_unlock(&m->mu);
 }
 
-void monitor_sample(monitor *m)
-{
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->mu);
-	take_samples(m, false);
-	pthread_mutex_unlock(&m->mu);
-}
-
 bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary *out)
 {
 	memset(out, 0, sizeof(*out));

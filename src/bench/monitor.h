@@ -51,9 +51,6 @@ void monitor_pause(monitor *m, bool paused);
 /* Takes a sample now of every GPU that has none in the current phase (a phase shorter than the
  * sampling interval would otherwise have none). */
 void monitor_sample_now(monitor *m);
-/* Takes a sample of every GPU now, in the current phase (a benchmark that paused the sampler
- * reads the clocks this way between its timed windows). */
-void monitor_sample(monitor *m);
 /* Summary of one GPU over a phase (NULL: the whole run). False when no sample. */
 bool monitor_summary_get(monitor *m, const char *phase, int nvml_index, monitor_summary *out);
 /* bench.monitor.gpu.N.* facts for the whole run and the GPUs' identity (docs/facts/bench.md). */

@@ -404,9 +404,13 @@ void bench_multi(bench_ctx *c)
 		report_note(c->r, "GPU to GPU and NCCL: this machine shows one GPU");
 		return;
 	}
+	/* No NVML sampling during the copies and collectives: its calls take the driver's locks
+	 * (what it would say of the clocks does not enter these figures) */
+	monitor_pause(c->mon, true);
 	bench_progress(c, "P2P copies");
 	watchdog_arm("P2P copies", bench_limit(c, 60));
 	p2p(c);
 	watchdog_disarm();
 	nccl_bench(c);
+	monitor_pause(c->mon, false);
 }

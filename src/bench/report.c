@@ -262,9 +262,12 @@ static const struct {
 	 "D = A x B with square n x n matrices through cuBLASLt: fp64, fp32 (no TF32), tf32 (fp32 data on TF32 tensor "
 	 "cores), fp16 and bf16 (fp32 accumulate, same type out), fp8 e4m3 (transposed A, scale factors 1, bf16 out) and "
 	 "int8 (int32 out). Inputs are random non-zero values made on the GPU. The fastest of cuBLASLt's top heuristic "
-	 "algorithms (64 MiB workspace) is timed with CUDA events after a warm-up; TFLOP/s = 2 n^3 / time, the median of "
-	 "the repeats. A sample of output elements is recomputed on the CPU and must agree within the data type's error "
-	 "bound. % of peak: against SMs x FMA/clk/SM x 2 x the SM clock NVML reported during the run."},
+	 "algorithms (64 MiB workspace) is timed with CUDA events after a warm-up, one GEMM per repeat (about 80 ms of "
+	 "GEMMs when one takes 10 ms or more: those run at the power limit, whose clock swings), each behind a short "
+	 "spinning kernel so that the events time the GEMM and not the host enqueueing it, with no NVML call meanwhile; "
+	 "TFLOP/s = 2 n^3 / time, the median of the repeats. A sample of output elements is recomputed on the CPU and "
+	 "must agree within the data type's error bound. % of peak: against SMs x FMA/clk/SM x 2 x the SM clock NVML "
+	 "reported right after the repeats."},
 	{"speedup", "Mixed precision and CPU vs GPU",
 	 "Plain ratios of the median figures above: each GEMM data type against fp32 on the same GPU at the same size, "
 	 "and the GPU against the CPU's BLAS at the same size."},
@@ -291,7 +294,9 @@ static const struct {
 	{"cpu", "CPU baseline (BLAS)",
 	 "sgemm and dgemm of the system's BLAS (OpenBLAS preferred) on every core, at the GEMM size (smaller when one "
 	 "multiplication would take too long: the size is shown). Random inputs, results checked like the GPU's."},
-	{"monitor", "During the run", "NVML sampled every 50 ms: SM clock, temperature, power, clock event reasons, PCIe link."},
+	{"monitor", "During the run",
+	 "NVML sampled every 100 ms: SM clock, temperature, power, clock event reasons, PCIe link; not while GEMMs, "
+	 "launches, P2P copies and collectives are timed (NVML's calls take the driver's locks)."},
 };
 
 const char *report_explain(const char *group)
