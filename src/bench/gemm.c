@@ -445,22 +445,20 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	for (int w = 0; w < 3; w++) /* the winner, warm */
 		time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why));
 	int reps = c->o->quick ? 10 : 20;
-	/* A GEMM of 10 ms or more (fp64 and fp32 at 8192) runs at the power limit, where the SM
-	 * clock swings by +-4% over tens of milliseconds (seen on an H200, 2026-11-29): one GEMM
-	 * per repeat samples one phase of that swing, so such repeats are ~80 ms of back-to-back
-	 * GEMMs. Shorter GEMMs are timed one per repeat, as a user's loop times them. */
-	int per_rep = best_ms >= 10 ? (int)ceil(80.0 / best_ms) : 1;
-	if (per_rep > 8)
-		per_rep = 8;
 	double secs[32];
 	int got = 0;
+	/* Each repeat is one GEMM, then the GPU rests as long as the GEMM took. Back to back, a
+	 * GEMM of 10 ms or more (fp64 at 8192) holds the H200 at its 700 W limit, where the SM clock
+	 * swings: single fp64 GEMMs varied by 7.5% and repeats of ~80 ms of GEMMs dipped by 20%,
+	 * and the heat carried over into the next data type (tf32 fell from 426 to 365 TFLOP/s
+	 * within its repeats; all seen 2026-11-29). At half duty every repeat starts alike. */
 	/* Nothing calls NVML while GEMMs are timed: its calls take the driver's locks, and on the
 	 * H200 the GEMM right after an NVML sample came out 2-4% slower (int8, fp8, tf32; seen
 	 * 2026-11-29). The clocks are read once, after the last repeat. */
 	monitor_phase(c->mon, id);
 	monitor_pause(c->mon, true);
 	for (int r = 0; r < reps; r++) {
-		double ms = time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, per_rep, why, sizeof(why));
+		double ms = time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why));
 		if (ms < 0) {
 			got = -1;
 			break;
@@ -468,6 +466,11 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 		secs[got++] = ms / 1000.0;
 		if (watchdog_expired())
 			break;
+		if (r + 1 < reps) {
+			double rest = ms < 50 ? ms : 50;
+			struct timespec ts = {0, (long)(rest * 1e6)};
+			nanosleep(&ts, NULL);
+		}
 	}
 	monitor_sample_now(c->mon);
 	monitor_pause(c->mon, false);
@@ -487,7 +490,6 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 			figure_set_note(f, "cuBLASLt ran fp8 only this way: %s", fp8_variants[variant].name);
 	}
 	stats_rates(secs, (size_t)got, 2.0 * n * (double)n * n / 1e12, &f->st);
-	facts_put_int(c->r->facts, src, per_rep, "bench.%s.gemms_per_repeat", id);
 	if (n != n_req)
 		figure_set_note(f, "size %d: %d x %d does not fit in the free GPU memory", n, n_req, n_req);
 	f->clock_mhz = bench_phase_clock(c, ordinal, id);

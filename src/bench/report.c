@@ -262,9 +262,10 @@ static const struct {
 	 "D = A x B with square n x n matrices through cuBLASLt: fp64, fp32 (no TF32), tf32 (fp32 data on TF32 tensor "
 	 "cores), fp16 and bf16 (fp32 accumulate, same type out), fp8 e4m3 (transposed A, scale factors 1, bf16 out) and "
 	 "int8 (int32 out). Inputs are random non-zero values made on the GPU. The fastest of cuBLASLt's top heuristic "
-	 "algorithms (64 MiB workspace) is timed with CUDA events after a warm-up, one GEMM per repeat (about 80 ms of "
-	 "GEMMs when one takes 10 ms or more: those run at the power limit, whose clock swings), each behind a short "
-	 "spinning kernel so that the events time the GEMM and not the host enqueueing it, with no NVML call meanwhile; "
+	 "algorithms (64 MiB workspace) is timed with CUDA events after a warm-up, one GEMM per repeat, the GPU resting "
+	 "as long as the GEMM took between repeats (back to back, long GEMMs hold the GPU at its power limit, where the "
+	 "clock swings), each behind a short spinning kernel so that the events time the GEMM and not the host "
+	 "enqueueing it, with no NVML call meanwhile; "
 	 "TFLOP/s = 2 n^3 / time, the median of the repeats. A sample of output elements is recomputed on the CPU and "
 	 "must agree within the data type's error bound. % of peak: against SMs x FMA/clk/SM x 2 x the SM clock NVML "
 	 "reported right after the repeats."},
