@@ -191,6 +191,18 @@ static double time_gemms(bench_ctx *c, gpu_dev *d, gemm_run *g, const cublasLtMa
 	return (double)ms / iters;
 }
 
+/* Idles as long as a GEMM of `ms` milliseconds took (at most 50 ms): the half duty that keeps
+ * long GEMMs off the power limit (see the repeats in gemm_one_variant). */
+static void rest_after(double ms)
+{
+	if (!(ms > 0))
+		return;
+	if (ms > 50)
+		ms = 50;
+	struct timespec ts = {0, (long)(ms * 1e6)};
+	nanosleep(&ts, NULL);
+}
+
 /* Downloads sampled columns of D and checks sampled elements against the CPU. */
 static void verify_gemm(bench_ctx *c, gpu_dev *d, gemm_run *g, bench_dtype dt, int n, bench_figure *f)
 {
@@ -442,8 +454,8 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	 * matmuls, so the figure is the one a user's timing loop sees, then warm the winner. */
 	struct timespec settle = {0, 300 * 1000 * 1000};
 	nanosleep(&settle, NULL);
-	for (int w = 0; w < 3; w++) /* the winner, warm */
-		time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why));
+	for (int w = 0; w < 3; w++) /* the winner, warm, at the half duty of the repeats below */
+		rest_after(time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why)));
 	int reps = c->o->quick ? 10 : 20;
 	double secs[32];
 	int got = 0;
@@ -466,11 +478,8 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 		secs[got++] = ms / 1000.0;
 		if (watchdog_expired())
 			break;
-		if (r + 1 < reps) {
-			double rest = ms < 50 ? ms : 50;
-			struct timespec ts = {0, (long)(rest * 1e6)};
-			nanosleep(&ts, NULL);
-		}
+		if (r + 1 < reps)
+			rest_after(ms);
 	}
 	monitor_sample_now(c->mon);
 	monitor_pause(c->mon, false);
