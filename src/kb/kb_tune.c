@@ -27,7 +27,7 @@ static bool gpu_matches(const char *cell, const char *gpu)
 	return false;
 }
 
-bool kb_tune_expect(const kb *k, const tune_expect_key *key, double *value, const char **source)
+bool kb_tune_expect(const kb *k, const tune_expect_key *key, double *value, double *tolerance, const char **source)
 {
 	const csv_table *t = k ? kb_table(k, "tune_expect") : NULL;
 	if (!t || !key->gpu || !key->model || !key->setting || !key->metric)
@@ -50,6 +50,11 @@ bool kb_tune_expect(const kb *k, const tune_expect_key *key, double *value, cons
 		if (*end || !isfinite(v) || v <= 0)
 			continue;
 		*value = v;
+		if (tolerance) {
+			const char *tc = csv_cell(t, r, "tolerance");
+			double tol = tc && *tc ? strtod(tc, &end) : NAN;
+			*tolerance = tc && *tc && !*end && isfinite(tol) && tol > 0 && tol < 1 ? tol : NAN;
+		}
 		if (source)
 			*source = csv_cell(t, r, "source");
 		return true;

@@ -16,7 +16,9 @@ typedef struct tune_expect_key {
 	const char *metric;  /* step_ms, peak_mib */
 } tune_expect_key;
 
-/* The expected figure and its source (pointers into the knowledge base); false when the table
+/* The expected figure, the fraction by which a measurement may differ from it and still be
+ * "as expected" (NAN when the row leaves it empty: the caller's default), and its source
+ * (pointers into the knowledge base); tolerance and source may be NULL. False when the table
  * has no row for exactly this GPU, model, library, shape and setting. */
-bool kb_tune_expect(const kb *k, const tune_expect_key *key, double *value, const char **source);
+bool kb_tune_expect(const kb *k, const tune_expect_key *key, double *value, double *tolerance, const char **source);
 #endif

@@ -305,10 +305,13 @@ static void add_verdict(tune_advice *a, const tune_report *r, const tune_summary
 		return;
 	tune_expect_key key = {r->env.gpu_name, s->model, s->meta->impl, x->batch > 0 ? x->batch : s->batch,
 			       s->meta->image_size, s->meta->seq_len, x->setting, metric};
-	double expected;
+	double expected, tol;
 	const char *source = NULL;
-	if (!kb_tune_expect(k, &key, &expected, &source))
+	if (!kb_tune_expect(k, &key, &expected, &tol, &source))
 		return;
+	bool step = strcmp(metric, "step_ms") == 0;
+	if (isnan(tol))
+		tol = step ? TUNE_VERDICT_TOLERANCE : TUNE_MEMORY_TOLERANCE;
 	tune_verdict *v = &a->verdicts[a->nverdicts++];
 	memset(v, 0, sizeof(*v));
 	v->model = s->model;
@@ -319,20 +322,22 @@ static void add_verdict(tune_advice *a, const tune_report *r, const tune_summary
 	v->batch = key.batch;
 	v->measured = measured;
 	v->expected = expected;
-	if (strcmp(metric, "step_ms") == 0) {
+	v->tolerance = tol;
+	if (step) {
+		/* measured slower than expected by more than the tolerance: expected/measured < 1/(1+tol) */
 		v->ratio = expected / measured;
-		if (v->ratio < 1.0 - TUNE_VERDICT_TOLERANCE) {
+		if (measured > expected * (1.0 + tol)) {
 			v->word = "slower than expected";
 			v->bad = true;
 			a->any_bad_verdict = true;
-		} else if (v->ratio > 1.0 + TUNE_VERDICT_TOLERANCE) {
+		} else if (measured < expected * (1.0 - tol)) {
 			v->word = "faster than expected";
 		} else {
 			v->word = "as expected";
 		}
 	} else {
 		v->ratio = measured / expected;
-		v->word = fabs(v->ratio - 1.0) <= 0.15 ? "as expected" : "differs";
+		v->word = fabs(v->ratio - 1.0) <= tol ? "as expected" : "differs";
 	}
 }
 

@@ -18,7 +18,10 @@
 /* A setting that saves this much memory without costing speed is worth it too. */
 #define TUNE_MEMORY_MIN 0.20
 /* Verdict: a step time within this fraction of the expected one is "as expected". */
+/* Defaults where data/tune_expect.csv gives no tolerance for a row: a step more than 10% slower
+ * than expected is a finding; a peak memory off by more than 15% "differs". */
 #define TUNE_VERDICT_TOLERANCE 0.10
+#define TUNE_MEMORY_TOLERANCE 0.15
 
 typedef struct tune_setting_info {
 	const char *key;   /* as the probe names it: tf32, amp_bf16, ... */
@@ -75,8 +78,9 @@ typedef struct tune_verdict {
 	int batch;
 	double measured, expected;
 	double ratio;     /* step_ms: expected / measured (under 1: slower); peak_mib: measured / expected */
+	double tolerance; /* the fraction either way that is still "as expected" (the row's, else the default) */
 	const char *word; /* "as expected", "slower than expected", "faster than expected", "differs" */
-	bool bad;         /* a step more than TUNE_VERDICT_TOLERANCE slower than expected */
+	bool bad;         /* a step more than `tolerance` slower than expected */
 } tune_verdict;
 
 typedef struct tune_pipeline_view {

@@ -682,6 +682,7 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 		add_str(x, "metric", v->metric);
 		add_num(x, "measured", v->measured);
 		add_num(x, "expected", v->expected);
+		add_num(x, "tolerance", v->tolerance);
 		add_num(x, "ratio", v->ratio);
 		add_str(x, "verdict", v->word);
 		cJSON_AddBoolToObject(x, "slow", v->bad);

@@ -185,6 +185,40 @@ static void test_advice_slow(void **s)
 	tune_report_free(r);
 }
 
+/* The tolerance of each knowledge-base row: BERT's AMP step (launch-bound, 30%) 25% slower than
+ * the H200 figure is still as expected; its fp32 step (GPU-bound, 10%) 12% slower is not. */
+static void test_advice_tolerance(void **s)
+{
+	(void)s;
+	const char *text =
+		"{\"schema\":\"gpuvet.tune-probe/1\",\"status\":\"ok\",\"env\":{\"gpu_name\":\"NVIDIA H200\","
+		"\"torch\":\"2.11.0\"},\"models\":[{\"model\":\"bert\",\"impl\":\"transformers\",\"batch\":32,"
+		"\"seq_len\":128}],\"runs\":["
+		"{\"id\":1,\"model\":\"bert\",\"device\":\"cuda\",\"setting\":\"ref_fp32\",\"batch\":32,"
+		"\"status\":\"ok\",\"ms\":67.7,\"reference\":true},"
+		"{\"id\":2,\"model\":\"bert\",\"device\":\"cuda\",\"setting\":\"ref_amp_fp16\",\"batch\":32,"
+		"\"status\":\"ok\",\"ms\":43.2,\"reference\":true}]}";
+	tune_report *r = tune_report_parse(text, strlen(text), NULL);
+	assert_non_null(r);
+	tune_advice *a = tune_advise(r, K);
+	assert_int_equal(a->nverdicts, 2);
+	for (size_t i = 0; i < a->nverdicts; i++) {
+		const tune_verdict *v = &a->verdicts[i];
+		if (strcmp(v->setting, "ref_fp32") == 0) {
+			assert_true(fabs(v->tolerance - 0.10) < 1e-9);
+			assert_string_equal(v->word, "slower than expected");
+			assert_true(v->bad);
+		} else {
+			assert_true(fabs(v->tolerance - 0.30) < 1e-9);
+			assert_string_equal(v->word, "as expected");
+			assert_false(v->bad);
+		}
+	}
+	assert_true(a->any_bad_verdict);
+	tune_advice_free(a);
+	tune_report_free(r);
+}
+
 static void test_advice_t4(void **s)
 {
 	(void)s;
@@ -445,35 +479,37 @@ static void test_huge(void **s)
 static void test_kb_expect(void **s)
 {
 	(void)s;
-	double v;
+	double v, tol;
 	const char *src = NULL;
 	tune_expect_key k = {"NVIDIA H200", "resnet50", "torchvision", 64, 224, -1, "ref_fp32", "step_ms"};
-	assert_true(kb_tune_expect(K, &k, &v, &src));
+	assert_true(kb_tune_expect(K, &k, &v, &tol, &src));
 	assert_true(fabs(v - 24.52) < 1e-9);
+	assert_true(fabs(tol - 0.15) < 1e-9);
 	assert_non_null(strstr(src, "2026-11-29"));
 	k.gpu = "nvidia h200"; /* case */
-	assert_true(kb_tune_expect(K, &k, &v, NULL));
+	assert_true(kb_tune_expect(K, &k, &v, NULL, NULL));
 	k.gpu = "H200"; /* an old driver's name without the prefix */
-	assert_true(kb_tune_expect(K, &k, &v, NULL));
+	assert_true(kb_tune_expect(K, &k, &v, NULL, NULL));
 	k.gpu = "NVIDIA H200 NVL"; /* another class */
-	assert_false(kb_tune_expect(K, &k, &v, NULL));
+	assert_false(kb_tune_expect(K, &k, &v, NULL, NULL));
 	k.gpu = "NVIDIA H200";
 	k.batch = 32;
-	assert_false(kb_tune_expect(K, &k, &v, NULL));
+	assert_false(kb_tune_expect(K, &k, &v, NULL, NULL));
 	k.batch = 64;
 	k.impl = "builtin";
-	assert_false(kb_tune_expect(K, &k, &v, NULL));
+	assert_false(kb_tune_expect(K, &k, &v, NULL, NULL));
 	k.impl = "torchvision";
 	k.image_size = 160;
-	assert_false(kb_tune_expect(K, &k, &v, NULL));
+	assert_false(kb_tune_expect(K, &k, &v, NULL, NULL));
 	tune_expect_key b = {"NVIDIA H200", "bert", "transformers", 32, -1, 128, "ref_amp_fp16", "step_ms"};
-	assert_true(kb_tune_expect(K, &b, &v, NULL));
+	assert_true(kb_tune_expect(K, &b, &v, &tol, NULL));
 	assert_true(fabs(v - 34.54) < 1e-9);
+	assert_true(fabs(tol - 0.30) < 1e-9); /* AMP steps: launch-bound, they move between processes */
 	b.seq_len = 512;
-	assert_false(kb_tune_expect(K, &b, &v, NULL));
+	assert_false(kb_tune_expect(K, &b, &v, &tol, NULL));
 	/* the CPU figures of that run are not GPU-class figures: not in the table */
 	tune_expect_key c = {"NVIDIA H200", "resnet50", "torchvision", 64, 224, -1, "fp32", "cpu_ms"};
-	assert_false(kb_tune_expect(K, &c, &v, NULL));
+	assert_false(kb_tune_expect(K, &c, &v, NULL, NULL));
 }
 
 /* ---- protocol, utilization, line splitting ---- */
@@ -795,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_parse_full),
 		cmocka_unit_test(test_advice_full),
 		cmocka_unit_test(test_advice_slow),
+		cmocka_unit_test(test_advice_tolerance),
 		cmocka_unit_test(test_advice_t4),
 		cmocka_unit_test(test_killed_lines),
 		cmocka_unit_test(test_budget_fixture),
