@@ -191,11 +191,13 @@ static double time_gemms(bench_ctx *c, gpu_dev *d, gemm_run *g, const cublasLtMa
 	return (double)ms / iters;
 }
 
-/* Idles as long as a GEMM of `ms` milliseconds took (at most 50 ms): the half duty that keeps
- * long GEMMs off the power limit (see the repeats in gemm_one_variant). */
+/* Idles as long as a GEMM of `ms` milliseconds took (at most 50 ms), when it took 5 ms or more:
+ * the half duty that keeps long GEMMs off the power limit (see the repeats in
+ * gemm_one_variant). Short GEMMs stay back to back: idle gaps of a millisecond did not steady
+ * them (int8 and fp8 repeats dipped by 3-7% now and then either way on the H200 machine). */
 static void rest_after(double ms)
 {
-	if (!(ms > 0))
+	if (!(ms >= 5))
 		return;
 	if (ms > 50)
 		ms = 50;
@@ -459,8 +461,8 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	int reps = c->o->quick ? 10 : 20;
 	double secs[32];
 	int got = 0;
-	/* Each repeat is one GEMM, then the GPU rests as long as the GEMM took. Back to back, a
-	 * GEMM of 10 ms or more (fp64 at 8192) holds the H200 at its 700 W limit, where the SM clock
+	/* Each repeat is one GEMM; after a long one (rest_after) the GPU rests as long as it took.
+	 * Back to back, a GEMM of 10 ms or more (fp64 at 8192) holds the H200 at its 700 W limit, where the SM clock
 	 * swings: single fp64 GEMMs varied by 7.5% and repeats of ~80 ms of GEMMs dipped by 20%,
 	 * and the heat carried over into the next data type (tf32 fell from 426 to 365 TFLOP/s
 	 * within its repeats; all seen 2026-11-29). At half duty every repeat starts alike. */

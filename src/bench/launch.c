@@ -89,10 +89,11 @@ void bench_launch(bench_ctx *c)
 	double secs[32];
 	for (int k = 0; k < 2; k++) {
 		int n = k == L_BACK_TO_BACK ? n_b2b : n_sync;
-		/* Warm-up of at least 0.25 s: launch is the first benchmark of the run, and with a
-		 * warm-up of n/5 launches its first repeats came out 10-25% slower than the rest on
-		 * the H200 machine (2026-11-29), the CPU and the driver's queues still settling. */
-		double warm_until = now_seconds() + 0.25, wt = 0;
+		/* Warm-up of at least 1 s (0.25 s for launch + synchronize): launch is the first
+		 * benchmark of the run, and its first repeats came out 10-25% slower than the rest on
+		 * the H200 machine for the first 0.5-0.75 s (2026-11-29), the process, the CPU and the
+		 * driver's queues still settling. */
+		double warm_until = now_seconds() + (k == L_SYNC ? 0.25 : 1.0), wt = 0;
 		do
 			wt = run_plain(c, d, k == L_SYNC, n / 5 + 1, why, sizeof(why));
 		while (wt >= 0 && now_seconds() < warm_until && !watchdog_expired());
