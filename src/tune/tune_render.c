@@ -375,7 +375,8 @@ static void verdict_section(FILE *out, const tune_report *r, const tune_advice *
 		fprintf(out, "  %-9s batch %-4d %-19s %s %12s, expected %12s: %s%s%s", v->model, v->batch,
 			title_of(v->setting), ms ? "step" : "peak", m, e, c, v->word, col_reset(on));
 		if (ms)
-			fprintf(out, " (%.0f%% of the expected speed)", 100 * v->ratio);
+			fprintf(out, " (%.0f%% of the expected speed, tolerance %.0f%%)", 100 * v->ratio,
+				100 * v->tolerance);
 		fputc('\n', out);
 	}
 	if (a->any_bad_verdict && o->cond && o->cond->slowed)
