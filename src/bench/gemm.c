@@ -178,14 +178,9 @@ static double time_gemms(bench_ctx *c, gpu_dev *d, gemm_run *g, const cublasLtMa
 			return -1;
 		}
 	}
-	if ((rc = cu->cuEventRecord(d->ev_end, d->stream)) != CUDA_SUCCESS ||
-	    (rc = cu->cuEventSynchronize(d->ev_end)) != CUDA_SUCCESS) {
-		gpu_errtext(c->gpu, "the GEMM (cuEventSynchronize)", rc, why, n);
-		return -1;
-	}
 	float ms = 0;
-	if ((rc = cu->cuEventElapsedTime(&ms, d->ev_start, d->ev_end)) != CUDA_SUCCESS) {
-		gpu_errtext(c->gpu, "cuEventElapsedTime", rc, why, n);
+	if ((rc = gpu_event_elapsed(c->gpu, d, &ms)) != CUDA_SUCCESS) {
+		gpu_errtext(c->gpu, "the GEMM (waiting for its end event)", rc, why, n);
 		return -1;
 	}
 	return (double)ms / iters;

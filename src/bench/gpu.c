@@ -250,6 +250,18 @@ CUresult gpu_guard(gpu_session *s, gpu_dev *d, uint64_t ns)
 	return gpu_launch(s, d, K_SPIN, 1, 1, NULL, args);
 }
 
+CUresult gpu_event_elapsed(gpu_session *s, gpu_dev *d, float *ms)
+{
+	const gv_cuda_api *cu = s->cu;
+	*ms = 0;
+	CUresult rc = cu->cuEventRecord(d->ev_end, d->stream);
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuEventSynchronize(d->ev_end);
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuEventElapsedTime(ms, d->ev_start, d->ev_end);
+	return rc;
+}
+
 unsigned gpu_grid(const gpu_dev *d, unsigned blocks_per_sm)
 {
 	unsigned sms = d->sms > 0 ? (unsigned)d->sms : 1;

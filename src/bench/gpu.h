@@ -89,6 +89,9 @@ bool gpu_check_fill(gpu_session *s, gpu_dev *d, bench_dtype dt, CUdeviceptr p, u
  * event-timed region, the GPU is still busy when the start event and the work arrive, so what the
  * events measure is the work alone, not the host's time to enqueue it. */
 CUresult gpu_guard(gpu_session *s, gpu_dev *d, uint64_t ns);
+/* Ends an event-timed region: records the device's end event on its stream, waits for it and
+ * puts the milliseconds since the start event (recorded by the caller) in *ms. */
+CUresult gpu_event_elapsed(gpu_session *s, gpu_dev *d, float *ms);
 /* Launch shape of the grid-stride kernels: blocks per SM x SMs (at least 1). */
 unsigned gpu_grid(const gpu_dev *d, unsigned blocks_per_sm);
 

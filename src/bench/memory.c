@@ -66,13 +66,9 @@ static double time_kernel(bench_ctx *c, gpu_dev *d, const stream_kernel *k, arra
 	CUresult rc = cu->cuEventRecord(d->ev_start, d->stream);
 	for (int i = 0; rc == CUDA_SUCCESS && i < iters; i++)
 		rc = launch(c, d, k, x, sh);
-	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventRecord(d->ev_end, d->stream);
-	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventSynchronize(d->ev_end);
 	float ms = 0;
 	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventElapsedTime(&ms, d->ev_start, d->ev_end);
+		rc = gpu_event_elapsed(c->gpu, d, &ms);
 	if (rc != CUDA_SUCCESS) {
 		char what[64];
 		snprintf(what, sizeof(what), "the %s kernel", k->name);
@@ -140,13 +136,9 @@ static double time_memcpy(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	CUresult rc = cu->cuEventRecord(d->ev_start, d->stream);
 	for (int i = 0; rc == CUDA_SUCCESS && i < iters; i++)
 		rc = cu->cuMemcpyDtoDAsync(x->c, x->a, bytes, d->stream);
-	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventRecord(d->ev_end, d->stream);
-	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventSynchronize(d->ev_end);
 	float ms = 0;
 	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventElapsedTime(&ms, d->ev_start, d->ev_end);
+		rc = gpu_event_elapsed(c->gpu, d, &ms);
 	if (rc != CUDA_SUCCESS) {
 		gpu_errtext(c->gpu, "cuMemcpyDtoDAsync", rc, why, n);
 		return -1;

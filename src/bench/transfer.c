@@ -60,13 +60,9 @@ static double one_transfer(bench_ctx *c, gpu_dev *d, bufs *b, direction dir, boo
 		if (rc == CUDA_SUCCESS)
 			rc = dir == T_H2D ? cu->cuMemcpyHtoDAsync(b->d1, b->pin1, b->bytes, d->stream)
 					  : cu->cuMemcpyDtoHAsync(b->pin1, b->d1, b->bytes, d->stream);
-		if (rc == CUDA_SUCCESS)
-			rc = cu->cuEventRecord(d->ev_end, d->stream);
-		if (rc == CUDA_SUCCESS)
-			rc = cu->cuEventSynchronize(d->ev_end);
 		float ms = 0;
 		if (rc == CUDA_SUCCESS)
-			rc = cu->cuEventElapsedTime(&ms, d->ev_start, d->ev_end);
+			rc = gpu_event_elapsed(c->gpu, d, &ms);
 		secs = ms / 1000.0;
 	} else if (pinned) {
 		double t0 = now_seconds();

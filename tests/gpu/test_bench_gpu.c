@@ -127,13 +127,9 @@ static void test_guard(gpu_session *s, gpu_dev *d)
 	CUresult rc = cu->cuEventRecord(d->ev_start, d->stream);
 	if (rc == CUDA_SUCCESS)
 		rc = gpu_guard(s, d, ns);
-	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventRecord(d->ev_end, d->stream);
-	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventSynchronize(d->ev_end);
 	float ms = 0;
 	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventElapsedTime(&ms, d->ev_start, d->ev_end);
+		rc = gpu_event_elapsed(s, d, &ms);
 	CHECK(rc == CUDA_SUCCESS, "guard kernel: CUDA error %d", rc);
 	CHECK(ms >= 1.99f, "guard kernel of 2 ms ended after %.3f ms", ms);
 	printf("guard kernel: 2 ms asked, %.3f ms between the events\n", ms);
