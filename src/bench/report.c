@@ -375,7 +375,12 @@ void report_text(FILE *out, const bench_report *r, const findings *fs, bool colo
 			fprintf(out, "  %snot measured: %s%s\n\n", dim, same, reset);
 			continue;
 		}
-		fprintf(out, "  %-34s %10s %-8s %9s %9s %7s %7s  %s\n", "", "median", "", "min", "max", "spread", "% peak",
+		/* the title column fits the group's longest title (at least 34), so the figures line up */
+		int tw = 34;
+		for (size_t i = 0; i < r->n; i++)
+			if (strcmp(r->v[i].group, groups[g].group) == 0 && !r->v[i].skipped && (int)strlen(r->v[i].title) > tw)
+				tw = (int)strlen(r->v[i].title);
+		fprintf(out, "  %-*s %10s %-8s %9s %9s %7s %7s  %s\n", tw, "", "median", "", "min", "max", "spread", "% peak",
 			"check");
 		for (size_t i = 0; i < r->n; i++) {
 			const bench_figure *f = &r->v[i];
@@ -399,7 +404,7 @@ void report_text(FILE *out, const bench_report *r, const findings *fs, bool colo
 			else
 				snprintf(spread, sizeof(spread), "-");
 			const char *check = f->verified == VERIFY_OK ? "ok" : f->verified == VERIFY_FAILED ? "WRONG" : "";
-			fprintf(out, "  %-34s %10s %-8s %9s %9s %7s %7s  %s%s%s\n", f->title, med, f->unit, mn, mx, spread,
+			fprintf(out, "  %-*s %10s %-8s %9s %9s %7s %7s  %s%s%s\n", tw, f->title, med, f->unit, mn, mx, spread,
 				pct, f->verified == VERIFY_FAILED ? red : "", check, f->verified == VERIFY_FAILED ? reset : "");
 			if (f->note)
 				fprintf(out, "  %s  %s%s\n", dim, f->note, reset);
