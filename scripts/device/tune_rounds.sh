@@ -17,5 +17,16 @@ for i in $(seq 1 "${ROUNDS:-4}"); do
 	$PY scripts/device/amp_steps.py > "$OUT/anchor-$i.json" 2>> "$OUT/anchor.err"
 	"$G" tune --models resnet50,bert --settings ref_fp32,ref_amp_fp16 --batch resnet50=64,bert=32 --seq-len 128 \
 		--no-cpu --no-pipeline --no-ddp --budget 60 --json > "$OUT/tune-$i.json" 2>> "$OUT/tune.err"
-	echo "round $i done $(date -u +%T)" >> "$OUT/progress.txt"
+	# one line per round on stdout too (a call cut short brings back its output)
+	$PY - "$OUT/anchor-$i.json" "$OUT/tune-$i.json" "$i" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+t = json.load(open(sys.argv[2]))
+ours = {}
+for m in t.get("models", []):
+    for r in m.get("runs", []):
+        if r.get("status") == "ok" and r["device"] == "cuda":
+            ours[m["model"] + "_" + r["setting"]] = round(r["ms"], 2)
+print("round", sys.argv[3], json.dumps({"anchor": {k: round(v[0], 2) for k, v in a.items()}, "tune": ours}))
+PY
 done
