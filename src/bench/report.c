@@ -284,7 +284,8 @@ static const struct {
 	 "and width NVML reported during the transfer."},
 	{"launch", "Kernel launch",
 	 "An empty PTX kernel: back to back (host time of N cuLaunchKernel calls and one synchronize, divided by N), "
-	 "launch plus cuStreamSynchronize per kernel, and replay of a CUDA graph of N kernels (per kernel)."},
+	 "launch plus cuStreamSynchronize per kernel, and replay of a CUDA graph of N kernels (per kernel). Measured "
+	 "first, after at least a second of the same loop as warm-up."},
 	{"p2p", "GPU to GPU",
 	 "cuDeviceCanAccessPeer for every pair, then cuMemcpyPeerAsync of 256 MiB (1 GiB in the full run) with peer "
 	 "access enabled: one way, and both ways at once (sum of both directions)."},
