@@ -13,6 +13,7 @@
 # (cp ../shared/anchors/bench_models.py .anchors/; carry .anchors).
 # Run it through scripts/device-run.sh (carry build, .devlib, .anchors; kind nvidia-h200-x2):
 #   bash scripts/device-run.sh scripts/device/tune.sh
+# (scripts/device/tune_rounds.sh runs more interleaved rounds of the GPU steps alone, on one GPU.)
 # Writes under $OUT/tune: the anchor's JSON, tune's probe document, JSON and text reports, logs,
 # benchmarks-tune.md (the lines for docs/benchmarks.md) and verdict.txt; exits 1 when a check fails.
 set -u
