@@ -42,16 +42,26 @@ static void make_key(char *key, size_t size, const char *keyfmt, int gpu)
 		snprintf(key, size, keyfmt, gpu);
 }
 
+/* The key of a value, and whether it holds one: an unset value puts nothing, an unsupported or
+ * failed one puts its state; true only when the caller should put the value under `key`. */
+static bool value_key(facts *f, gv_vstate st, nvmlReturn_t rc, const char *source, const char *keyfmt, int gpu,
+		      char *key, size_t size)
+{
+	make_key(key, size, keyfmt, gpu);
+	if (st == GV_V_UNSET)
+		return false;
+	if (st != GV_V_OK) {
+		put_state_of(f, st, rc, source, key);
+		return false;
+	}
+	return true;
+}
+
 static bool put_u64(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, int gpu)
 {
 	char key[128];
-	make_key(key, sizeof(key), keyfmt, gpu);
-	if (v->st == GV_V_UNSET)
+	if (!value_key(f, v->st, v->rc, source, keyfmt, gpu, key, sizeof(key)))
 		return false;
-	if (v->st != GV_V_OK) {
-		put_state_of(f, v->st, v->rc, source, key);
-		return false;
-	}
 	facts_put_int(f, source, (long long)v->v, "%s", key);
 	return true;
 }
@@ -59,24 +69,14 @@ static bool put_u64(facts *f, const gv_nv_u64 *v, const char *source, const char
 static void put_bool(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, int gpu)
 {
 	char key[128];
-	make_key(key, sizeof(key), keyfmt, gpu);
-	if (v->st == GV_V_UNSET)
-		return;
-	if (v->st != GV_V_OK)
-		put_state_of(f, v->st, v->rc, source, key);
-	else
+	if (value_key(f, v->st, v->rc, source, keyfmt, gpu, key, sizeof(key)))
 		facts_put_bool(f, source, v->v != 0, "%s", key);
 }
 
 static void put_str(facts *f, const gv_nv_str *v, const char *source, const char *keyfmt, int gpu)
 {
 	char key[128];
-	make_key(key, sizeof(key), keyfmt, gpu);
-	if (v->st == GV_V_UNSET)
-		return;
-	if (v->st != GV_V_OK)
-		put_state_of(f, v->st, v->rc, source, key);
-	else
+	if (value_key(f, v->st, v->rc, source, keyfmt, gpu, key, sizeof(key)))
 		facts_put_str(f, source, v->v, "%s", key);
 }
 
@@ -84,12 +84,7 @@ static void put_str(facts *f, const gv_nv_str *v, const char *source, const char
 static void put_watts(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, int gpu)
 {
 	char key[128];
-	make_key(key, sizeof(key), keyfmt, gpu);
-	if (v->st == GV_V_UNSET)
-		return;
-	if (v->st != GV_V_OK)
-		put_state_of(f, v->st, v->rc, source, key);
-	else
+	if (value_key(f, v->st, v->rc, source, keyfmt, gpu, key, sizeof(key)))
 		facts_put_real(f, source, v->v / 1000.0, "%s", key);
 }
 
