@@ -13,6 +13,19 @@ static const char *next_line(const char *p)
 	return nl ? nl + 1 : NULL;
 }
 
+/* The value q[0..len) into out (n bytes, truncated), cleaned of control characters; nothing when
+ * n is 0 (the caller only asks whether the value is there). */
+static void copy_value(char *out, size_t n, const char *q, size_t len)
+{
+	if (!n)
+		return;
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, q, len);
+	out[len] = '\0';
+	str_sanitize(out);
+}
+
 static bool is_ident(char c)
 {
 	return isalnum((unsigned char)c) || c == '_';
@@ -55,13 +68,7 @@ bool pyparse_assign(const char *text, const char *name, char *out, size_t n, boo
 		if (*end != quote)
 			return false;
 		size_t len = (size_t)(end - q);
-		if (n) {
-			if (len >= n)
-				len = n - 1;
-			memcpy(out, q, len);
-			out[len] = '\0';
-			str_sanitize(out);
-		}
+		copy_value(out, n, q, len);
 		return true;
 	}
 	return false;
@@ -86,13 +93,7 @@ bool pyparse_cfg(const char *text, const char *key, char *out, size_t n)
 		size_t len = strcspn(q, "\r\n");
 		while (len && (q[len - 1] == ' ' || q[len - 1] == '\t'))
 			len--;
-		if (n) {
-			if (len >= n)
-				len = n - 1;
-			memcpy(out, q, len);
-			out[len] = '\0';
-			str_sanitize(out);
-		}
+		copy_value(out, n, q, len);
 		return true;
 	}
 	return false;
@@ -112,13 +113,7 @@ bool pyparse_metadata_field(const char *text, const char *field, char *out, size
 		size_t len = strcspn(q, "\r\n");
 		while (len && q[len - 1] == ' ')
 			len--;
-		if (n) {
-			if (len >= n)
-				len = n - 1;
-			memcpy(out, q, len);
-			out[len] = '\0';
-			str_sanitize(out);
-		}
+		copy_value(out, n, q, len);
 		return true;
 	}
 	return false;
