@@ -512,6 +512,46 @@ static void test_kb_expect(void **s)
 	assert_false(kb_tune_expect(K, &c, &v, NULL, NULL));
 }
 
+/* A user's knowledge-base directory with tolerances that are not fractions: each is ignored (the
+ * caller's default applies), never read as a bound. */
+static void test_kb_expect_bad_tolerance(void **s)
+{
+	(void)s;
+	char dir[] = "/tmp/gpuvet-kbtol-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = xasprintf("%s/tune_expect.csv", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("gpu,model,impl,batch,image_size,seq_len,setting,metric,value,tolerance,unit,verification,source\n"
+	      "Test GPU,bert,,8,,,ref_fp32,step_ms,10,garbage,ms,measured,t\n"
+	      "Test GPU,bert,,8,,,ref_amp_fp16,step_ms,10,1e308,ms,measured,t\n"
+	      "Test GPU,bert,,8,,,ref_fp32,peak_mib,100,-0.2,MiB,measured,t\n"
+	      "Test GPU,bert,,8,,,ref_amp_fp16,peak_mib,100,0.25,MiB,measured,t\n",
+	      f);
+	fclose(f);
+	char *err = NULL;
+	kb *k = kb_load(dir, &err);
+	assert_non_null(k);
+	double v, tol;
+	tune_expect_key key = {"Test GPU", "bert", NULL, 8, -1, -1, "ref_fp32", "step_ms"};
+	assert_true(kb_tune_expect(k, &key, &v, &tol, NULL));
+	assert_true(v == 10 && isnan(tol));
+	key.setting = "ref_amp_fp16";
+	assert_true(kb_tune_expect(k, &key, &v, &tol, NULL));
+	assert_true(isnan(tol));
+	key.setting = "ref_fp32";
+	key.metric = "peak_mib";
+	assert_true(kb_tune_expect(k, &key, &v, &tol, NULL));
+	assert_true(isnan(tol));
+	key.setting = "ref_amp_fp16";
+	assert_true(kb_tune_expect(k, &key, &v, &tol, NULL));
+	assert_true(fabs(tol - 0.25) < 1e-12);
+	kb_free(k);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+}
+
 /* ---- protocol, utilization, line splitting ---- */
 
 static void test_stream_protocol(void **s)
@@ -832,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_advice_full),
 		cmocka_unit_test(test_advice_slow),
 		cmocka_unit_test(test_advice_tolerance),
+		cmocka_unit_test(test_kb_expect_bad_tolerance),
 		cmocka_unit_test(test_advice_t4),
 		cmocka_unit_test(test_killed_lines),
 		cmocka_unit_test(test_budget_fixture),
