@@ -1,5 +1,7 @@
 #include "cmd/history_record.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,9 +21,15 @@ long long history_record(const char *db_path, hist_run *r)
 		return 0;
 	if (gopts.root) /* a machine built as a directory tree, not this one */
 		history_run_set(r, "root", gopts.root);
+	/* the command's report is out before the history can fail, and a file-size limit (ulimit -f)
+	 * makes writes fail with EFBIG, a warning below, instead of SIGXFSZ killing the command */
+	fflush(stdout);
+	signal(SIGXFSZ, SIG_IGN);
 	char *err = NULL;
 	history *h = history_open(db_path, HISTORY_WRITE, &err);
 	long long id = 0;
+	if (h && history_notice(h))
+		gv_warning("%s", history_notice(h));
 	if (!h) {
 		history_run_discard(r);
 	} else if (!history_run_finish(h, r, &id, &err)) {

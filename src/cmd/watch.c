@@ -239,6 +239,8 @@ int cmd_watch(int argc, char **argv)
 	if (record) {
 		char *err = NULL;
 		rec.h = history_open(db, HISTORY_WRITE, &err);
+		if (rec.h && history_notice(rec.h))
+			gv_warning("%s", history_notice(rec.h));
 		if (!rec.h) {
 			gv_error("--record: %s", err);
 			free(err);
