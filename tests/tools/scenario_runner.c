@@ -162,6 +162,15 @@ int main(int argc, char **argv)
 					fprintf(stderr, "chmod %s: %s\n", full, strerror(errno));
 				free(full);
 			}
+		} else if (str_starts(l, "mkfifo:") || str_starts(l, "mkdir:")) {
+			/* what git cannot keep: a FIFO, or a directory where a file belongs */
+			char *full = xasprintf("%s%s", root, v);
+			int rc = str_starts(l, "mkfifo:") ? mkfifo(full, 0644) : mkdir(full, 0755);
+			if (rc != 0) {
+				fprintf(stderr, "%s %s: %s\n", str_starts(l, "mkfifo:") ? "mkfifo" : "mkdir", full, strerror(errno));
+				return 2;
+			}
+			free(full);
 		} else if (str_starts(l, "user:")) {
 			as_nobody = strcmp(v, "nobody") == 0;
 		} else if (str_starts(l, "expect:")) {
