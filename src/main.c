@@ -105,11 +105,12 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 	}
 	char *err = NULL;
-	kb *k = kb_load(gopts.kb_dir, &err);
+	int kb_rc = EXIT_USAGE;
+	kb *k = kb_load_checked(gopts.kb_dir, &err, &kb_rc);
 	if (!k) {
 		gv_error("%s", err);
 		free(err);
-		return EXIT_USAGE;
+		return kb_rc;
 	}
 	kb_set_global(k);
 
