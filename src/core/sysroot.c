@@ -272,6 +272,12 @@ bool sysroot_is_dir(const char *abs)
 	return sysroot_stat(abs, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool sysroot_is_regular(const char *abs)
+{
+	struct stat st;
+	return sysroot_stat(abs, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 char *sysroot_readlink(const char *abs)
 {
 	char p[PATH_MAX], target[PATH_MAX];

@@ -70,6 +70,7 @@ size_t sysroot_problems(sysroot_problem *out, size_t max);
 char *sysroot_read_line(const char *abs);
 bool sysroot_exists(const char *abs);
 bool sysroot_is_dir(const char *abs);
+bool sysroot_is_regular(const char *abs); /* a regular file (after links) */
 int sysroot_stat(const char *abs, struct stat *st);
 int sysroot_lstat(const char *abs, struct stat *st);
 /* readlink, result as seen from inside the root; returns malloc'd text or NULL. */

@@ -424,8 +424,10 @@ static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 			put_torch_version(f, tdirs.v[0], &tv);
 		} else {
 			char *vp = xasprintf("%s/version.py", tdirs.v[0]);
-			facts_put_state(f, FACT_ERROR, vp, rc == -EINVAL ? "no __version__ in version.py" : strerror(-rc),
-					"python.torch.version");
+			if (rc == -EINVAL && sysroot_is_regular(vp))
+				facts_put_state(f, FACT_UNPARSABLE, vp, "no __version__ in version.py", "python.torch.version");
+			else
+				facts_put_read_error(f, vp, rc, "no version.py", "python.torch.version");
 			free(vp);
 		}
 		inspect_libtorch_cuda(f, tdirs.v[0], &owners, &pin_names, &pin_versions);
