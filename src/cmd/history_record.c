@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cmd/cmd.h"
 
@@ -35,8 +36,15 @@ long long history_record(const char *db_path, hist_run *r)
 	} else if (!history_run_finish(h, r, &id, &err)) {
 		id = 0;
 	}
-	if (!id)
-		gv_warning("run not stored in the history: %s", err ? err : "unknown error");
+	if (!id) {
+		/* SQLite says "disk I/O error" for EFBIG: name the likely cause */
+		struct rlimit rl;
+		char limit[96] = "";
+		if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			snprintf(limit, sizeof(limit), " (a file-size limit is set: ulimit -f %llu)",
+				 (unsigned long long)rl.rlim_cur / 1024);
+		gv_warning("run not stored in the history: %s%s", err ? err : "unknown error", limit);
+	}
 	free(err);
 	history_close(h);
 	return id;

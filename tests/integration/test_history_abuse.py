@@ -230,7 +230,8 @@ def test_file_size_limit(tmp, env):
     check(r.returncode == ref.returncode, "exit %d under ulimit -f, %d without history (%s)"
           % (r.returncode, ref.returncode, r.stderr))
     check(b'"findings"' in r.stdout and r.stdout.rstrip().endswith(b"}"), "the report was not printed: %s" % r.stdout[:200])
-    check(b"warning" in r.stderr and b"not stored" in r.stderr, "no warning about the history: %s" % r.stderr)
+    check(b"warning" in r.stderr and b"not stored" in r.stderr and b"ulimit -f" in r.stderr,
+          "no warning about the history and the limit: %s" % r.stderr)
 
 
 def test_corrupt_moved_aside(tmp, env):
