@@ -181,10 +181,13 @@ static void cdi_specs(facts *f)
 			size_t len = 0;
 			char kind[128];
 			facts_put_str(f, path, path, "container.cdi.%d.path", n);
-			if (sysroot_read(path, 4 << 20, &text, &len, NULL) == 0 && cdi_spec_kind(text, len, kind, sizeof(kind)))
+			int rc = sysroot_read(path, 4 << 20, &text, &len, NULL);
+			if (rc == 0 && cdi_spec_kind(text, len, kind, sizeof(kind)))
 				facts_put_str(f, path, kind, "container.cdi.%d.kind", n);
+			else if (rc == 0)
+				facts_put_unparsable(f, path, text, len, "no kind: in the spec", "container.cdi.%d.kind", n);
 			else
-				facts_put_state(f, FACT_ERROR, path, "no kind: in the spec", "container.cdi.%d.kind", n);
+				facts_put_read_error(f, path, rc, NULL, "container.cdi.%d.kind", n);
 			free(text);
 			n++;
 		}
