@@ -569,8 +569,11 @@ history *history_open(const char *path, history_mode mode, char **err)
 			h->db = NULL;
 			char *detail = err && *err ? xstrdup(*err) : xstrdup("corrupt");
 			char *dest = move_aside(p, err);
+			struct stat gone;
 			if (dest)
 				notice = xasprintf("%s; moved it aside to %s, a new history starts here", detail, dest);
+			else if (stat(p, &gone) != 0 && errno == ENOENT) /* another gpuvet moved it first */
+				notice = xasprintf("%s; another gpuvet moved it aside, a new history starts here", detail);
 			free(detail);
 			free(dest);
 			history_close(h);
