@@ -146,9 +146,10 @@ static unsigned be32(const unsigned char *p)
 
 /* First look, from the raw bytes: *empty for a zero-length file (a new database). Opened
  * non-blocking, so a FIFO put where the file should be is refused instead of waited on. */
-static bool check_header(const char *path, bool *empty, char **err)
+static bool check_header(const char *path, bool *empty, unsigned *app_out, char **err)
 {
 	*empty = false;
+	*app_out = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		set_err(err, xasprintf("cannot open history database %s: %s", path, strerror(errno)));
@@ -174,6 +175,7 @@ static bool check_header(const char *path, bool *empty, char **err)
 		return false;
 	}
 	unsigned app = be32(hdr + 68);
+	*app_out = app;
 	if (app != 0 && app != HISTORY_APPLICATION_ID) {
 		set_err(err, xasprintf("%s is a SQLite database of another application (application_id 0x%08x), "
 				       "not a gpuvet history; %s", path, app, untouched));
@@ -525,7 +527,8 @@ history *history_open(const char *path, history_mode mode, char **err)
 	char *notice = NULL;
 	for (int attempt = 0;; attempt++) {
 		bool empty;
-		if (!create_if_missing(p, mode, err) || !check_header(p, &empty, err)) {
+		unsigned header_app;
+		if (!create_if_missing(p, mode, err) || !check_header(p, &empty, &header_app, err)) {
 			free(notice);
 			free(p);
 			return NULL;
@@ -563,7 +566,8 @@ history *history_open(const char *path, history_mode mode, char **err)
 		/* an upgrade writes too: only to a sound file */
 		if (v == VERIFY_OK && !empty && mode == HISTORY_READ && !fresh && version < HISTORY_SCHEMA_VERSION)
 			v = verify(h->db, p, true, &fresh, &version, err);
-		if (v == VERIFY_CORRUPT && mode == HISTORY_WRITE && attempt == 0) {
+		/* only a file that carries gpuvet's application_id is known to be ours, and moved */
+		if (v == VERIFY_CORRUPT && mode == HISTORY_WRITE && attempt == 0 && header_app == HISTORY_APPLICATION_ID) {
 			/* damaged beyond what SQLite recovers: keep it for whoever wants to look, start anew */
 			sqlite3_close(h->db);
 			h->db = NULL;
@@ -583,6 +587,9 @@ history *history_open(const char *path, history_mode mode, char **err)
 			}
 			continue;
 		}
+		if (v == VERIFY_CORRUPT && header_app != HISTORY_APPLICATION_ID)
+			set_err(err, xasprintf("%s is a damaged SQLite file without gpuvet's application_id, so maybe not "
+					       "a gpuvet history; %s", p, untouched));
 		if (v != VERIFY_OK) {
 			history_close(h);
 			free(p);
