@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{"watch", cmd_watch, "live view of the GPUs and their health"},
 	{"serve", cmd_serve, "Prometheus exporter (/metrics) for a fleet"},
 	{"history", cmd_history, "stored check, bench and tune results: list, compare, regressions"},
+	{"report", cmd_report, "one self-contained HTML page: diagnosis, benchmarks against peaks, trends, tune"},
 };
 
 static void usage(FILE *out)
