@@ -6,7 +6,7 @@
 set -eu
 # libopenblas0: not linked; gpuvet bench loads it at run time for the CPU baseline
 build="build-essential cmake pkg-config libsqlite3-dev libmicrohttpd-dev libcjson-dev libncurses-dev libopenblas0"
-test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 python3-yaml tmux sqlite3 util-linux binutils"
+test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 python3-yaml tmux sqlite3 util-linux binutils slurm-wlm munge"
 pkgs=$build
 [ "${1:-}" = "--test" ] && pkgs="$build $test_pkgs"
 
