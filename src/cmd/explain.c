@@ -62,7 +62,7 @@ static cJSON *finding_json(const finding *x)
 
 static void print_finding(FILE *out, const finding *x, bool on, const char *indent)
 {
-	fprintf(out, "%s%s%s%s %s[%s]%s\n", indent, col_bold(on), x->title, col_reset(on), col_dim(on), x->id, col_reset(on));
+	fprintf(out, "%s%s%s %s[%s]%s\n", col_bold(on), x->title, col_reset(on), col_dim(on), x->id, col_reset(on));
 	for (size_t e = 0; e < x->evidence.n; e++)
 		fprintf(out, "%s  %s%s%s\n", indent, col_dim(on), x->evidence.v[e], col_reset(on));
 	for (size_t e = 0; e < x->fix.n; e++)
@@ -188,7 +188,7 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 			for (size_t k = 0; k < s->ncauses; k++)
 				if (cv[i][k].state == CAUSE_HOLDS) {
 					fprintf(out, "   %s%s:%s ", col_fail(on), held ? "also holds" : "the cause here", col_reset(on));
-					print_finding(out, cv[i][k].finding, on, "");
+					print_finding(out, cv[i][k].finding, on, "     ");
 					held = true;
 				}
 			if (!held)

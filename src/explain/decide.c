@@ -47,6 +47,19 @@ static char *checked_facts(const rule *r, const facts *f)
 	return sb_steal(&b);
 }
 
+static bool needs_failed(const rule *r, const facts *f)
+{
+	strlist needs = {0};
+	sl_split(&needs, r->needs ? r->needs : "", " ", false);
+	bool failed = false;
+	for (size_t i = 0; i < needs.n; i++) {
+		const fact *ft = facts_get(f, "%s", needs.v[i]);
+		failed |= ft && ft->state == FACT_ERROR;
+	}
+	sl_free(&needs);
+	return failed;
+}
+
 void sig_decide(const signature *s, const facts *f, const findings *fs, cause_verdict *out)
 {
 	for (size_t i = 0; i < s->ncauses; i++) {
@@ -69,6 +82,12 @@ void sig_decide(const signature *s, const facts *f, const findings *fs, cause_ve
 		} else if (skip) {
 			v->state = CAUSE_UNDECIDED;
 			v->why = xstrdup(skip);
+		} else if (needs_failed(r, f)) {
+			/* a fact the rule needs could not be read: its silence decides nothing */
+			v->state = CAUSE_UNDECIDED;
+			char *facts_read = checked_facts(r, f);
+			v->why = xasprintf("%s: cannot tell, a fact it needs failed: %s", r->summary ? r->summary : r->id, facts_read);
+			free(facts_read);
 		} else {
 			v->state = CAUSE_RULED_OUT;
 			char *facts_read = checked_facts(r, f);

@@ -253,6 +253,7 @@ struct sig_scan {
 	unsigned long *ls_line;
 	size_t nls, cls;
 	unsigned long long bytes;
+	bool last_nl; /* the last byte fed ended a line */
 	sig_hit *hits; /* one slot per signature; count 0 when not seen */
 	sig_hit *out;
 	size_t nout;
@@ -426,6 +427,8 @@ static void put_char(sig_scan *s, char c)
 void sig_scan_feed(sig_scan *s, const char *data, size_t len)
 {
 	s->bytes += len;
+	if (len)
+		s->last_nl = data[len - 1] == '\n' || data[len - 1] == '\r';
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)data[i];
 		switch (s->esc) {
@@ -492,7 +495,7 @@ const sig_hit *sig_scan_finish(sig_scan *s, size_t *n)
 }
 
 unsigned long long sig_scan_bytes(const sig_scan *s) { return s->bytes; }
-unsigned long sig_scan_lines(const sig_scan *s) { return s->bytes ? s->line_no : 0; }
+unsigned long sig_scan_lines(const sig_scan *s) { return s->bytes ? s->line_no - (s->last_nl ? 1 : 0) : 0; }
 
 bool sig_matches(const sig_catalogue *c, size_t i, const char *text, size_t len)
 {

@@ -133,7 +133,41 @@ int main(int argc, char **argv)
 	}
 	chmod(tmpl, 0755);
 	char *root = xasprintf("%s/root", tmpl);
-	char *src_root = xasprintf("%s/root", dir);
+	/* "machine: NAME": the machine of scenario NAME (its root tree, environment, fakes, modes and
+	 * user) under this scenario's own arguments and expectations */
+	strlist lines = {0};
+	char *machine = NULL;
+	{
+		char l0[4096];
+		strlist own = {0};
+		while (fgets(l0, sizeof(l0), sf)) {
+			char *l = str_trim(l0);
+			if (str_starts(l, "machine:"))
+				machine = xstrdup(str_trim(l + 8));
+			else
+				sl_push(&own, l);
+		}
+		if (machine) {
+			char *mpath = xasprintf("%s/../%s/scenario", dir, machine);
+			FILE *mf = fopen(mpath, "r");
+			if (!mf) {
+				fprintf(stderr, "machine: cannot open %s: %s\n", mpath, strerror(errno));
+				return 2;
+			}
+			while (fgets(l0, sizeof(l0), mf)) {
+				char *l = str_trim(l0);
+				if (str_starts(l, "env:") || str_starts(l, "fake:") || str_starts(l, "fake-lib:") ||
+				    str_starts(l, "chmod:") || str_starts(l, "user:"))
+					sl_push(&lines, l);
+			}
+			fclose(mf);
+			free(mpath);
+		}
+		for (size_t i = 0; i < own.n; i++)
+			sl_push(&lines, own.v[i]);
+		sl_free(&own);
+	}
+	char *src_root = machine ? xasprintf("%s/../%s/root", dir, machine) : xasprintf("%s/root", dir);
 	struct stat st;
 	if (stat(src_root, &st) == 0) {
 		char *cp[] = {"cp", "-a", src_root, root, NULL};
@@ -153,7 +187,8 @@ int main(int argc, char **argv)
 	sl_push(&env, "LC_ALL=C");
 	sl_pushf(&env, "HOME=%s/home/user", root);
 	char line[4096];
-	while (fgets(line, sizeof(line), sf)) {
+	for (size_t li = 0; li < lines.n; li++) {
+		str_copy(line, sizeof(line), lines.v[li]);
 		char *l = str_trim(line);
 		if (!*l || *l == '#')
 			continue;
