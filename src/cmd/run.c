@@ -43,6 +43,13 @@ static const char run_usage[] =
 	"exit status: the command's own; 127 when it cannot be started; 2 usage\n";
 
 static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t winch;
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	winch = 1;
+}
 
 static void forward(int sig)
 {
@@ -242,6 +249,9 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &ign, &old_quit);
 	sigaction(SIGTERM, &fwd, &old_term);
 	sigaction(SIGHUP, &fwd, &old_hup);
+	struct sigaction wsa = {0}, old_winch;
+	wsa.sa_handler = on_winch;
+	sigaction(SIGWINCH, &wsa, &old_winch);
 	signal(SIGPIPE, SIG_IGN);
 
 	job_judge judge = job_judge_utilisation();
@@ -276,6 +286,12 @@ int cmd_run(int argc, char **argv)
 		if (timeout > 200)
 			timeout = 200; /* notice the command's exit soon */
 		int r = np ? poll(pf, np, timeout) : (usleep((useconds_t)timeout * 1000), 0);
+		if (winch && pty_master >= 0) { /* the terminal was resized: so is the command's */
+			struct winsize ws;
+			winch = 0;
+			if (ioctl(tty[0] ? STDOUT_FILENO : STDERR_FILENO, TIOCGWINSZ, &ws) == 0)
+				ioctl(pty_master, TIOCSWINSZ, &ws);
+		}
 		for (int i = 0; r > 0 && i < (int)np; i++) {
 			struct stream *s = &st[map[i]];
 			if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -314,6 +330,7 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGWINCH, &old_winch, NULL);
 
 	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 	if (exec_errno)
