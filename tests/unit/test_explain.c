@@ -16,6 +16,7 @@
 #include "core/facts.h"
 #include "core/findings.h"
 #include "explain/decide.h"
+#include "explain/verdict.h"
 #include "explain/match.h"
 #include "kb/kb.h"
 #include "rules/rules.h"
@@ -287,6 +288,51 @@ static void test_decide_states(void **s)
 	assert_false(sig_needs_python(sig_at(C, idx("nvml.version-mismatch"))));
 }
 
+/* ---- the job verdict of gpuvet run ---- */
+
+static char *judge_run(double util, int seconds, unsigned pid_on_gpu, double min_seconds)
+{
+	job_judge jj = job_judge_utilisation();
+	job j = {0};
+	j.root = 4242;
+	j.alive = true;
+	j.n = 2;
+	j.pids[0] = 4242;
+	j.pids[1] = 4243; /* a worker */
+	for (int t = 0; t <= seconds; t++) {
+		snapshot *sn = snapshot_new(2);
+		sn->time = 1000.0 + t;
+		for (int g = 0; g < 2; g++) {
+			sn->gpus[g].index = g;
+			snprintf(sn->gpus[g].name, sizeof(sn->gpus[g].name), "NVIDIA H200");
+			sn->gpus[g].util_gpu = sv_ok(g == 0 ? util : 99);
+			sn->gpus[g].nproc = 1;
+			sn->gpus[g].procs[0].pid = g == 0 ? pid_on_gpu : 999; /* GPU 1 runs another job */
+			sn->gpus[g].procs[0].used_bytes = sv_ok(1e9);
+		}
+		jj.sample(jj.state, sn, &j);
+		snapshot_free(sn);
+	}
+	char *v = jj.verdict(jj.state, min_seconds);
+	jj.free(jj.state);
+	return v;
+}
+
+static void test_verdict(void **s)
+{
+	(void)s;
+	char *v = judge_run(35, 60, 4243, 30);
+	assert_non_null(v);
+	assert_non_null(strstr(v, "GPU 0 (NVIDIA H200): mean utilization 35% over 60 s, under 70%: the GPU waited"));
+	assert_null(strstr(v, "GPU 1")); /* not the job's */
+	free(v);
+	v = judge_run(96, 60, 4242, 30);
+	assert_non_null(strstr(v, "mean utilization 96% over 60 s: the GPU was kept busy"));
+	free(v);
+	assert_null(judge_run(96, 10, 4242, 30)); /* too short to judge */
+	assert_null(judge_run(96, 60, 777, 30));  /* the job never held a GPU */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_decide_states),
+		cmocka_unit_test(test_verdict),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
