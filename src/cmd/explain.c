@@ -306,7 +306,7 @@ int cmd_explain(int argc, char **argv)
 	}
 	sig_catalogue *cat = explain_catalogue();
 	if (!cat)
-		return EXIT_INTERNAL;
+		return gopts.kb_dir ? EXIT_USAGE : EXIT_INTERNAL; /* --kb DIR/errors.csv that does not load */
 	if (list) {
 		list_signatures(cat);
 		sig_catalogue_free(cat);
@@ -325,6 +325,8 @@ int cmd_explain(int argc, char **argv)
 	if (file) {
 		ok = feed_file(s, file);
 	} else if (optind + 1 == argc && strcmp(argv[optind], "-") == 0) {
+		if (isatty(STDIN_FILENO))
+			fprintf(stderr, "gpuvet explain: paste the error or the log, then Ctrl-D\n");
 		ok = feed_file(s, "-");
 	} else {
 		for (int i = optind; i < argc; i++) {

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,49 @@ static void forward(int sig)
 {
 	if (child_pid > 0)
 		kill((pid_t)child_pid, sig);
+}
+
+/* The job follower: a thread of its own, so that a slow or hung driver never stalls the copying
+ * of the command's output (a command blocked on a full pipe would be gpuvet's fault). */
+struct follower {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	pid_t pid;
+	double interval;
+	job_judge *judge;
+};
+
+static void *follow(void *arg)
+{
+	struct follower *fw = arg;
+	sampler_lazy lazy = {0};
+	lazy.o.no_events = true;
+	job jb;
+	pthread_mutex_lock(&fw->mu);
+	while (!fw->stop) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		double t = (double)until.tv_sec + until.tv_nsec / 1e9 + fw->interval;
+		until.tv_sec = (time_t)t;
+		until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);
+		while (!fw->stop && pthread_cond_timedwait(&fw->cv, &fw->mu, &until) == 0)
+			;
+		if (fw->stop)
+			break;
+		pthread_mutex_unlock(&fw->mu);
+		job_scan(&jb, (unsigned)fw->pid);
+		char err[256];
+		snapshot *snap = jb.alive ? sampler_lazy_take(&lazy, err, sizeof(err)) : NULL;
+		pthread_mutex_lock(&fw->mu);
+		if (snap) {
+			fw->judge->sample(fw->judge->state, snap, &jb);
+			snapshot_free(snap);
+		}
+	}
+	pthread_mutex_unlock(&fw->mu);
+	sampler_lazy_close(&lazy);
+	return NULL;
 }
 
 struct stream {
@@ -176,7 +220,7 @@ int cmd_run(int argc, char **argv)
 	char **cmd = argv + optind;
 	sig_catalogue *cat = explain_catalogue();
 	if (!cat)
-		return EXIT_INTERNAL;
+		return gopts.kb_dir ? EXIT_USAGE : EXIT_INTERNAL;
 	if (do_preflight)
 		preflight();
 	fflush(stdout);
@@ -255,10 +299,9 @@ int cmd_run(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	job_judge judge = job_judge_utilisation();
-	sampler_lazy lazy = {0};
-	lazy.o.no_events = true;
-	job jb;
-	double next_sample = now_seconds() + interval;
+	struct follower fw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, pid, interval, &judge};
+	pthread_t follower_tid;
+	bool following = do_watch && !exec_errno && pthread_create(&follower_tid, NULL, follow, &fw) == 0;
 	int status = 0;
 	bool exited = exec_errno != 0;
 	double drain_until = 0;
@@ -280,11 +323,9 @@ int cmd_run(int argc, char **argv)
 		double now = now_seconds();
 		if (exited && now >= drain_until)
 			break; /* a grandchild keeps the output open: stop reading after a second */
-		int timeout = exited ? (int)((drain_until - now) * 1000) + 1 : (int)((next_sample - now) * 1000) + 1;
+		int timeout = exited ? (int)((drain_until - now) * 1000) + 1 : 200; /* notice the command's exit soon */
 		if (timeout < 0)
 			timeout = 0;
-		if (timeout > 200)
-			timeout = 200; /* notice the command's exit soon */
 		int r = np ? poll(pf, np, timeout) : (usleep((useconds_t)timeout * 1000), 0);
 		if (winch && pty_master >= 0) { /* the terminal was resized: so is the command's */
 			struct winsize ws;
@@ -311,19 +352,15 @@ int cmd_run(int argc, char **argv)
 				drain_until = now_seconds() + 1;
 			}
 		}
-		if (!exited && do_watch && now_seconds() >= next_sample) {
-			job_scan(&jb, (unsigned)pid);
-			char err[256];
-			snapshot *snap = sampler_lazy_take(&lazy, err, sizeof(err));
-			if (snap) {
-				judge.sample(judge.state, snap, &jb);
-				snapshot_free(snap);
-			}
-			next_sample = now_seconds() + interval;
-		}
 	}
 	child_pid = 0;
-	sampler_lazy_close(&lazy);
+	if (following) {
+		pthread_mutex_lock(&fw.mu);
+		fw.stop = true;
+		pthread_cond_signal(&fw.cv);
+		pthread_mutex_unlock(&fw.mu);
+		pthread_join(follower_tid, NULL); /* waits for a sample in progress */
+	}
 	for (size_t i = 0; i < nst; i++)
 		close(st[i].from);
 	sigaction(SIGINT, &old_int, NULL);
