@@ -39,7 +39,11 @@ static const char run_usage[] =
 	"  --no-watch           do not follow the job's GPUs (no NVML while it runs)\n"
 	"  --interval S         seconds between samples of the job's GPUs (default 1)\n"
 	"  --min-seconds S      the job must hold a GPU this long for a verdict (default 30)\n"
-	"  --fast, --no-python, --python PATH, --python-timeout S   probing for the explanation, as for check\n"
+	"probing for the explanation, as for check\n"
+	"  --fast               NVML and files only: no cuInit, no Python\n"
+	"  --no-python          skip the live Python/PyTorch probe\n"
+	"  --python PATH        the interpreter to examine\n"
+	"  --python-timeout S   seconds the Python probe may take (default 20)\n"
 	"\n"
 	"exit status: the command's own; 127 when it cannot be started; 2 usage\n";
 
