@@ -6,9 +6,11 @@
 #       (or torch.cuda-unknown-error) with env.visible-devices as the cause that holds;
 #   (b) an extension built with torch.utils.cpp_extension.load_inline for sm_80 only
 #       (TORCH_CUDA_ARCH_LIST=8.0) on the H200 (9.0): "no kernel image is available" is recognised
-#       (cuda.no-kernel-image) and env.arch-list holds (the variable lacks 9.0); how
-#       ext.arch-missing and torch.arch-unsupported were decided is printed;
-#   (c) the same log of (b) piped into `gpuvet explain -` and `--json` names the same cause;
+#       (cuda.no-kernel-image); ext.arch-missing holds (the module under TORCH_EXTENSIONS_DIR
+#       carries sm_80 only) and so does env.arch-list (the variable lacks 9.0);
+#       torch.arch-unsupported is ruled out (torch 2.11 covers sm_90);
+#   (c) the log of (b) piped into `gpuvet explain -` and `--json` in a shell without
+#       TORCH_CUDA_ARCH_LIST: ext.arch-missing holds, env.arch-list is ruled out;
 #   (d) a 40 s matmul loop under `gpuvet run --min-seconds 20`: exit 0, no explanation, and the
 #       utilization verdict for GPU 0 (busy); (e) a 40 s loop that mostly sleeps: the verdict says
 #       the GPU waited (under 70%).
@@ -64,9 +66,9 @@ echo "extension built for:"
 find "$W/ext" -name '*.so' -exec sh -c 'cuobjdump --list-elf "$1" 2>/dev/null | head -3' _ {} \;
 
 echo
-echo "== (c) the log of (b) through gpuvet explain - and --json"
-TORCH_CUDA_ARCH_LIST=8.0 "$G" explain - <"$W/wrong_arch.log" | head -40
-TORCH_CUDA_ARCH_LIST=8.0 "$G" explain --json --file "$W/wrong_arch.log" >"$OUT/explain-wrong-arch.json"
+echo "== (c) the log of (b) through gpuvet explain - and --json, TORCH_CUDA_ARCH_LIST unset"
+env -u TORCH_CUDA_ARCH_LIST "$G" explain - <"$W/wrong_arch.log" | head -40
+env -u TORCH_CUDA_ARCH_LIST "$G" explain --json --file "$W/wrong_arch.log" >"$OUT/explain-wrong-arch.json"
 echo "exit $?"
 "$PY" - "$OUT/explain-wrong-arch.json" <<'PYEOF'
 import json, sys
