@@ -11,6 +11,9 @@
 #       torch.arch-unsupported is ruled out (torch 2.11 covers sm_90);
 #   (c) the log of (b) piped into `gpuvet explain -` and `--json` in a shell without
 #       TORCH_CUDA_ARCH_LIST: ext.arch-missing holds, env.arch-list is ruled out;
+#   (b') without ninja (load_inline needs it), the same fault through nvcc -arch=sm_80 and ctypes:
+#       a kernel library for sm_80 only whose launch error the script raises (RuntimeError: CUDA
+#       error: no kernel image ...): cuda.no-kernel-image recognised; env.arch-list holds;
 #   (d) a 40 s matmul loop under `gpuvet run --min-seconds 20`: exit 0, no explanation, and the
 #       utilization verdict for GPU 0 (busy); (e) a 40 s loop that mostly sleeps: the verdict says
 #       the GPU waited (under 70%).
@@ -79,6 +82,37 @@ for e in d["errors"]:
         print("   ", c["id"], c["state"], (c.get("why") or c.get("finding", {}).get("title", ""))[:160])
 print("check ran:", d["check_ran"])
 PYEOF
+
+echo
+echo "== (b') nvcc -arch=sm_80 kernel library loaded with ctypes, on the H200"
+cat >"$W/k.cu" <<'CU'
+#include <cuda_runtime.h>
+__global__ void add_one(float *x) { x[threadIdx.x] += 1.0f; }
+extern "C" const char *run(void)
+{
+	float *d = 0;
+	cudaMalloc(&d, 256 * sizeof(float));
+	add_one<<<1, 256>>>(d);
+	cudaError_t e = cudaGetLastError();
+	cudaFree(d);
+	return e == cudaSuccess ? 0 : cudaGetErrorString(e);
+}
+CU
+if nvcc -arch=sm_80 -shared -Xcompiler -fPIC -o "$W/libk.so" "$W/k.cu" 2>"$W/nvcc.err"; then
+	cat >"$W/ctypes_arch.py" <<'PY'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.run.restype = ctypes.c_char_p
+err = lib.run()
+if err:
+    raise RuntimeError("CUDA error: " + err.decode())
+print("kernel ran")
+PY
+	TORCH_CUDA_ARCH_LIST=8.0 "$G" run --no-watch -- "$PY" "$W/ctypes_arch.py" "$W/libk.so"
+	echo "exit $?"
+else
+	echo "nvcc failed:"; cat "$W/nvcc.err"
+fi
 
 cat >"$W/busy.py" <<'PY'
 import sys, time, torch
