@@ -332,6 +332,7 @@ static void scan_window(sig_scan *s, bool final)
 				size_t n = en - st < sizeof(h->excerpt) - 1 ? en - st : sizeof(h->excerpt) - 1;
 				memcpy(h->excerpt, s->win + st, n);
 				h->excerpt[n] = '\0';
+				str_sanitize(h->excerpt); /* printed to terminals and JSON: ASCII only */
 			}
 			h->count++;
 			counted++;

@@ -249,6 +249,25 @@ static void test_garbage(void **s)
 	char *got = scan_ids(t, sizeof(t) - 1);
 	assert_string_equal(got, "cuda.out-of-memory");
 	free(got);
+	/* what a match prints is ASCII, whatever the input's bytes */
+	const char u[] = "CUDA\xc3\x28 out of memory";
+	sig_scan *sc = sig_scan_new(C);
+	sig_scan_feed(sc, u, sizeof(u) - 1);
+	size_t n;
+	const sig_hit *h = sig_scan_finish(sc, &n);
+	assert_int_equal(n, 0); /* "CUDA?( out" is no longer the message */
+	sig_scan_free(sc);
+	/* a typographic apostrophe, as pasted from a blog (qixuema/envs#4 quotes it so) */
+	const char w[] = "NVIDIA-SMI has failed because it couldn\xe2\x80\x98t communicate with the NVIDIA driver.";
+	sc = sig_scan_new(C);
+	sig_scan_feed(sc, w, sizeof(w) - 1);
+	h = sig_scan_finish(sc, &n);
+	assert_int_equal(n, 1);
+	assert_string_equal(sig_at(C, h[0].sig)->id, "nvsmi.cannot-communicate");
+	assert_non_null(strstr(h[0].excerpt, "couldn???t communicate"));
+	for (const char *p = h[0].excerpt; *p; p++)
+		assert_true(*p >= 0x20 && *p < 0x7f);
+	sig_scan_free(sc);
 }
 
 /* ---- the decider ---- */
