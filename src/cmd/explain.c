@@ -181,7 +181,8 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 			fprintf(out, "gpuvet %s: no known error signature in the text (%lu lines)%s\n", o->command, lines,
 				fallback ? "; running gpuvet check" : "");
 		else
-			fprintf(out, "gpuvet %s: %zu error%s recognised, the first first\n", o->command, nhits, nhits == 1 ? "" : "s");
+			fprintf(out, "gpuvet %s: %zu error%s recognised%s\n", o->command, nhits, nhits == 1 ? "" : "s",
+				nhits > 1 ? ", in the order they appear" : "");
 		for (size_t i = 0; i < nhits; i++) {
 			const signature *s = sig_at(c, hits[i].sig);
 			char times[48] = "";
