@@ -191,6 +191,8 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 			fprintf(out, "\n%s%zu. %s%s  %s[%s; %s, line %lu%s]%s\n", col_bold(on), i + 1, s->title, col_reset(on),
 				col_dim(on), s->id, s->library, hits[i].line, times, col_reset(on));
 			fprintf(out, "   \"%s\"\n", hits[i].excerpt);
+			if (*s->versions)
+				fprintf(out, "   %sprinted by %s: %s%s\n", col_dim(on), s->library, s->versions, col_reset(on));
 			bool held = false;
 			for (size_t k = 0; k < s->ncauses; k++)
 				if (cv[i][k].state == CAUSE_HOLDS) {
