@@ -22,6 +22,8 @@ static const struct command commands[] = {
 	{"tune", cmd_tune, "PyTorch training steps: which settings (AMP, channels_last, ...) gain what here"},
 	{"watch", cmd_watch, "live view of the GPUs and their health"},
 	{"serve", cmd_serve, "Prometheus exporter (/metrics) for a fleet"},
+	{"explain", cmd_explain, "from an error message or a log to its cause on this machine"},
+	{"run", cmd_run, "run a command; on failure, explain its error (gpuvet run -- CMD ARGS)"},
 	{"history", cmd_history, "stored check, bench and tune results: list, compare, regressions"},
 	{"report", cmd_report, "one self-contained HTML page: diagnosis, benchmarks against peaks, trends, tune"},
 };
