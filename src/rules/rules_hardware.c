@@ -24,6 +24,10 @@ static void gpu_none(rule_ctx *c)
 	const facts *f = c->facts;
 	if (pci_count(f) > 0 || driver_proc_present(f) || gpu_seen_elsewhere(f))
 		return;
+	/* the driver's nodes are there (a container with /sys and /proc masked, or nodes that are not
+	 * the driver's: dev.wrong-node): the GPU is not absent, other rules name what is wrong */
+	if (facts_true(f, "devices.nvidiactl") || facts_int_or(f, 0, "devices.gpu.present") > 0)
+		return;
 	if (facts_int_or(f, 0, "container.wsl") == 1)
 		return; /* wsl.v1 is the cause: WSL 1 cannot reach a GPU at all */
 	finding *x = rule_emit(c, "no NVIDIA GPU is visible on this machine");
