@@ -21,15 +21,19 @@ static void no_gpu(rule_ctx *c)
 		return;
 	if (facts_true(f, "devices.nvidiactl") || gpu_nodes_present(f) > 0 || facts_true(f, "devices.dxg"))
 		return;
-	/* the host's GPUs show through sysfs and /proc/driver: without them gpu.none speaks */
+	/* the host's GPUs usually show through sysfs and /proc/driver; when they do not (a masked
+	 * /sys, a VM-based runtime) this is still the container's case, not gpu.none's */
 	long long pci = facts_int_or(f, 0, "hardware.pci.count");
 	const char *module = facts_str(f, "hardware.kernel_module_version");
-	if (pci <= 0 && !module)
-		return;
 	const char *kind = facts_str(f, "container.kind");
 	bool pod = kind && strcmp(kind, "kubernetes") == 0;
-	finding *x = rule_emit(c, "this %s%s was started without the GPUs: no /dev/nvidia* inside",
-			       pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
+	finding *x;
+	if (pci > 0 || module)
+		x = rule_emit(c, "this %s%s was started without the GPUs: no /dev/nvidia* inside",
+			      pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
+	else
+		x = rule_emit(c, "this %s%s has no GPU: no /dev/nvidia* inside, and the host's GPUs (if it has any) "
+				 "are not visible from here", pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
 	const char *marker = facts_str(f, "container.marker");
 	if (marker)
 		finding_evidence(x, "inside a container: %s", marker);
@@ -38,6 +42,9 @@ static void no_gpu(rule_ctx *c)
 	if (module)
 		finding_evidence(x, "the host's NVIDIA driver %s is loaded (/proc/driver/nvidia/version)", module);
 	finding_evidence(x, "no /dev/nvidiactl and no /dev/nvidiaN in the container");
+	if (pci <= 0 && !module)
+		finding_evidence(x, "no NVIDIA PCI device under /sys/bus/pci and no /proc/driver/nvidia: if the host has GPUs, "
+				    "they were not passed in; on a host without GPUs, use a GPU node");
 	const char *nvd = facts_str(f, "env.nvidia_visible_devices");
 	if (nvd && (strcmp(nvd, "void") == 0 || strcmp(nvd, "none") == 0 || !*nvd))
 		finding_evidence(x, "NVIDIA_VISIBLE_DEVICES=\"%s\" asks the NVIDIA runtime for no GPU", nvd);

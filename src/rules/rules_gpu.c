@@ -603,7 +603,7 @@ const rule rules_gpu[] = {
 	{"gpu.throttled", "gpu", SEV_WARN, "nvml.init", throttled,
 	 "clocks held down by thermal, hardware or power-brake slowdown"},
 	{"gpu.hot", "gpu", SEV_WARN, "nvml.init", hot, "GPU at 80 C or within 5 C of its slowdown temperature"},
-	{"gpu.memory-held", "gpu", SEV_WARN, "nvml.init", memory_held_rule,
+	{"gpu.memory-held", "gpu", SEV_WARN, "nvml.device_count", memory_held_rule,
 	 "other processes hold over 90 % of a GPU's memory (or leave less than --memory-headroom)"},
 	{"gpu.busy", "gpu", SEV_INFO, "nvml.init", busy, "other processes hold GPU memory or compute"},
 	{"gpu.compute-mode", "gpu", SEV_WARN, "nvml.init", compute_mode,

@@ -577,10 +577,14 @@ static void torch_cudnn_mismatch(rule_ctx *c)
 	}
 	if (!x)
 		return;
-	finding_evidence(x, "see lib.shadowed for which copy the loader picks and why");
+	bool shadowed = false; /* lib.shadowed runs first: point at it only when it is shown */
+	for (size_t i = 0; i < c->out->n && !shadowed; i++)
+		shadowed = strcmp(c->out->v[i].id, "lib.shadowed") == 0;
+	if (shadowed)
+		finding_evidence(x, "see lib.shadowed for which copy the loader picks and why");
 	if (pin && pkg)
 		finding_fix(x, "%s -m pip install --force-reinstall %s==%s", python_path(f), pkg, pin);
-	finding_fix(x, "and keep other cuDNN directories off LD_LIBRARY_PATH (see lib.shadowed)");
+	finding_fix(x, "and keep other cuDNN directories off LD_LIBRARY_PATH%s", shadowed ? " (see lib.shadowed)" : "");
 }
 
 /* ---- lib.shadowed (loader) ---- */
@@ -874,7 +878,7 @@ static void cudnn_init_failed(rule_ctx *c)
 		if (used < 0 || total <= 0 || used * 10 < total * 9)
 			continue;
 		finding_evidence(x, "cause: GPU %lld memory is nearly full, %lld of %lld MiB used by %lld other process%s "
-				    "(see gpu.busy)",
+				    "(see gpu.memory-held)",
 				 i, used >> 20, total >> 20, procs, procs == 1 ? "" : "es");
 		finding_fix(x, "free the GPU: stop the other processes (nvidia-smi --query-compute-apps=pid,process_name,"
 			       "used_memory --format=csv), or choose another GPU with CUDA_VISIBLE_DEVICES");

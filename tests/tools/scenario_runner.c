@@ -61,6 +61,33 @@ static const cJSON *find_finding(const cJSON *doc, const char *id)
 	return NULL;
 }
 
+/* A finding that tells the user to "see ID" must not point at a finding this run does not show
+ * (the id a user sees must be the one that describes the case: scripts match on ids). */
+static void check_see_refs(const cJSON *doc)
+{
+	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(doc, "findings"), *x;
+	cJSON_ArrayForEach(x, fs) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id");
+		char *text = cJSON_PrintUnformatted(x);
+		for (const char *p = text; (p = strstr(p, "see ")) != NULL;) {
+			p += 4;
+			size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789.-");
+			while (n && (p[n - 1] == '.' || p[n - 1] == '-'))
+				n--;
+			const char *dot = memchr(p, '.', n);
+			if (!dot || dot == p || n > 60 || (n < strlen(p) && p[n] == '/'))
+				continue;
+			char ref[64];
+			memcpy(ref, p, n);
+			ref[n] = '\0';
+			if (!find_finding(doc, ref))
+				fail("finding %s says 'see %s', which is not among the findings",
+				     cJSON_IsString(id) ? id->valuestring : "?", ref);
+		}
+		free(text);
+	}
+}
+
 static const cJSON *find_fact(const cJSON *doc, const char *key)
 {
 	const cJSON *facts = cJSON_GetObjectItemCaseSensitive(doc, "facts");
@@ -280,6 +307,8 @@ int main(int argc, char **argv)
 		}
 		sl_free(&w);
 	}
+	if (doc)
+		check_see_refs(doc);
 	for (size_t i = 0; i < absents.n; i++)
 		if (doc && find_finding(doc, absents.v[i]))
 			fail("finding %s present, expected absent", absents.v[i]);
