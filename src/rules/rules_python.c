@@ -17,6 +17,7 @@
 #include "python/archlist.h"
 #include "python/fixplan.h"
 #include "python/pyparse.h"
+#include "loader/loader.h"
 #include "rules/registry.h"
 
 enum { RANK_ROOT_CAUSE = 1, RANK_SYMPTOM = 2 };
@@ -726,6 +727,9 @@ static void lib_shadowed(rule_ctx *c)
 	if (llp) {
 		char rest[2048];
 		ld_path_without(llp, &drop, rest, sizeof(rest));
+		char *clean = loader_path_without_stubs(rest); /* stubs never stay on a rewritten path */
+		str_copy(rest, sizeof(rest), clean);
+		free(clean);
 		finding_evidence(x, "LD_LIBRARY_PATH=%s", llp);
 		if (rest[0])
 			finding_fix(x, "export LD_LIBRARY_PATH=%s", rest);

@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 	char *fake_conf = xasprintf("%s/fake.conf", tmpl);
 	FILE *fc = fopen(fake_conf, "w");
 
-	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0};
+	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0}, lacks = {0};
 	bool use_fake = false, basic = false, as_nobody = false, json = true;
 	int want_exit = -1;
 	sl_push(&env, "PATH=/usr/bin:/bin");
@@ -217,6 +217,8 @@ int main(int argc, char **argv)
 			sl_push(&facts_exp, v);
 		} else if (str_starts(l, "stdout-contains:")) {
 			sl_push(&contains, v);
+		} else if (str_starts(l, "stdout-lacks:")) {
+			sl_push(&lacks, v);
 		} else if (str_starts(l, "exit:")) {
 			want_exit = atoi(v);
 		} else {
@@ -340,6 +342,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < contains.n; i++)
 		if (!strstr(r.out, contains.v[i]))
 			fail("output does not contain '%s'", contains.v[i]);
+	for (size_t i = 0; i < lacks.n; i++)
+		if (strstr(r.out, lacks.v[i]))
+			fail("output contains '%s'", lacks.v[i]);
 	if (failures) {
 		printf("--- stdout (first 4000 bytes)\n%.4000s\n--- stderr\n%.2000s\n", r.out, r.err);
 	}
