@@ -11,6 +11,7 @@ extern const rule rules_toolkit[];
 extern const rule rules_loader[];
 extern const rule rules_devices[];
 extern const rule rules_env[];
+extern const rule rules_nccl[];
 extern const rule rules_container[];
 extern const rule rules_driver[];
 extern const rule rules_gpu[];
