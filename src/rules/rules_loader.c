@@ -310,8 +310,9 @@ static int real_copy(const facts *f, const char *lib)
 }
 
 /* Evidence for one stubs directory; true when a versioned soname (what programs load at run time)
- * is among its files. */
-static bool stub_dir_evidence(const facts *f, finding *x, const char *dir, const char *files, const char *where)
+ * is among its files. *shadows: a stub stands before a real copy of its library. */
+static bool stub_dir_evidence(const facts *f, finding *x, const char *dir, const char *files, const char *where,
+			      bool *shadows)
 {
 	finding_evidence(x, "%s (%s) is a stubs directory: %s", dir, where, files && *files ? files : "no libraries in it");
 	bool versioned = false;
@@ -329,6 +330,7 @@ static bool stub_dir_evidence(const facts *f, finding *x, const char *dir, const
 		int k = real_copy(f, lib);
 		const char *sym = stub_symptom(lib);
 		if (k >= 0) {
+			*shadows = true;
 			const char *v = facts_str(f, "loader.lib.%d.version", k);
 			finding_evidence(x, "%s/%s shadows %s%s%s%s for a program that loads lib%s.so%s", dir, names.v[i],
 					 facts_str(f, "loader.lib.%d.path", k), v ? " (" : "", v ? v : "", v ? ")" : "", lib,
@@ -348,7 +350,7 @@ static void stubs_on_path(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	finding *x = NULL;
-	bool fail = false, conf = false;
+	bool fail = false, conf = false, shadows = false;
 	const char *llp = facts_str(f, "loader.ld_library_path");
 	for (int i = 0; i < facts_int_or(f, 0, "loader.ld_library_path.count") && i < 512; i++) {
 		const char *d = facts_str(f, "loader.ld_library_path.%d.dir", i);
@@ -357,7 +359,8 @@ static void stubs_on_path(rule_ctx *c)
 		if (!x)
 			x = rule_emit(c, "the CUDA toolkit's stubs directory is on the loader's search path: programs can load "
 					 "link-time placeholders instead of the driver's libraries");
-		fail |= stub_dir_evidence(f, x, d, facts_str(f, "loader.ld_library_path.%d.stub_files", i), "in LD_LIBRARY_PATH");
+		fail |= stub_dir_evidence(f, x, d, facts_str(f, "loader.ld_library_path.%d.stub_files", i), "in LD_LIBRARY_PATH",
+					  &shadows);
 	}
 	for (int i = 0; i < facts_int_or(f, 0, "loader.conf.count") && i < 512; i++) {
 		const char *d = facts_str(f, "loader.conf.%d.dir", i);
@@ -367,7 +370,8 @@ static void stubs_on_path(rule_ctx *c)
 			x = rule_emit(c, "the CUDA toolkit's stubs directory is on the loader's search path: programs can load "
 					 "link-time placeholders instead of the driver's libraries");
 		conf = true;
-		fail |= stub_dir_evidence(f, x, d, facts_str(f, "loader.conf.%d.stub_files", i), "in /etc/ld.so.conf");
+		fail |= stub_dir_evidence(f, x, d, facts_str(f, "loader.conf.%d.stub_files", i), "in /etc/ld.so.conf",
+					  &shadows);
 	}
 	if (!x)
 		return;
@@ -390,7 +394,7 @@ static void stubs_on_path(rule_ctx *c)
 		fail = true;
 	}
 	x->sev = fail ? SEV_FAIL : SEV_WARN;
-	if (!fail)
+	if (!fail && shadows)
 		finding_evidence(x, "the soname links (libcuda.so.1) still resolve to the driver here, but a program that "
 				    "loads the unversioned name, or one linked at build time with the stubs, gets the placeholder");
 	if (llp) {
