@@ -1,6 +1,7 @@
 /* release.known-bad: a torch, cuDNN, NCCL or driver release on this machine that has a public
  * report of a defect on this kind of machine, and a release that fixed it. The releases are data,
  * data/known_bad.csv (sourced in data/SOURCES.md); this file only matches them to the facts. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,10 +170,16 @@ static void known_bad_fix(const facts *f, finding *x, const char *comp, const ch
 	else if (strcmp(comp, "driver") == 0)
 		finding_fix(x, "upgrade the NVIDIA driver to %s or newer (sudo apt install nvidia-driver-N, or NVIDIA's "
 			       "installer), then reboot", fixed);
-	else
-		finding_fix(x, "use %s %s or newer: a torch release that ships it, or pip install -U 'nvidia-%s-cu12>=%s' "
+	else {
+		/* the pip package of torch's CUDA major: cu117 -> nvidia-nccl-cu11 */
+		const char *v = facts_str(f, "python.torch.variant");
+		char cu[8] = "cu12";
+		if (v && str_starts(v, "cu") && strlen(v) >= 4)
+			snprintf(cu, sizeof(cu), "cu%.2s", v + 2);
+		finding_fix(x, "use %s %s or newer: a torch release that ships it, or pip install -U 'nvidia-%s-%s>=%s' "
 			       "(torch pins these: check torch.cudnn-mismatch afterwards)",
-			    component_name(comp), fixed, comp, fixed);
+			    component_name(comp), fixed, comp, cu, fixed);
+	}
 }
 
 static void known_bad(rule_ctx *c)
@@ -208,8 +215,15 @@ static void known_bad(rule_ctx *c)
 		if (hw[0])
 			finding_evidence(x, "on this machine: %s", hw);
 		const char *cond = csv_cell(t, r, "condition");
-		if (*cond)
+		if (*cond && str_starts(cond, "env.")) { /* env.cuda_launch_blocking=1 -> CUDA_LAUNCH_BLOCKING=1 */
+			char var[128];
+			str_copy(var, sizeof(var), cond + 4);
+			for (char *p = var; *p && *p != '='; p++)
+				*p = (char)toupper((unsigned char)*p);
+			finding_evidence(x, "and here %s", var);
+		} else if (*cond) {
 			finding_evidence(x, "and here %s", cond);
+		}
 		finding_evidence(x, "source: %s", csv_cell(t, r, "source_url"));
 		known_bad_fix(f, x, comp, fixed);
 	}
