@@ -16,6 +16,9 @@
 #  c) stubs:    the toolkit's stubs directory first on LD_LIBRARY_PATH: lib.stubs-on-path (warn:
 #     only libcuda.so is there, libcuda.so.1 still resolves to the driver), the stdout still JSON.
 #     stubs1: a stubs directory with a libcuda.so.1 link first: lib.stubs-on-path fail, cuInit 34.
+#  d) nccl.tsv: for NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME values, whether a one-rank
+#     torch.distributed all_reduce really works (column "torch") beside gpuvet's verdict (column
+#     "gpuvet": nccl.interface-missing or ok); column "agree" must be yes on every row.
 # Every case records whether stdout parsed as JSON ("json ok").
 set -u
 OUT=${OUT:-/tmp/gpuvet-diagnosis}
@@ -124,4 +127,49 @@ if [ -d "$STUBS" ]; then
 else
 	echo "stubs        not run: no $STUBS" >>"$SUM"
 fi
+# d) NCCL's interface lists against a real communicator (one rank, so nothing else is needed)
+python3 - "$G" "$OUT" >>"$SUM" 2>&1 <<'PY'
+import json, os, subprocess, sys
+g, out = sys.argv[1], sys.argv[2]
+ifs = sorted(os.listdir("/sys/class/net"))
+up = [i for i in ifs if i != "lo" and open("/sys/class/net/%s/operstate" % i).read().strip() != "down"]
+real = up[0] if up else "lo"
+cases = [("NCCL_SOCKET_IFNAME", "nonexistent0", "nccl"), ("NCCL_SOCKET_IFNAME", real, "nccl"),
+         ("NCCL_SOCKET_IFNAME", real[:2], "nccl"), ("NCCL_SOCKET_IFNAME", "=" + real[:2], "nccl"),
+         ("NCCL_SOCKET_IFNAME", "^" + ",".join(i[:2] for i in ifs), "nccl"), ("NCCL_SOCKET_IFNAME", "^lo", "nccl"),
+         ("GLOO_SOCKET_IFNAME", "nonexistent0", "gloo"), ("GLOO_SOCKET_IFNAME", real, "gloo")]
+code = r"""
+import os, sys, torch, torch.distributed as dist
+backend = sys.argv[1]
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1"); os.environ.setdefault("MASTER_PORT", "29533")
+try:
+    dist.init_process_group(backend, rank=0, world_size=1)
+    t = torch.ones(4, device="cuda" if backend == "nccl" else "cpu")
+    dist.all_reduce(t)
+    if backend == "nccl": torch.cuda.synchronize()
+    print("ok")
+except Exception as e:
+    print("FAIL", type(e).__name__, str(e).replace("\n", " ")[:160])
+"""
+bad = 0
+with open(os.path.join(out, "nccl.tsv"), "w") as t:
+    t.write("variable\tvalue\ttorch\tgpuvet\tagree\n")
+    for var, val, backend in cases:
+        env = dict(os.environ, **{var: val})
+        try:
+            p = subprocess.run([sys.executable, "-c", code, backend], capture_output=True, text=True, env=env, timeout=40)
+            torch_ok = p.stdout.strip().startswith("ok")
+            res = (p.stdout.strip() or p.stderr.strip()[-160:]).splitlines()[-1:] or [""]
+        except subprocess.TimeoutExpired:
+            torch_ok, res = False, ["timeout"]
+        q = subprocess.run([g, "check", "--json", "--fast"], capture_output=True, text=True, env=env, timeout=60)
+        fs = [f for f in json.loads(q.stdout)["findings"] if f["id"] == "nccl.interface-missing"]
+        flagged = any(var in (f["title"] + " ".join(f["evidence"])) for f in fs)
+        agree = torch_ok != flagged
+        bad += not agree
+        t.write("%s\t%r\t%s\t%s\t%s\n" % (var, val, "ok" if torch_ok else "fails: " + res[0], "missing" if flagged else "ok",
+                                         "yes" if agree else "NO"))
+    t.write("interfaces: %s; disagreements: %d\n" % (",".join(ifs), bad))
+print("nccl         %d cases, %d disagreements (nccl.tsv)" % (len(cases), bad))
+PY
 cat "$SUM"
