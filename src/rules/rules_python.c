@@ -890,7 +890,8 @@ static void cudnn_init_failed(rule_ctx *c)
 	}
 	for (size_t i = 0; i < c->out->n; i++) {
 		finding *o = &c->out->v[i];
-		if (strcmp(o->id, "lib.shadowed") == 0 || strcmp(o->id, "torch.cudnn-mismatch") == 0) {
+		if (strcmp(o->id, "lib.shadowed") == 0 || strcmp(o->id, "torch.cudnn-mismatch") == 0 ||
+		    strcmp(o->id, "release.known-bad") == 0) {
 			finding_evidence(x, "cause: %s (%s)", o->title, o->id);
 			for (size_t k = 0; k < o->fix.n && k < 2; k++)
 				finding_fix(x, "%s", o->fix.v[k]);
