@@ -1029,7 +1029,7 @@ static void python_probe_failed(rule_ctx *c)
 
 static const char *const ROOT_CAUSES[] = {
 	"gpu.none",		 "driver.nouveau",	  "driver.not-loaded",	   "container.no-gpu", "wsl.v1",
-	"driver.libcuda-missing", "driver.version-mismatch", "driver.uvm-missing",    "dev.permission", "dev.wrong-node",   "driver.init-failed",
+	"driver.libcuda-missing", "driver.version-mismatch", "driver.uvm-missing",    "dev.permission", "dev.wrong-node",   "lib.stubs-on-path", "driver.init-failed",
 	"env.visible-devices",	 "container.capabilities", "torch.cpu-build",	   "torch.driver-too-old",
 	"lib.runtime-newer-than-driver", "lib.shadowed",   "torch.import-failed",   NULL,
 };
