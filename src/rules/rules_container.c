@@ -28,7 +28,8 @@ static void no_gpu(rule_ctx *c)
 	const char *kind = facts_str(f, "container.kind");
 	bool pod = kind && strcmp(kind, "kubernetes") == 0;
 	finding *x;
-	if (pci > 0 || module)
+	bool seen = pci > 0 || module || facts_int_or(f, 0, "nvml.device_count") > 0;
+	if (seen)
 		x = rule_emit(c, "this %s%s was started without the GPUs: no /dev/nvidia* inside",
 			      pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
 	else
@@ -42,7 +43,7 @@ static void no_gpu(rule_ctx *c)
 	if (module)
 		finding_evidence(x, "the host's NVIDIA driver %s is loaded (/proc/driver/nvidia/version)", module);
 	finding_evidence(x, "no /dev/nvidiactl and no /dev/nvidiaN in the container");
-	if (pci <= 0 && !module)
+	if (!seen)
 		finding_evidence(x, "no NVIDIA PCI device under /sys/bus/pci and no /proc/driver/nvidia: if the host has GPUs, "
 				    "they were not passed in; on a host without GPUs, use a GPU node");
 	const char *nvd = facts_str(f, "env.nvidia_visible_devices");
