@@ -91,6 +91,20 @@ static void stub_files(facts *f, const char *dir, const char *keyfmt, size_t i)
 	sl_free(&names);
 }
 
+/* A stub that a name outside any stubs directory points at (libcuda.so.1 -> .../stubs/libcuda.so,
+ * a Dockerfile's link): programs load it by its soname, so the loader simulation must see it. */
+static bool stub_linked_outside(const cuda_lib_copy *c)
+{
+	for (size_t k = 0; k < c->names.n; k++) {
+		char *d = dir_of(c->names.v[k]);
+		bool outside = !loader_is_stubs_dir(d);
+		free(d);
+		if (outside)
+			return true;
+	}
+	return false;
+}
+
 void probe_loader(facts *f, const probe_opts *o)
 {
 	(void)o;
@@ -221,7 +235,7 @@ void probe_loader(facts *f, const probe_opts *o)
 	loader_ctx ctx = {.sys = &sys, .ld_library_path = llp_machine};
 	strlist sonames = {0};
 	for (size_t i = 0; i < L.n; i++)
-		if (L.v[i].major >= 0 && !L.v[i].stub) {
+		if (L.v[i].major >= 0 && (!L.v[i].stub || stub_linked_outside(&L.v[i]))) {
 			char *so = cuda_lib_soname(L.v[i].lib, L.v[i].major);
 			if (!sl_contains(&sonames, so))
 				sl_push(&sonames, so);

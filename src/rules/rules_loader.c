@@ -373,8 +373,6 @@ static void stubs_on_path(rule_ctx *c)
 		fail |= stub_dir_evidence(f, x, d, facts_str(f, "loader.conf.%d.stub_files", i), "in /etc/ld.so.conf",
 					  &shadows);
 	}
-	if (!x)
-		return;
 	for (int p = 0; p < pick_count(f); p++) {
 		const char *real = facts_str(f, "loader.pick.%d.real", p);
 		if (!real)
@@ -384,11 +382,36 @@ static void stubs_on_path(rule_ctx *c)
 		if (slash)
 			*slash = '\0';
 		if (loader_is_stubs_dir(d)) {
-			finding_evidence(x, "dlopen(\"%s\") picks %s: the stub", facts_str(f, "loader.pick.%d.soname", p), real);
+			/* also reached through a link from an ordinary directory (ln -s .../stubs/libcuda.so
+			 * /usr/lib/x86_64-linux-gnu/libcuda.so.1): the stub is what programs get */
+			if (!x)
+				x = rule_emit(c, "a CUDA library the loader picks is the toolkit's stub: programs load a link-time "
+						 "placeholder instead of the driver's library");
+			const char *path = facts_str(f, "loader.pick.%d.path", p);
+			const char *name = facts_str(f, "loader.pick.%d.name", p);
+			const char *sym = stub_symptom(name);
+			if (path && strcmp(path, real) != 0)
+				finding_evidence(x, "dlopen(\"%s\") picks %s -> %s: the stub", facts_str(f, "loader.pick.%d.soname", p),
+						 path, real);
+			else
+				finding_evidence(x, "dlopen(\"%s\") picks %s: the stub", facts_str(f, "loader.pick.%d.soname", p), real);
+			if (sym)
+				finding_evidence(x, "with the stub lib%s: %s", name, sym);
+			char *pd = path ? xstrdup(path) : NULL;
+			char *ps = pd ? strrchr(pd, '/') : NULL;
+			if (ps)
+				*ps = '\0';
+			if (pd && strcmp(path, real) != 0 && !loader_is_stubs_dir(pd))
+				finding_fix(x, "remove the link %s (made for a build) and reinstall the driver's user-space library "
+					       "(the libnvidia-compute / nvidia-driver package, or in a container the NVIDIA runtime's "
+					       "mount)", path);
+			free(pd);
 			fail = true;
 		}
 		free(d);
 	}
+	if (!x)
+		return;
 	if (facts_int_or(f, 0, "cuda.init_code") == 34) {
 		finding_evidence(x, "cuInit answered 34 (CUDA_ERROR_STUB_LIBRARY): a stub libcuda was loaded");
 		fail = true;
