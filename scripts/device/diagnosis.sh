@@ -16,6 +16,8 @@
 #  c) stubs:    the toolkit's stubs directory first on LD_LIBRARY_PATH: lib.stubs-on-path (warn:
 #     only libcuda.so is there, libcuda.so.1 still resolves to the driver), the stdout still JSON.
 #     stubs1: a stubs directory with a libcuda.so.1 link first: lib.stubs-on-path fail, cuInit 34.
+#     stubs2: the stub linked as libcuda.so.1 into an ordinary directory first on the path:
+#     lib.stubs-on-path fail "dlopen("libcuda.so.1") picks .../lib/libcuda.so.1 -> .../stubs/libcuda.so".
 #  d) nccl.tsv: for NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME values, whether a one-rank
 #     torch.distributed all_reduce really works (column "torch") beside gpuvet's verdict (column
 #     "gpuvet": nccl.interface-missing or ok); column "agree" must be yes on every row.
@@ -123,6 +125,12 @@ if [ -d "$STUBS" ]; then
 	LD_LIBRARY_PATH="$S1/stubs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 150 "$G" check --json --no-python >"$OUT/stubs1.json" 2>"$OUT/stubs1.stderr"
 	echo "exit $?" >>"$OUT/stubs1.stderr"
 	summarize stubs1 "$OUT/stubs1.json" lib.stubs-on-path driver.init-failed
+	# the other Dockerfile mistake: the stub linked as libcuda.so.1 into an ordinary directory
+	mkdir -p "$S1/lib"
+	ln -s "$STUBS/libcuda.so" "$S1/lib/libcuda.so.1"
+	LD_LIBRARY_PATH="$S1/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 150 "$G" check --json --no-python >"$OUT/stubs2.json" 2>"$OUT/stubs2.stderr"
+	echo "exit $?" >>"$OUT/stubs2.stderr"
+	summarize stubs2 "$OUT/stubs2.json" lib.stubs-on-path driver.init-failed
 	rm -rf "$S1"
 else
 	echo "stubs        not run: no $STUBS" >>"$SUM"
