@@ -24,9 +24,12 @@ static void gpu_none(rule_ctx *c)
 	const facts *f = c->facts;
 	if (pci_count(f) > 0 || driver_proc_present(f) || gpu_seen_elsewhere(f))
 		return;
-	/* the driver's nodes are there (a container with /sys and /proc masked, or nodes that are not
-	 * the driver's: dev.wrong-node): the GPU is not absent, other rules name what is wrong */
-	if (facts_true(f, "devices.nvidiactl") || facts_int_or(f, 0, "devices.gpu.present") > 0)
+	/* the driver's nodes are there and /proc/devices shows its major (a container with /sys and
+	 * /proc/driver masked, or nodes that are not the driver's: dev.wrong-node): the GPU is not
+	 * absent, other rules name what is wrong. Stale nodes without a registered driver do not count. */
+	long long major;
+	if ((facts_true(f, "devices.nvidiactl") || facts_int_or(f, 0, "devices.gpu.present") > 0) &&
+	    facts_int(f, &major, "devices.major.nvidia"))
 		return;
 	if (facts_true(f, "container.inside") && !facts_true(f, "devices.dxg"))
 		return; /* container.no-gpu names this case, with the container's own fix */
