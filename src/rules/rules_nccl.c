@@ -90,7 +90,11 @@ static void interface_missing(rule_ctx *c)
 				sb_addf(&usable, "%s%s", usable.len ? ", " : "", names.v[i]);
 		}
 		if (!usable.len) {
-			severity sev = d->sev >= 2 ? SEV_FAIL : SEV_WARN;
+			/* a fail where multi-GPU or multi-node jobs run (2+ GPUs, or network adapters for
+			 * them); on a one-GPU machine only a distributed job is hit: a warning */
+			const char *ibd = facts_str(f, "net.ib_devices");
+			bool multi = gpu_count(f) >= 2 || (ibd && *ibd);
+			severity sev = d->sev >= 2 && multi ? SEV_FAIL : SEV_WARN;
 			if (!x) {
 				x = rule_emit_sev(c, sev, "%s=%s selects no %s on this machine", d->name, v,
 						  ib ? "InfiniBand adapter" : "usable network interface");
