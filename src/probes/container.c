@@ -199,8 +199,10 @@ static void runtime_files(facts *f)
 {
 	facts_put_bool(f, "/etc/nvidia-container-runtime/config.toml",
 		       sysroot_exists("/etc/nvidia-container-runtime/config.toml"), "container.nvidia_runtime_config");
+	/* the last: where the GPU Operator installs the toolkit on Kubernetes nodes */
 	static const char *const bins[] = {"/usr/bin/nvidia-container-runtime", "/usr/bin/nvidia-ctk",
-					   "/usr/bin/nvidia-container-toolkit", "/usr/local/bin/nvidia-ctk"};
+					   "/usr/bin/nvidia-container-toolkit", "/usr/local/bin/nvidia-ctk",
+					   "/usr/local/nvidia/toolkit/nvidia-container-runtime"};
 	for (size_t i = 0; i < GV_ARRAY_LEN(bins); i++)
 		if (sysroot_exists(bins[i])) {
 			facts_put_str(f, bins[i], bins[i], "container.nvidia_toolkit");
