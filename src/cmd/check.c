@@ -154,13 +154,12 @@ int cmd_check(int argc, char **argv)
 		}
 	} else {
 		f = facts_new();
-		probes_run(f, &po);
 	}
 	if (headroom_mib >= 0) /* a setting for the rules, recorded with the facts it judged */
 		facts_put_int(f, "--memory-headroom", (long long)headroom_mib << 20, "config.memory_headroom_bytes");
 	findings fs;
 	findings_init(&fs);
-	rules_run(f, kb_global(), &fs);
+	diagnose(f, facts_file ? NULL : &po, &fs);
 	for (size_t i = 0; i < requires.n; i++)
 		policy_apply(requires.v[i], f, &fs);
 	findings_sort(&fs);

@@ -13,6 +13,7 @@ const rule *const rule_tables[] = {
 	rules_loader,
 	rules_bench,
 	rules_known_bad,
+	rules_files,
 	/* rules_python links torch.cuda-unavailable to root causes found by the tables above it: keep it last */
 	rules_python,
 	NULL,
