@@ -848,7 +848,8 @@ const env_nccl_var env_nccl_vars[] = {
 	/* interface lists: a name the machine lacks leaves NCCL without a way to talk */
 	{"NCCL_SOCKET_IFNAME", NCCL_IFLIST, EV_NONEMPTY, NULL, "net", 2,
 	 "NCCL's bootstrap and socket transport use only these interfaces: with none of them here, every "
-	 "communicator fails (\"Bootstrap : no socket interface found\", ncclInternalError)"},
+	 "communicator fails (\"Bootstrap : no socket interface found\"; NCCL 2.27: ncclInternalError, "
+	 "\"ncclSocketInit: connecting to address with family ... is neither AF_INET(2) nor AF_INET6(10)\")"},
 	{"GLOO_SOCKET_IFNAME", NCCL_IFLIST, EV_NONEMPTY, "exact", "net", 2,
 	 "torch.distributed's Gloo backend (and its store) binds these interfaces by exact name: "
 	 "init_process_group fails (\"Unable to find address for\")"},
