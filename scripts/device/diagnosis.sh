@@ -144,6 +144,7 @@ up = [i for i in ifs if i != "lo" and open("/sys/class/net/%s/operstate" % i).re
 real = up[0] if up else "lo"
 cases = [("NCCL_SOCKET_IFNAME", "nonexistent0", "nccl"), ("NCCL_SOCKET_IFNAME", real, "nccl"),
          ("NCCL_SOCKET_IFNAME", real[:2], "nccl"), ("NCCL_SOCKET_IFNAME", "=" + real[:2], "nccl"),
+         ("NCCL_SOCKET_IFNAME", "=" + real, "nccl"),
          ("NCCL_SOCKET_IFNAME", "^" + ",".join(i[:2] for i in ifs), "nccl"), ("NCCL_SOCKET_IFNAME", "^lo", "nccl"),
          ("GLOO_SOCKET_IFNAME", "nonexistent0", "gloo"), ("GLOO_SOCKET_IFNAME", real, "gloo")]
 code = r"""
