@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/proc.h"
@@ -58,6 +59,33 @@ static const cJSON *find_finding(const cJSON *doc, const char *id)
 			return x;
 	}
 	return NULL;
+}
+
+/* A finding that tells the user to "see ID" must not point at a finding this run does not show
+ * (the id a user sees must be the one that describes the case: scripts match on ids). */
+static void check_see_refs(const cJSON *doc)
+{
+	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(doc, "findings"), *x;
+	cJSON_ArrayForEach(x, fs) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id");
+		char *text = cJSON_PrintUnformatted(x);
+		for (const char *p = text; (p = strstr(p, "see ")) != NULL;) {
+			p += 4;
+			size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789.-");
+			while (n && (p[n - 1] == '.' || p[n - 1] == '-'))
+				n--;
+			const char *dot = memchr(p, '.', n);
+			if (!dot || dot == p || n > 60 || (n < strlen(p) && p[n] == '/'))
+				continue;
+			char ref[64];
+			memcpy(ref, p, n);
+			ref[n] = '\0';
+			if (!find_finding(doc, ref))
+				fail("finding %s says 'see %s', which is not among the findings",
+				     cJSON_IsString(id) ? id->valuestring : "?", ref);
+		}
+		free(text);
+	}
 }
 
 static const cJSON *find_fact(const cJSON *doc, const char *key)
@@ -179,7 +207,7 @@ int main(int argc, char **argv)
 	char *fake_conf = xasprintf("%s/fake.conf", tmpl);
 	FILE *fc = fopen(fake_conf, "w");
 
-	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0};
+	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0}, lacks = {0};
 	strlist holds = {0}, ruled_out = {0}, signatures = {0}, err_contains = {0}; /* gpuvet explain/run */
 	bool use_fake = false, basic = false, as_nobody = false, json = true;
 	int want_exit = -1;
@@ -235,6 +263,23 @@ int main(int argc, char **argv)
 					fprintf(stderr, "chmod %s: %s\n", full, strerror(errno));
 				free(full);
 			}
+		} else if (str_starts(l, "mknod:")) {
+			/* mknod: c MAJOR MINOR /dev/PATH   replaces the tree's file with a real device node
+			 * (never opened: probes only stat it); needs CAP_MKNOD, so the scenario skips without */
+			char type, p[1024];
+			unsigned ma, mi;
+			if (sscanf(v, " %c %u %u %1023s", &type, &ma, &mi, p) == 4 && (type == 'c' || type == 'b')) {
+				char *full = xasprintf("%s%s", root, p);
+				unlink(full);
+				if (mknod(full, (type == 'c' ? S_IFCHR : S_IFBLK) | 0666, makedev(ma, mi)) != 0) {
+					printf("cannot create the device node %s (%s): needs root\n", p, strerror(errno));
+					return 77;
+				}
+				free(full);
+			} else {
+				fprintf(stderr, "%s: bad mknod directive: %s\n", spath, v);
+				return 2;
+			}
 		} else if (str_starts(l, "mkfifo:") || str_starts(l, "mkdir:")) {
 			/* what git cannot keep: a FIFO, or a directory where a file belongs */
 			char *full = xasprintf("%s%s", root, v);
@@ -254,6 +299,8 @@ int main(int argc, char **argv)
 			sl_push(&facts_exp, v);
 		} else if (str_starts(l, "stdout-contains:")) {
 			sl_push(&contains, v);
+		} else if (str_starts(l, "stdout-lacks:")) {
+			sl_push(&lacks, v);
 		} else if (str_starts(l, "holds:")) {
 			sl_push(&holds, v);
 		} else if (str_starts(l, "ruled-out:")) {
@@ -352,6 +399,8 @@ int main(int argc, char **argv)
 		}
 		sl_free(&w);
 	}
+	if (doc)
+		check_see_refs(doc);
 	for (size_t i = 0; i < absents.n; i++)
 		if (doc && find_finding(doc, absents.v[i]))
 			fail("finding %s present, expected absent", absents.v[i]);
@@ -383,6 +432,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < contains.n; i++)
 		if (!strstr(r.out, contains.v[i]))
 			fail("output does not contain '%s'", contains.v[i]);
+	for (size_t i = 0; i < lacks.n; i++)
+		if (strstr(r.out, lacks.v[i]))
+			fail("output contains '%s'", lacks.v[i]);
 	for (size_t i = 0; i < err_contains.n; i++)
 		if (!strstr(r.err, err_contains.v[i]))
 			fail("stderr does not contain '%s'", err_contains.v[i]);
