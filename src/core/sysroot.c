@@ -67,9 +67,9 @@ static const char *host_of(char *buf, size_t size, const char *abs)
  * follow_last false the last component is left as it is (lstat, readlink).
  *
  * out receives the in-root path. Returns 0; or -errno of the first component that does not
- * exist (out then holds the resolved prefix and the unresolved rest, a path that does not exist
- * below the root either, so a caller that opens it gets the same error); or -ELOOP or
- * -ENAMETOOLONG, with out empty, a path that opens nothing.
+ * exist (out then holds the resolved prefix and the unresolved rest: for ENOENT and ENOTDIR a path that
+ * does not resolve below the root either, so a caller that opens it gets the same error; a glob
+ * pattern keeps its wildcards there); or -ELOOP or -ENAMETOOLONG, with out empty.
  */
 static int resolve(const char *abs, bool follow_last, char *out, size_t size)
 {
@@ -168,9 +168,10 @@ static int jail(char *buf, size_t size, const char *abs, bool follow_last)
 	}
 	char in[PATH_MAX];
 	int rc = resolve(abs, follow_last, in, sizeof(in));
-	if (rc == -ELOOP || rc == -ENAMETOOLONG) {
+	if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR) {
+		/* a loop, an unreadable link: the rest may hold links the kernel would follow to the host */
 		if (size)
-			buf[0] = '\0'; /* opens nothing: never a path the kernel would resolve on the host */
+			buf[0] = '\0'; /* opens nothing */
 		return rc;
 	}
 	host_of(buf, size, in);
@@ -219,7 +220,7 @@ int sysroot_read(const char *abs, size_t max, char **out, size_t *len, bool *tru
 	if (truncated)
 		*truncated = false;
 	int jr = jail(p, sizeof(p), abs, true);
-	if (jr == -ELOOP || jr == -ENAMETOOLONG)
+	if (jr < 0)
 		return jr;
 	int fd = gv_sys.open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
@@ -289,7 +290,7 @@ int sysroot_stat(const char *abs, struct stat *st)
 {
 	char p[PATH_MAX];
 	int jr = jail(p, sizeof(p), abs, true);
-	if (jr == -ELOOP || jr == -ENAMETOOLONG) {
+	if (jr < 0) {
 		errno = -jr;
 		return -1;
 	}
@@ -300,7 +301,7 @@ int sysroot_lstat(const char *abs, struct stat *st)
 {
 	char p[PATH_MAX];
 	int jr = jail(p, sizeof(p), abs, false);
-	if (jr == -ELOOP || jr == -ENAMETOOLONG) {
+	if (jr < 0) {
 		errno = -jr;
 		return -1;
 	}
@@ -323,7 +324,7 @@ char *sysroot_readlink(const char *abs)
 {
 	char p[PATH_MAX], target[PATH_MAX];
 	int jr = jail(p, sizeof(p), abs, false);
-	if (jr == -ELOOP || jr == -ENAMETOOLONG) {
+	if (jr < 0) {
 		errno = -jr;
 		return NULL;
 	}
@@ -338,7 +339,7 @@ DIR *sysroot_opendir(const char *abs)
 {
 	char p[PATH_MAX];
 	int jr = jail(p, sizeof(p), abs, true);
-	if (jr == -ELOOP || jr == -ENAMETOOLONG) {
+	if (jr < 0) {
 		errno = -jr;
 		return NULL;
 	}
@@ -349,7 +350,7 @@ int sysroot_access(const char *abs, int mode)
 {
 	char p[PATH_MAX];
 	int jr = jail(p, sizeof(p), abs, true);
-	if (jr == -ELOOP || jr == -ENAMETOOLONG) {
+	if (jr < 0) {
 		errno = -jr;
 		return -1;
 	}

@@ -39,7 +39,8 @@ bool sysroot_active(void);
 #define SYSROOT_MAX_LINKS 40
 
 /* Maps an absolute path of the examined machine to a host path (into buf), its links resolved
- * inside the root. On a loop or an overlong name buf is "" (which opens nothing) and errno set;
+ * inside the root. On a loop, an unreadable link or an overlong name buf is "" (which opens
+ * nothing) and errno set;
  * for a missing component it is a host path that does not exist either. */
 const char *sysroot_path(char *buf, size_t size, const char *abs);
 /* The same, leaving the last component as it is (for lstat, readlink, a link's own name). */
