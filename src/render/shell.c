@@ -1,9 +1,11 @@
 #include "render/shell.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/findings.h"
 #include "render/text.h"
 
 const char *shell_unquotable(const char *s)
@@ -78,4 +80,21 @@ char *shell_refusal(const char *what, const char *s)
 			    what, shown, why ? why : "it is too long");
 	free(shown);
 	return r;
+}
+
+const char *shell_word_or_comment(char *buf, size_t size, const char *what, const char *s)
+{
+	if (shell_word(buf, size, s))
+		return buf;
+	char *r = shell_refusal(what, s);
+	snprintf(buf, size, " # %s:", r);
+	free(r);
+	return buf;
+}
+
+void finding_fix_refused(finding *x, const char *what, const char *s)
+{
+	char *r = shell_refusal(what, s);
+	finding_fix(x, "%s", r);
+	free(r);
 }

@@ -26,4 +26,11 @@ const char *shell_word(char *buf, size_t size, const char *s);
 /* The text of a refusal, for a fix line or an error: "PATH cannot be given to a shell: it holds
  * a newline; rename it", the path shown through the text sanitizer. malloc'd. */
 char *shell_refusal(const char *what, const char *s);
+/* For a word inside a command line (an interpreter's path before "-m pip"): the quoted word, or
+ * when it cannot be quoted " # " and the refusal, which turns the rest of the line into a shell
+ * comment: pasted or sourced, it runs nothing. Into buf (cut to size); returns buf. */
+const char *shell_word_or_comment(char *buf, size_t size, const char *what, const char *s);
+/* A fix line that says why no command is given (shell_refusal). */
+struct finding;
+void finding_fix_refused(struct finding *x, const char *what, const char *s);
 #endif

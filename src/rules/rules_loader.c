@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kb/kb_cudnn.h"
+#include "render/shell.h"
 #include "rules/cuda_facts.h"
 #include "rules/registry.h"
 
@@ -131,8 +132,11 @@ static void ld_path_stale(rule_ctx *c)
 		stale++;
 	}
 	if (x) {
-		if (keep.len)
-			finding_fix(x, "export LD_LIBRARY_PATH=%s", keep.buf);
+		char q[4096];
+		if (keep.len && shell_word(q, sizeof(q), keep.buf))
+			finding_fix(x, "export LD_LIBRARY_PATH=%s", q);
+		else if (keep.len)
+			finding_fix_refused(x, "the LD_LIBRARY_PATH value", keep.buf);
 		else
 			finding_fix(x, "unset LD_LIBRARY_PATH");
 		finding_fix(x, "and remove the old entries where they are set (~/.bashrc, ~/.profile, /etc/profile.d, "
