@@ -134,8 +134,8 @@ void facts_put_str(facts *f, const char *source, const char *value, const char *
 {
 	WITH_KEY(keyfmt, {
 		ft->type = FV_STR;
+		/* kept as read: the renderers escape (render/text.h), shell lines quote or refuse it */
 		ft->str = xstrdup(value);
-		str_sanitize(ft->str);
 	});
 }
 
@@ -169,7 +169,6 @@ void facts_put_state(facts *f, fact_state state, const char *source, const char 
 		ft->state = state;
 		if (why) {
 			ft->error = xstrdup(why);
-			str_sanitize(ft->error);
 		}
 	});
 }
