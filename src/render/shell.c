@@ -87,7 +87,9 @@ const char *shell_word_or_comment(char *buf, size_t size, const char *what, cons
 	if (shell_word(buf, size, s))
 		return buf;
 	char *r = shell_refusal(what, s);
-	snprintf(buf, size, " # %s:", r);
+	char *line = xasprintf(" # %s:", r);
+	text_safe(buf, size, line); /* cut whole characters and escapes: a cut one is not UTF-8 */
+	free(line);
 	free(r);
 	return buf;
 }

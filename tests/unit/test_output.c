@@ -167,6 +167,24 @@ static void test_text_truncates_whole_escapes(void **s)
 	}
 }
 
+/* Found by fuzz_text: the refusal comment cut at its buffer split a UTF-8 character. */
+static void test_refusal_comment_cut(void **s)
+{
+	char src[600];
+	strcpy(src, "\033");
+	for (int i = 0; i < 200; i++)
+		strcat(src, "\xce\xb5");
+	for (size_t n = 4; n < 300; n++) {
+		char *buf = xmalloc(n);
+		shell_word_or_comment(buf, n, "the path", src);
+		assert_true(text_is_safe(buf));
+		assert_true(strlen(buf) < n);
+		free(buf);
+	}
+	char q[64];
+	assert_string_equal(shell_word_or_comment(q, sizeof(q), "the path", "/ok"), "/ok");
+}
+
 static void test_json_stays_json(void **s)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -196,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_shell_round_trip),   cmocka_unit_test(test_shell_plain_words),
 		cmocka_unit_test(test_shell_refuses),	   cmocka_unit_test(test_text_escapes),
 		cmocka_unit_test(test_text_truncates_whole_escapes), cmocka_unit_test(test_json_stays_json),
+		cmocka_unit_test(test_refusal_comment_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
