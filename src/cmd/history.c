@@ -96,10 +96,7 @@ static history *open_db(const hopts *o, history_mode mode, int *rc)
 
 static void print_json(cJSON *j)
 {
-	char *s = cJSON_Print(j);
-	puts(s ? s : "null");
-	cJSON_free(s);
-	cJSON_Delete(j);
+	json_print_doc(stdout, j); /* stored text from the machine: escaped as JSON, always UTF-8 */
 }
 
 static const char *fmt_num(double d, char *buf, size_t size)

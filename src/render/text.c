@@ -167,13 +167,11 @@ char *json_text_safe(const char *json)
 
 void json_print_doc(FILE *out, cJSON *doc)
 {
-	char *s = cJSON_Print(doc);
-	if (s) {
-		char *safe = json_text_safe(s);
-		fputs(safe, out);
-		fputc('\n', out);
-		free(safe);
-	}
+	char *s = doc ? cJSON_Print(doc) : NULL;
+	char *safe = json_text_safe(s ? s : "null");
+	fputs(safe, out);
+	fputc('\n', out);
+	free(safe);
 	free(s);
 	cJSON_Delete(doc);
 }
