@@ -264,7 +264,7 @@ static void cudnn_cuda_major(rule_ctx *c)
 			       "(NVIDIA's apt repository), or pip install nvidia-cudnn-cu%d",
 			    want, cm > 0 ? cm : 9, want, want);
 		finding_fix(x, "and remove the other build from the search path (dpkg -S %s names its package)",
-			    facts_str(f, "loader.lib.%d.path", k));
+			    shell_word_or_comment((char[4608]){0}, 4608, "the library", facts_str(f, "loader.lib.%d.path", k)));
 	}
 	sb_free(&desc);
 }

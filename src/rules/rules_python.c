@@ -424,7 +424,13 @@ static void torch_multiple(rule_ctx *c)
 		if (prefix && !str_starts(pp, prefix)) {
 			finding *x = rule_emit(c, "%s points at %s, but python3 on PATH is %s", origin, prefix, pp);
 			finding_evidence(x, "the environment is set but its bin directory is not first on PATH");
-			finding_fix(x, "activate it again: . %s/bin/activate (venv) or conda activate %s", prefix, prefix);
+			char *act = xasprintf("%s/bin/activate", prefix);
+			char qa[4608], qp[4608];
+			if (shell_word(qa, sizeof(qa), act) && shell_word(qp, sizeof(qp), prefix))
+				finding_fix(x, "activate it again: . %s (venv) or conda activate %s", qa, qp);
+			else
+				finding_fix_refused(x, "the environment", prefix);
+			free(act);
 		}
 	}
 }
