@@ -135,6 +135,14 @@ static char *unquotable_entry(const char *value)
 	return bad ? bad : shell_unquotable(value) ? xstrdup(value) : NULL;
 }
 
+/* A ':' is quoted fine, but PATH and LD_LIBRARY_PATH split at it: the lines would name two
+ * directories that do not exist. */
+static int refuse_colon(const char *root)
+{
+	gv_error("env use: the install %s holds ':', where PATH and LD_LIBRARY_PATH split; rename it", TEXT(root));
+	return EXIT_USAGE;
+}
+
 /* env use refuses to print lines it cannot quote: the message says which path and why. */
 static int refuse(const char *what, const char *s)
 {
@@ -399,6 +407,7 @@ static int env_use(const char *want, bool json)
 		/* every line is for eval: each word quoted, nothing printed when one cannot be */
 		char *bad_path = unquotable_entry(path), *bad_ldp = ldp ? unquotable_entry(ldp) : NULL;
 		int refused = shell_unquotable(ci->root) ? refuse("the install", ci->root)
+			      : strchr(ci->root, ':')	 ? refuse_colon(ci->root)
 			      : bad_path		 ? refuse("the PATH entry", bad_path)
 			      : bad_ldp			 ? refuse("the LD_LIBRARY_PATH entry", bad_ldp)
 							 : 0;
