@@ -239,7 +239,9 @@ int main(int argc, char **argv)
 			unsigned mode;
 			char p[1024];
 			if (sscanf(v, "%o %1023s", &mode, p) == 2) {
-				char *full = xasprintf("%s%s", root, p);
+				char *name = unescape(p, root, host_dir); /* \n, \s ... as in mkdir: */
+				char *full = xasprintf("%s%s", root, name);
+				free(name);
 				if (chmod(full, mode) != 0)
 					fprintf(stderr, "chmod %s: %s\n", full, strerror(errno));
 				free(full);
