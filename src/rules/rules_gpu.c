@@ -9,6 +9,7 @@
 
 #include "kb/kb_nvidia.h"
 #include "nvidia/nvml.h"
+#include "render/shell.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
@@ -217,7 +218,11 @@ static void pcie_degraded(rule_ctx *c)
 		const char *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
 		/* lspci wants "18:00.0": drop NVML's 8-digit domain */
 		const char *short_bus = bus && strlen(bus) > 9 && bus[8] == ':' ? bus + 9 : bus;
-		finding_fix(x, "check the link: sudo lspci -vv -s %s | grep -E 'LnkCap|LnkSta'", short_bus ? short_bus : "<bus>");
+		char qb[256];
+		if (short_bus && shell_word(qb, sizeof(qb), short_bus))
+			finding_fix(x, "check the link: sudo lspci -vv -s %s | grep -E 'LnkCap|LnkSta'", qb);
+		else
+			finding_fix(x, "check the link: sudo lspci -vv | grep -E 'LnkCap|LnkSta'");
 	}
 	if (!x)
 		return;
@@ -492,8 +497,9 @@ static void mig(rule_ctx *c)
 				    i, i);
 		}
 		const char *first = facts_str(f, "nvml.gpu.%d.mig.0.uuid", i);
-		if (first)
-			finding_fix(x, "select a MIG device by its UUID: export CUDA_VISIBLE_DEVICES=%s", first);
+		char qm[256];
+		if (first && shell_word(qm, sizeof(qm), first))
+			finding_fix(x, "select a MIG device by its UUID: export CUDA_VISIBLE_DEVICES=%s", qm);
 	}
 	if (x)
 		finding_fix(x, "CUDA_VISIBLE_DEVICES must name MIG devices by their MIG-... UUID (nvidia-smi -L lists "
