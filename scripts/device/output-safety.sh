@@ -41,14 +41,16 @@ for f in version.json version.txt dist-info include/cuda.h; do
 	[ -e "$real/$f" ] && mkdir -p "$(dirname "$R$real/$f")" && cp -a "$real/$f" "$R$real/$f"
 done
 cp -p "$real/bin/nvcc" "$R$real/bin/"
-env -i PATH=/usr/local/cuda/bin:/usr/bin:/bin CUDA_HOME=/usr/local/cuda HOME="$T" LC_ALL=C \
+env -i PATH=/usr/local/cuda/bin:/usr/bin:/bin CUDA_HOME=/usr/local/cuda HOME="$T" LC_ALL=C LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
 	"$G" check --json --fast --no-history >"$OUT/outsafe-live.json" 2>"$OUT/outsafe-live.err"
-env -i PATH=/usr/local/cuda/bin:/usr/bin:/bin CUDA_HOME=/usr/local/cuda HOME="$T" LC_ALL=C \
+env -i PATH=/usr/local/cuda/bin:/usr/bin:/bin CUDA_HOME=/usr/local/cuda HOME="$T" LC_ALL=C LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
 	"$G" --root "$R" check --json --fast --no-history >"$OUT/outsafe-root.json" 2>"$OUT/outsafe-root.err"
 facts "$OUT/outsafe-live.json" | grep -v "seconds" >"$T/live.txt"
 facts "$OUT/outsafe-root.json" | grep -v "seconds" >"$T/root.txt"
 cat "$T/root.txt"
-if diff "$T/live.txt" "$T/root.txt"; then pass "toolkit facts under --root match the live machine"; else fail "toolkit facts differ (diff above)"; fi
+if [ ! -s "$T/live.txt" ] || [ ! -s "$T/root.txt" ]; then
+	fail "no toolkit facts to compare (see outsafe-live.err, outsafe-root.err)"
+elif diff "$T/live.txt" "$T/root.txt"; then pass "toolkit facts under --root match the live machine"; else fail "toolkit facts differ (diff above)"; fi
 
 echo "== 2. a link to a host file"
 # the host's file, at an absolute path outside the tree (the tree has nothing there)
