@@ -53,6 +53,7 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t *);
 	nvmlReturn_t (*DeviceGetPowerUsage)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetEnforcedPowerLimit)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetPowerManagementDefaultLimit)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetTotalEnergyConsumption)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*DeviceGetClockInfo)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*DeviceGetMaxClockInfo)(nvmlDevice_t, int, unsigned *);
@@ -132,6 +133,7 @@ static void resolve(void)
 	SYM(DeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates");
 	SYM(DeviceGetPowerUsage, "nvmlDeviceGetPowerUsage");
 	SYM(DeviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit");
+	SYM(DeviceGetPowerManagementDefaultLimit, "nvmlDeviceGetPowerManagementDefaultLimit");
 	SYM(DeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption");
 	SYM(DeviceGetClockInfo, "nvmlDeviceGetClockInfo");
 	SYM(DeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo");
@@ -265,8 +267,16 @@ void gv_nvml_unload(void)
 
 bool gv_nvml_has_symbol(const char *sym)
 {
+	return gv_nvml_symbol(sym) != NULL;
+}
+
+void *gv_nvml_symbol(const char *sym)
+{
 	gv_nvml_load();
-	return lib && dlsym(lib, sym) != NULL;
+	pthread_mutex_lock(&lock);
+	void *p = lib && status.loaded ? dlsym(lib, sym) : NULL;
+	pthread_mutex_unlock(&lock);
+	return p;
 }
 
 /* ---- error names ---- */
@@ -540,6 +550,7 @@ static void snap_identity(nvmlDevice_t dev, gv_nvml_device *d)
 	GET_UINT_ARG(DeviceGetMaxClockInfo, dev, NVML_CLOCK_SM, d->max_sm_clock_mhz);
 	GET_UINT_ARG(DeviceGetMaxClockInfo, dev, NVML_CLOCK_MEM, d->max_mem_clock_mhz);
 	GET_UINT(DeviceGetEnforcedPowerLimit, dev, d->power_limit_mw);
+	GET_UINT(DeviceGetPowerManagementDefaultLimit, dev, d->power_default_limit_mw);
 }
 
 static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)

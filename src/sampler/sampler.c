@@ -17,6 +17,9 @@ struct sampler {
 	sampler_opts o;
 	unsigned ngpus;
 	gv_nvml_device *dev; /* ngpus; identity kept between takes */
+	gv_gpm **gpm;        /* ngpus; NULL where GPM is not supported */
+	gv_gpm_support *gpm_support;
+	gv_nv_dbl (*gpm_val)[GV_GPM_N];
 	unsigned long long takes;
 	int consecutive_failures;
 	char driver_version[32], nvml_version[32];
@@ -105,6 +108,15 @@ sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)
 	for (unsigned i = 0; i < n; i++) {
 		gv_nvml_device_clear(&s->dev[i]);
 		gv_nvml_device_snapshot(i, GV_NVML_IDENTITY, &s->dev[i]);
+	}
+	s->gpm = n ? xcalloc(n, sizeof(*s->gpm)) : NULL;
+	s->gpm_support = n ? xcalloc(n, sizeof(*s->gpm_support)) : NULL;
+	s->gpm_val = n ? xcalloc(n, sizeof(*s->gpm_val)) : NULL;
+	for (unsigned i = 0; i < n && !s->o.no_gpm; i++) {
+		nvmlReturn_t grc = NVML_SUCCESS;
+		s->gpm[i] = gv_gpm_open(i, &s->gpm_support[i], &grc);
+		if (s->gpm[i]) /* the first sample: the first take's counters cover the time since */
+			gv_gpm_take(s->gpm[i], s->gpm_val[i]);
 	}
 	gv_nvml_system sys;
 	gv_nvml_system_info(&sys);
@@ -231,6 +243,17 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 	g->remap_pending = conv(d->remap_pending, 1);
 	g->remap_failure = conv(d->remap_failure, 1);
 	g->fan = conv(d->fan_percent, 1);
+	g->power_default_limit = conv(d->power_default_limit_mw, 0.001);
+	g->gpm_support = (uint8_t)s->gpm_support[i];
+	for (int k = 0; k < GV_GPM_N; k++) {
+		const gv_nv_dbl *v = &s->gpm_val[i][k];
+		if (!s->gpm[i])
+			g->gpm[k] = (sval){0, s->gpm_support[i] == GV_GPM_UNKNOWN ? SV_NONE : SV_NA};
+		else if (v->st == GV_V_OK)
+			g->gpm[k] = sv_ok(v->v < 0 ? 0 : v->v);
+		else
+			g->gpm[k] = (sval){0, v->st == GV_V_UNSUPPORTED ? SV_NA : v->st == GV_V_ERROR ? SV_ERR : SV_NONE};
+	}
 	/* a GPU that fell off the bus answers every call with GPU_IS_LOST */
 	if (d->temperature_c.st == GV_V_ERROR && d->temperature_c.rc == NVML_ERROR_GPU_IS_LOST) {
 		g->lost = true;
@@ -281,6 +304,8 @@ snapshot *sampler_take(sampler *s, char *err, size_t errsize)
 		/* a GPU whose identity never came (it was lost at start) gets another try */
 		unsigned w = what | (GV_OK(d->uuid) ? 0 : GV_NVML_IDENTITY);
 		gv_nvml_device_snapshot(i, w, d);
+		if (s->gpm[i])
+			gv_gpm_take(s->gpm[i], s->gpm_val[i]);
 		if (any_reading(d))
 			answered++;
 	}
@@ -316,6 +341,11 @@ void sampler_close(sampler *s)
 		gv_nvml_events_close(s->events);
 	kmsg_close(&s->kmsg);
 	xid_tally_free(&s->xids);
+	for (unsigned i = 0; i < s->ngpus; i++)
+		gv_gpm_close(s->gpm[i]);
+	free(s->gpm);
+	free(s->gpm_support);
+	free(s->gpm_val);
 	free(s->dev);
 	free(s);
 }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nvidia/nvml.h"
+
 /* A per-GPU family read from one sval field of gpu_sample, times a scale (to base units). */
 typedef struct gpu_family {
 	const char *name;
@@ -29,6 +31,8 @@ static const gpu_family our_families[] = {
 	 "Temperature at which the GPU shuts down."},
 	{"gpuvet_gpu_power_watts", MT_GAUGE, F(power), 1, "Power draw."},
 	{"gpuvet_gpu_power_limit_watts", MT_GAUGE, F(power_limit), 1, "Enforced power limit."},
+	{"gpuvet_gpu_power_default_limit_watts", MT_GAUGE, F(power_default_limit), 1,
+	 "The board's default power limit (an enforced limit below it was lowered)."},
 	{"gpuvet_gpu_energy_joules_total", MT_COUNTER, F(energy_mj), 0.001,
 	 "Energy used since the driver loaded."},
 	{"gpuvet_gpu_sm_clock_hertz", MT_GAUGE, F(sm_clock), 1e6, "SM clock."},
@@ -50,8 +54,8 @@ static const gpu_family our_families[] = {
 /* The DCGM exporter's names, units and meaning (its etc/default-counters.csv), for dashboards
  * written against it (Grafana 12239). Its counters carry no "_total"; they are typed untyped
  * here so that promtool's lint stays quiet while the names stay DCGM's. Left out:
- * DCGM_FI_DEV_PCIE_REPLAY_COUNTER (promtool rejects "counter" in a name) and
- * DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (DCGM profiling, which NVML's basic calls cannot measure). */
+ * DCGM_FI_DEV_PCIE_REPLAY_COUNTER (promtool rejects "counter" in a name). The profiling fields
+ * (DCGM_FI_PROF_*) are NVML's GPM counters, from nvidia/gpm_fields.h (render_gpm). */
 static const gpu_family dcgm_families[] = {
 	{"DCGM_FI_DEV_GPU_UTIL", MT_GAUGE, F(util_gpu), 1, "GPU utilization (in %)."},
 	{"DCGM_FI_DEV_MEM_COPY_UTIL", MT_GAUGE, F(util_mem), 1, "Memory utilization (in %)."},
@@ -67,10 +71,7 @@ static const gpu_family dcgm_families[] = {
 	{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", MT_UNTYPED, F(remap_uncorr), 1,
 	 "Number of remapped rows for uncorrectable errors."},
 	{"DCGM_FI_DEV_ROW_REMAP_FAILURE", MT_GAUGE, F(remap_failure), 1, "Whether remapping of rows has failed."},
-	/* DCGM's profiling field needs DCGM; NVML's utilization.gpu measures the same "a kernel ran"
-	 * fraction over the sample period, so the dashboard's utilization panel keeps working. */
-	{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", MT_GAUGE, F(util_gpu), 0.01,
-	 "Ratio of time the graphics engine is active (gpuvet: NVML utilization.gpu / 100)."},
+	/* the DCGM_FI_PROF_* fields come from the GPM table (render_gpm) */
 };
 
 static sval field(const gpu_sample *g, size_t offset)
@@ -109,6 +110,8 @@ static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t
 	l->names[3] = "device", l->values[3] = device;
 	l->names[4] = "Hostname", l->values[4] = in->hostname ? in->hostname : "";
 	l->n = 5;
+	if (in->snap && in->snap->driver_version[0])
+		l->names[l->n] = "DCGM_FI_DRIVER_VERSION", l->values[l->n++] = in->snap->driver_version;
 	if (in->dcgm_model_name)
 		l->names[l->n] = "modelName", l->values[l->n++] = g->name;
 }
@@ -149,6 +152,55 @@ static void render_field_families(expo *e, const snapshot *s, const gpu_family *
 			else
 				our_labels(&l, g);
 			expo_sample_v(e, v.v * fams[f].scale, l.n, l.names, l.values);
+		}
+	}
+}
+
+/* The GPM activity counters, one family per row of nvidia/gpm_fields.h: gpuvet's name, and
+ * DCGM's with --dcgm-compat. Absent where the GPU has no GPM (never a made-up value); DCGM's
+ * graphics-engine field alone falls back to NVML's utilization.gpu there, so the DCGM
+ * dashboard's utilization panel keeps working (docs/serve.md). */
+static void render_gpm(expo *e, const snapshot *s, bool dcgm, const metrics_input *in)
+{
+	bool any = false;
+	for (int i = 0; i < s->ngpus && !any; i++)
+		any = !s->gpus[i].lost && s->gpus[i].gpm_support != 0;
+	if (!dcgm && any) {
+		expo_family(e, "gpuvet_gpu_gpm_supported", MT_GAUGE,
+			    "1 when gpuvet reads the GPU's GPM activity counters (NVML GPM: Hopper and newer), 0 when not.");
+		for (int i = 0; i < s->ngpus; i++) {
+			const gpu_sample *g = &s->gpus[i];
+			if (g->lost || !g->gpm_support)
+				continue;
+			gpu_labels l;
+			our_labels(&l, g);
+			expo_sample_v(e, g->gpm_support == GV_GPM_ON ? 1 : 0, l.n, l.names, l.values);
+		}
+	}
+	for (int k = 0; k < GV_GPM_N; k++) {
+		const gv_gpm_field *f = &gv_gpm_fields[k];
+		const char *name = dcgm ? f->dcgm_name : f->prom_name;
+		bool declared = false;
+		for (int i = 0; i < s->ngpus; i++) {
+			const gpu_sample *g = &s->gpus[i];
+			if (g->lost)
+				continue;
+			sval v = g->gpm[k];
+			if (!sv_has(v) && dcgm && k == GV_GPM_GRAPHICS && g->gpm_support != GV_GPM_ON && sv_has(g->util_gpu))
+				v = sv_ok(g->util_gpu.v * 0.01);
+			if (!sv_has(v))
+				continue;
+			if (!declared) {
+				expo_family(e, name, MT_GAUGE, f->help);
+				declared = true;
+			}
+			gpu_labels l;
+			char device[24];
+			if (dcgm)
+				dcgm_labels(&l, g, device, sizeof(device), in);
+			else
+				our_labels(&l, g);
+			expo_sample_v(e, v.v, l.n, l.names, l.values);
 		}
 	}
 }
@@ -392,6 +444,7 @@ void metrics_render(expo *e, const metrics_input *in)
 		expo_sample(e, s->ngpus, NULL);
 		render_info(e, s);
 		render_field_families(e, s, our_families, GV_ARRAY_LEN(our_families), false, in);
+		render_gpm(e, s, false, in);
 		render_throttle(e, s);
 		render_pcie_throughput(e, s);
 		render_ecc(e, s);
@@ -406,6 +459,7 @@ void metrics_render(expo *e, const metrics_input *in)
 			render_processes(e, s);
 		if (in->dcgm) {
 			render_field_families(e, s, dcgm_families, GV_ARRAY_LEN(dcgm_families), true, in);
+			render_gpm(e, s, true, in);
 			render_dcgm_fb_free(e, s, in);
 		}
 	}

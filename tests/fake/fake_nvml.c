@@ -802,6 +802,12 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t dev, unsig
 	return rc ? rc : gpu_uint(dev, "power_limit_mw", 700000, mw);
 }
 
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t dev, unsigned *mw)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetPowerManagementDefaultLimit", dev);
+	return rc ? rc : gpu_uint(dev, "power_default_limit_mw", 700000, mw);
+}
+
 FULL_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t dev, unsigned long long *mj)
 {
 	nvmlReturn_t rc = enter("nvmlDeviceGetTotalEnergyConsumption", dev);
@@ -1008,5 +1014,113 @@ FULL_EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *d
 FULL_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 {
 	free(set);
+	return NVML_SUCCESS;
+}
+
+/* ---- GPM (src/nvidia/gpm_fields.h names the metrics and their config keys) ----
+ * gpu.N.gpm = 1 makes the GPU support GPM (default 0: not supported, like pre-Hopper GPUs).
+ * gpu.N.gpm.KEY is the value nvmlGpmMetricsGet answers in NVML's unit (percent, MiB/s), taken
+ * when the later sample of the pair was taken (a comma list cycles per sample); unset is 0,
+ * `unsupported` answers NVML_ERROR_NOT_SUPPORTED for that metric (a GPU without NVLink). */
+
+struct nvmlGpmSample_st {
+	int gpu; /* -1 until nvmlGpmSampleGet */
+	unsigned long long seq;
+	double value[GV_GPM_N];
+	int rc[GV_GPM_N];
+};
+static unsigned long long gpm_seq;
+
+FULL_EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t dev, nvmlGpmSupport_t *s)
+{
+	nvmlReturn_t rc = enter("nvmlGpmQueryDeviceSupport", dev);
+	if (rc)
+		return rc;
+	if (!s)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (s->version != NVML_GPM_SUPPORT_VERSION)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	s->isSupportedDevice = fake_gpu_num(dev->gpu, "gpm", 0, NULL) != 0;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *out)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error("nvmlGpmSampleAlloc", -1);
+	if (rc)
+		return rc;
+	if (!out)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return NVML_ERROR_MEMORY;
+	(*out)->gpu = -1;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
+{
+	if (!s)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	free(s);
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t dev, nvmlGpmSample_t s)
+{
+	nvmlReturn_t rc = enter("nvmlGpmSampleGet", dev);
+	if (rc)
+		return rc;
+	if (!s)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (fake_gpu_num(dev->gpu, "gpm", 0, NULL) == 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&lock);
+	s->seq = ++gpm_seq;
+	pthread_mutex_unlock(&lock);
+	s->gpu = dev->gpu;
+	for (int k = 0; k < GV_GPM_N; k++) {
+		char field[64], buf[64];
+		snprintf(field, sizeof(field), "gpm.%s", gv_gpm_fields[k].key);
+		const char *v = fake_gpu_pick(dev->gpu, field, buf, sizeof(buf));
+		s->rc[k] = NVML_SUCCESS;
+		s->value[k] = 0;
+		if (v && strcmp(v, "unsupported") == 0)
+			s->rc[k] = NVML_ERROR_NOT_SUPPORTED;
+		else if (v)
+			s->value[k] = strtod(v, NULL);
+	}
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlGpmMetricsGet(gv_nvmlGpmMetricsGet_t *m)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error("nvmlGpmMetricsGet", -1);
+	if (rc)
+		return rc;
+	if (!m || !m->sample1 || !m->sample2)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (m->version != NVML_GPM_METRICS_GET_VERSION)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	/* the real driver: metrics[] holds at most NVML_GPM_METRIC_MAX; ours is sized GV_GPM_N */
+	if (m->numMetrics > GV_GPM_N)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	const struct nvmlGpmSample_st *a = m->sample1, *b = m->sample2;
+	if (a->gpu < 0 || b->gpu < 0 || a->gpu != b->gpu || a->seq >= b->seq)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned i = 0; i < m->numMetrics; i++) {
+		nvmlGpmMetric_t *x = &m->metrics[i];
+		x->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+		x->value = 0;
+		for (int k = 0; k < GV_GPM_N; k++)
+			if (gv_gpm_fields[k].nvml_id == x->metricId) {
+				x->nvmlReturn = b->rc[k];
+				x->value = b->rc[k] == NVML_SUCCESS ? b->value[k] : 0;
+			}
+	}
 	return NVML_SUCCESS;
 }
