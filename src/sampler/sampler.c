@@ -244,6 +244,8 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 	g->remap_failure = conv(d->remap_failure, 1);
 	g->fan = conv(d->fan_percent, 1);
 	g->power_default_limit = conv(d->power_default_limit_mw, 0.001);
+	if (GV_OK(d->cc_major) && GV_OK(d->cc_minor))
+		g->cc = sv_ok((double)d->cc_major.v + (double)(d->cc_minor.v % 10) / 10.0);
 	g->gpm_support = (uint8_t)s->gpm_support[i];
 	for (int k = 0; k < GV_GPM_N; k++) {
 		const gv_nv_dbl *v = &s->gpm_val[i][k];

@@ -90,6 +90,7 @@ typedef struct gpu_sample {
 	sval mem_used, mem_total; /* bytes */
 	sval temp, temp_slowdown, temp_shutdown; /* C */
 	sval power, power_limit;                  /* W */
+	sval cc;                                  /* compute capability as major.minor (9.0) */
 	sval power_default_limit;                 /* W: the board's default; a lower power_limit was lowered */
 	sval energy_mj;                           /* millijoules since the driver loaded */
 	sval sm_clock, mem_clock, sm_clock_max, mem_clock_max; /* MHz */

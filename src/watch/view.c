@@ -10,6 +10,7 @@
 
 #include "core/sysroot.h"
 #include "core/util.h"
+#include "nvidia/nvml.h"
 
 /* ------------------------------------------------------------------ the job of --pid */
 
@@ -182,6 +183,25 @@ void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view
 		fprintf(out, "%-3d %-22.22s %5s %5s %-19s %5s %5s %-11s %8s %-7s %s\n", g->index,
 			g->lost ? "(lost)" : g->name, util, memu, mem, temp, margin, power, sm, pcie,
 			health_state_name(health_gpu(h, g->index)));
+		if (g->gpm_support == GV_GPM_ON && !g->lost) {
+			/* the GPM columns of nvidia/gpm_fields.h */
+			char line[256];
+			size_t len = 0;
+			for (int k = 0; k < GV_GPM_N && len < sizeof(line) - 32; k++) {
+				if (!gv_gpm_fields[k].column[0])
+					continue;
+				char v[16];
+				if (sv_has(g->gpm[k]))
+					snprintf(v, sizeof(v), "%.0f%%", g->gpm[k].v * 100);
+				else
+					str_copy(v, sizeof(v), g->gpm[k].st == SV_ERR ? "err" : "n/a");
+				len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s %s", len ? "  " : "",
+							gv_gpm_fields[k].column, v);
+			}
+			fprintf(out, "    activity: %s\n", line);
+		} else if (g->gpm_support && g->gpm_support != GV_GPM_ON && !g->lost) {
+			fprintf(out, "    activity: n/a (GPM: %s)\n", gv_gpm_support_text((gv_gpm_support)g->gpm_support));
+		}
 		if (sv_has(g->clock_reasons) && ((unsigned long long)g->clock_reasons.v & ~(unsigned long long)CLK_GPU_IDLE)) {
 			char words[200];
 			fprintf(out, "    clocks held back by: %s\n",
@@ -305,6 +325,16 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 		add_val(x, "remap_pending", g->remap_pending, 1);
 		add_val(x, "remap_failure", g->remap_failure, 1);
 		add_val(x, "fan_ratio", g->fan, 0.01);
+		add_val(x, "power_default_limit_w", g->power_default_limit, 1);
+		cJSON *act = cJSON_AddObjectToObject(x, "activity");
+		cJSON_AddStringToObject(act, "gpm", g->gpm_support ? gv_gpm_support_text((gv_gpm_support)g->gpm_support)
+								  : "not read");
+		for (int k = 0; k < GV_GPM_N; k++) {
+			char key[64];
+			snprintf(key, sizeof(key), "%s%s", gv_gpm_fields[k].key,
+				 gv_gpm_fields[k].unit == GV_GPM_PERCENT ? "_ratio" : "_bytes_per_second");
+			add_val(act, key, g->gpm[k], 1);
+		}
 		cJSON *xids = cJSON_AddArrayToObject(x, "xids");
 		for (size_t k = 0; k < g->nxid; k++) {
 			cJSON *e = cJSON_CreateObject();
