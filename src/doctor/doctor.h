@@ -44,9 +44,10 @@ typedef struct doctor_cpu {
 	int nprocs;             /* processes of the job seen */
 	int gpu_procs;          /* of them, those holding a GPU (the ranks, the main process) */
 	int workers;            /* the others (DataLoader workers, launchers) */
-	int workers_busy;       /* workers at or above busy_thread CPU */
+	int workers_busy;       /* workers whose busiest thread is at or above busy_thread (as main_thread) */
 	double main_cpu;        /* cores used by the busiest GPU-holding process (all threads) */
-	double main_thread;     /* the busiest thread of a GPU-holding process, fraction of one core */
+	double main_thread;     /* the busiest thread of a GPU-holding process: the share of the window it
+				 * ran or waited to run (schedstat; CPU time alone without it), 0-1 */
 	unsigned main_pid, main_tid;
 	double workers_cpu;     /* cores used by all workers together */
 } doctor_cpu;

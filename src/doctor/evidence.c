@@ -24,6 +24,11 @@
 typedef struct thread_ticks {
 	unsigned pid, tid;
 	unsigned long long ticks; /* utime + stime */
+	/* /proc/PID/task/TID/schedstat: ns on a CPU and ns runnable but waiting for one; a thread
+	 * that wants a core all the time (on-CPU + waiting = the window) is saturated even when
+	 * other programs on the machine keep it from running */
+	bool have_sched;
+	unsigned long long run_ns, wait_ns;
 } thread_ticks;
 
 typedef struct acc_gpu {
@@ -87,8 +92,16 @@ static size_t scan_threads(const job *j, thread_ticks *out, size_t cap)
 				continue;
 			unsigned tid = (unsigned)strtoul(de->d_name, NULL, 10);
 			unsigned long long t;
-			if (read_ticks(j->pids[i], tid, &t))
-				out[n++] = (thread_ticks){j->pids[i], tid, t};
+			if (!read_ticks(j->pids[i], tid, &t))
+				continue;
+			thread_ticks *x = &out[n++];
+			*x = (thread_ticks){j->pids[i], tid, t, false, 0, 0};
+			char sp[96];
+			snprintf(sp, sizeof(sp), "/proc/%u/task/%u/schedstat", j->pids[i], tid);
+			char *line = sysroot_read_line(sp);
+			if (line && sscanf(line, "%llu %llu", &x->run_ns, &x->wait_ns) == 2)
+				x->have_sched = true;
+			free(line);
 		}
 		closedir(d);
 	}
@@ -244,29 +257,49 @@ void doctor_acc_finish(doctor_acc *a, const job *j, doctor_evidence *ev)
 	c->seconds = ev->seconds;
 	typedef struct {
 		unsigned pid;
-		double cpu;
+		double cpu;    /* cores used, all threads */
+		double demand; /* its busiest thread's demand */
 	} proc_cpu;
 	proc_cpu *procs = xcalloc(JOB_MAX_PIDS, sizeof(*procs));
 	size_t nprocs = 0;
 	for (size_t i = 0; i < nend; i++) {
-		unsigned long long before = 0;
-		for (size_t k = 0; k < a->nstart; k++)
-			if (a->start[k].pid == end[i].pid && a->start[k].tid == end[i].tid) {
-				before = a->start[k].ticks;
-				break;
-			}
+		const thread_ticks *b = NULL;
+		for (size_t k = 0; k < a->nstart && !b; k++)
+			if (a->start[k].pid == end[i].pid && a->start[k].tid == end[i].tid)
+				b = &a->start[k];
+		unsigned long long before = b ? b->ticks : 0;
 		double cores = end[i].ticks > before ? (double)(end[i].ticks - before) / hz / secs : 0;
+		/* demand: the share of the window the thread ran or waited to run */
+		double demand = cores;
+		if (end[i].have_sched && (!b || b->have_sched)) {
+			unsigned long long r0 = b ? b->run_ns : 0, w0 = b ? b->wait_ns : 0;
+			double d = 0;
+			if (end[i].run_ns >= r0)
+				d += (double)(end[i].run_ns - r0);
+			if (end[i].wait_ns >= w0)
+				d += (double)(end[i].wait_ns - w0);
+			/* a kernel without schedstats answers zeros: keep the CPU time then */
+			if (d > 0)
+				demand = d / 1e9 / secs;
+			if (demand < cores)
+				demand = cores;
+			if (demand > 1)
+				demand = 1;
+		}
 		size_t p = 0;
 		while (p < nprocs && procs[p].pid != end[i].pid)
 			p++;
 		if (p == nprocs && nprocs < JOB_MAX_PIDS)
-			procs[nprocs++] = (proc_cpu){end[i].pid, 0};
-		if (p < nprocs)
+			procs[nprocs++] = (proc_cpu){end[i].pid, 0, 0};
+		if (p < nprocs) {
 			procs[p].cpu += cores;
+			if (demand > procs[p].demand)
+				procs[p].demand = demand;
+		}
 		/* a GPU process's busiest thread; with no GPU process known, the root's */
 		bool main = a->ngpu_pids ? is_gpu_pid(a, end[i].pid) : end[i].pid == j->root;
-		if (main && (cores > c->main_thread || !c->main_pid)) {
-			c->main_thread = cores;
+		if (main && (demand > c->main_thread || !c->main_pid)) {
+			c->main_thread = demand;
 			c->main_pid = end[i].pid;
 			c->main_tid = end[i].tid;
 		}
@@ -282,7 +315,7 @@ void doctor_acc_finish(doctor_acc *a, const job *j, doctor_evidence *ev)
 			/* the others but a launcher (a root that holds no GPU: torchrun, a shell) */
 			c->workers++;
 			c->workers_cpu += procs[p].cpu;
-			if (procs[p].cpu >= 0.85)
+			if (procs[p].demand >= 0.85)
 				c->workers_busy++;
 		}
 	}
