@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "health/clocks.h"
 #include "kb/kb.h"
 #include "kb/kb_nvidia.h"
 
@@ -107,28 +108,35 @@ static void rule_hot(health_tracker *t, health_gpu_track *tr, const gpu_sample *
 		     "temperature %.0f C (>= %.0f C)", g->temp.v, t->cfg.hot_c);
 }
 
+/* How busy the GPU is for the clock rule: SM active with GPM, NVML utilization without. */
+double health_busy(const gpu_sample *g)
+{
+	if (sv_has(g->gpm[GV_GPM_SM_ACTIVE]))
+		return g->gpm[GV_GPM_SM_ACTIVE].v;
+	return sv_has(g->util_gpu) ? g->util_gpu.v / 100 : NAN;
+}
+
 static void rule_throttled(health_tracker *t, health_gpu_track *tr, const gpu_sample *g, double now)
 {
 	unsigned long long mask = sv_has(g->clock_reasons) ? (unsigned long long)g->clock_reasons.v : 0;
-	/* idle is no throttle; application, display and sync-boost clocks are settings, not causes */
-	unsigned long long bad = mask & CLK_ACTIONABLE;
-	double since = track(&tr->throttle_since, bad != 0, now);
+	/* one rule with check's gpu.throttled (health/clocks.h): the power cap at full load is the
+	 * expected state, not a degradation */
+	clocks_verdict cv = clocks_judge(mask, health_busy(g), sv_has(g->power_limit) ? g->power_limit.v : NAN,
+					 sv_has(g->power_default_limit) ? g->power_default_limit.v : NAN);
+	bool bad = cv.level >= CLOCKS_DEGRADED;
+	double since = track(&tr->throttle_since, bad, now);
 	if (since < 0)
 		return;
 	char words[160];
-	clock_reasons_text(bad, words, sizeof(words));
-	health_state st = (bad & (CLK_HW_SLOWDOWN | CLK_HW_POWER_BRAKE)) ? HEALTH_UNHEALTHY : HEALTH_DEGRADED;
-	const char *action;
-	if (bad & (CLK_HW_SLOWDOWN | CLK_HW_POWER_BRAKE))
-		action = "hardware slowdown: check power supply, power cables and cooling; drain the node if it persists";
-	else if (bad & (CLK_SW_THERMAL | CLK_HW_THERMAL))
-		action = "thermal slowdown: improve cooling and airflow";
-	else
-		action = "at the power limit: expected at full load; if the limit is below the default, raise it (nvidia-smi -pl, admin)";
-	char clk[48] = "";
-	if (sv_has(g->sm_clock) && sv_has(g->sm_clock_max))
+	clock_reasons_text(cv.reasons, words, sizeof(words));
+	health_state st = cv.level == CLOCKS_UNHEALTHY ? HEALTH_UNHEALTHY : HEALTH_DEGRADED;
+	char clk[96] = "";
+	if (cv.limit_lowered && sv_has(g->power_default_limit))
+		snprintf(clk, sizeof(clk), ", power limit %.0f W of the default %.0f W", g->power_limit.v,
+			 g->power_default_limit.v);
+	else if (sv_has(g->sm_clock) && sv_has(g->sm_clock_max))
 		snprintf(clk, sizeof(clk), ", SM clock %.0f of %.0f MHz", g->sm_clock.v, g->sm_clock_max.v);
-	emit(t, g->index, "gpu.throttled", st, since, action, "clocks held back: %s%s", words, clk);
+	emit(t, g->index, "gpu.throttled", st, since, cv.action, "clocks held back: %s%s", words, clk);
 }
 
 static void rule_link(health_tracker *t, health_gpu_track *tr, const gpu_sample *g, double now)

@@ -4,7 +4,8 @@
  *
  *   gpu.input-bound   utilization under 70% for N seconds while a process holds the GPU
  *   gpu.hot           temperature at or above 80 C (unhealthy at the slowdown threshold)
- *   gpu.throttled     a clock event reason other than idle and the clock settings
+ *   gpu.throttled     clocks held back: the one rule of health/clocks.h (shared with check);
+ *                     the power cap at full load is not a condition
  *   gpu.pcie-degraded link width below its maximum; generation below its maximum while busy
  *   gpu.ecc-new       uncorrected ECC errors that appeared while watching; pending remaps,
  *                     remap failures, pending page retirement
@@ -70,6 +71,8 @@ void health_init(health_tracker *t, const health_cfg *cfg);
 void health_update(health_tracker *t, const snapshot *s, double now);
 /* The state of one GPU (healthy when unknown). */
 health_state health_gpu(const health_tracker *t, int gpu);
+/* How busy a GPU is (ratio): GPM SM active when read, else NVML utilization; NAN unknown. */
+double health_busy(const gpu_sample *g);
 /* The worst state over all GPUs. */
 health_state health_overall(const health_tracker *t);
 #endif

@@ -280,6 +280,8 @@ static void probe_device(facts *f, int i)
 	put_u64(f, &d->util_memory, "nvmlDeviceGetUtilizationRates", "nvml.gpu.%d.utilization_memory", i);
 	put_watts(f, &d->power_mw, "nvmlDeviceGetPowerUsage", "nvml.gpu.%d.power_w", i);
 	put_watts(f, &d->power_limit_mw, "nvmlDeviceGetEnforcedPowerLimit", "nvml.gpu.%d.power_limit_w", i);
+	put_watts(f, &d->power_default_limit_mw, "nvmlDeviceGetPowerManagementDefaultLimit",
+		  "nvml.gpu.%d.power_default_limit_w", i);
 	put_u64(f, &d->sm_clock_mhz, "nvmlDeviceGetClockInfo", "nvml.gpu.%d.sm_clock_mhz", i);
 	put_u64(f, &d->mem_clock_mhz, "nvmlDeviceGetClockInfo", "nvml.gpu.%d.mem_clock_mhz", i);
 	put_u64(f, &d->max_sm_clock_mhz, "nvmlDeviceGetMaxClockInfo", "nvml.gpu.%d.max_sm_clock_mhz", i);

@@ -10,6 +10,7 @@
 
 #include "core/sysroot.h"
 #include "core/util.h"
+#include "health/clocks.h"
 #include "nvidia/nvml.h"
 
 /* ------------------------------------------------------------------ the job of --pid */
@@ -204,8 +205,13 @@ void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view
 		}
 		if (sv_has(g->clock_reasons) && ((unsigned long long)g->clock_reasons.v & ~(unsigned long long)CLK_GPU_IDLE)) {
 			char words[200];
-			fprintf(out, "    clocks held back by: %s\n",
-				clock_reasons_text((unsigned long long)g->clock_reasons.v, words, sizeof(words)));
+			unsigned long long r = (unsigned long long)g->clock_reasons.v;
+			clocks_verdict cv = clocks_judge(r, health_busy(g), sv_has(g->power_limit) ? g->power_limit.v : NAN,
+							 sv_has(g->power_default_limit) ? g->power_default_limit.v : NAN);
+			if (cv.level == CLOCKS_INFO && (r & ~(unsigned long long)(CLK_GPU_IDLE | CLK_SW_POWER_CAP)) == 0)
+				fprintf(out, "    clocks at the power limit under load: expected, not degraded\n");
+			else
+				fprintf(out, "    clocks held back by: %s\n", clock_reasons_text(r, words, sizeof(words)));
 		}
 	}
 	if (o && o->job && o->job->alive && shown == 0)

@@ -6,9 +6,13 @@
 #include <cmocka.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "doctor/doctor.h"
+#include "health/clocks.h"
+#include "health/health.h"
+#include "sampler/snapshot.h"
 
 /* One H200 at rest, the job holding it with 10 GiB, one GPU process and no workers. */
 static void base(doctor_evidence *ev)
@@ -304,6 +308,52 @@ static void test_thresholds_move_the_verdict(void **st)
 	assert_string_equal(v.id, "job.mixed");
 }
 
+/* One rule for clocks held back (check, watch and serve): the issue's H200 at 690/700 W under a
+ * bf16 GEMM is not degraded; a lowered limit, thermal or hardware slowdown, or a cap while idle is. */
+static void test_clocks_rule(void **st)
+{
+	(void)st;
+	clocks_verdict v = clocks_judge(CLK_SW_POWER_CAP, 0.98, 700, 700);
+	assert_int_equal(v.level, CLOCKS_INFO);
+	assert_true(v.power_capped_busy);
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP, NAN, NAN, NAN).level, CLOCKS_INFO);
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP, 0.98, 450, 700).level, CLOCKS_DEGRADED);
+	assert_true(clocks_judge(CLK_SW_POWER_CAP, 0.98, 450, 700).limit_lowered);
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP, 0.98, 690, 700).level, CLOCKS_INFO); /* within 5% */
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP, 0.05, 700, 700).level, CLOCKS_DEGRADED);
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP | CLK_SW_THERMAL, 0.98, 700, 700).level, CLOCKS_DEGRADED);
+	assert_int_equal(clocks_judge(CLK_HW_SLOWDOWN, 0.98, 700, 700).level, CLOCKS_UNHEALTHY);
+	assert_int_equal(clocks_judge(CLK_HW_POWER_BRAKE, 0.1, 700, 700).level, CLOCKS_UNHEALTHY);
+	assert_int_equal(clocks_judge(CLK_GPU_IDLE | CLK_APP_CLOCKS | CLK_SYNC_BOOST, 0, 700, 700).level, CLOCKS_NONE);
+
+	/* the same through watch's health tracker: GPM's SM active decides busy when present */
+	snapshot *s = snapshot_new(1);
+	gpu_sample *g = &s->gpus[0];
+	g->index = 0;
+	strcpy(g->uuid, "GPU-x");
+	g->clock_reasons = sv_ok(CLK_SW_POWER_CAP);
+	g->util_gpu = sv_ok(98);
+	g->power = sv_ok(690);
+	g->power_limit = sv_ok(700);
+	g->power_default_limit = sv_ok(700);
+	health_tracker *h = calloc(1, sizeof(*h));
+	health_init(h, NULL);
+	health_update(h, s, 1);
+	assert_int_equal(health_gpu(h, 0), HEALTH_HEALTHY);
+	/* NVML says busy, GPM says the SMs idle: capped while not busy */
+	g->gpm_support = 1;
+	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.02);
+	health_update(h, s, 2);
+	assert_int_equal(health_gpu(h, 0), HEALTH_DEGRADED);
+	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.95);
+	g->power_limit = sv_ok(400);
+	health_update(h, s, 3);
+	assert_int_equal(health_gpu(h, 0), HEALTH_DEGRADED);
+	assert_non_null(strstr(h->msgs[0].text, "default 700 W"));
+	free(h);
+	snapshot_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_memory_and_gpus),
 		cmocka_unit_test(test_power_thermal),
 		cmocka_unit_test(test_thresholds_move_the_verdict),
+		cmocka_unit_test(test_clocks_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
