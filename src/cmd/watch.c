@@ -170,6 +170,22 @@ static void print_json(cJSON *doc)
 	cJSON_Delete(doc);
 }
 
+/* Every good snapshot of the live view: --record and the job doctor's running verdict. */
+typedef struct sample_hooks {
+	recorder *rec;
+	doctor_running *doctor;
+	job *job;
+} sample_hooks;
+
+static void on_sample(void *ctx, const snapshot *s)
+{
+	sample_hooks *h = ctx;
+	if (h->rec && h->rec->r)
+		record_sample(h->rec, s);
+	if (h->doctor && h->job)
+		doctor_running_feed(h->doctor, s, h->job);
+}
+
 static void print_verdict(FILE *out, const doctor_evidence *ev, const doctor_verdict *v)
 {
 	fprintf(out, "job %u: %s [%s, %s]\n", ev->pid, v->title, v->id, doctor_level_name(v->level));
@@ -332,6 +348,9 @@ int cmd_watch(int argc, char **argv)
 	}
 	view_opts vo = {pid > 0 ? &jb : NULL, false};
 	int rc = EXIT_OK;
+	doctor_running running = {0};
+	running.window = interval * 10 > 2 ? interval * 10 : 2; /* the last 10 samples, at least 2 s */
+	sample_hooks hooks = {record ? &rec : NULL, pid > 0 ? &running : NULL, pid > 0 ? &jb : NULL};
 	if (diagnose_s > 0) {
 		lazy.o.no_events = true;
 		rc = diagnose(&src, &jb, diagnose_s, interval, json);
@@ -365,12 +384,14 @@ int cmd_watch(int argc, char **argv)
 				health_update(health, s, s->time);
 				if (pid > 0)
 					job_scan(&jb, (unsigned)pid);
-				if (record)
-					record_sample(&rec, s);
+				on_sample(&hooks, s);
 				if (json)
 					print_json(view_json(s, health, &vo));
 				else
 					view_text(stdout, s, health, &vo);
+				if (!json && running.have)
+					fprintf(stdout, "\njob doctor (last %.0f s): %s [%s]\n      -> %s\n", running.ev.seconds,
+						running.v.title, running.v.id, running.v.nfix ? running.v.fix[0] : "");
 				fflush(stdout);
 				if (once && health_overall(health) == HEALTH_UNHEALTHY)
 					rc = EXIT_FINDING;
@@ -397,10 +418,9 @@ int cmd_watch(int argc, char **argv)
 		to.health = health;
 		to.job = pid > 0 ? &jb : NULL;
 		to.color = color_wanted(stdout, gopts.color);
-		if (record) {
-			to.on_sample = record_sample;
-			to.on_sample_ctx = &rec;
-		}
+		to.on_sample = on_sample;
+		to.on_sample_ctx = &hooks;
+		to.doctor = pid > 0 ? &running : NULL;
 		const char *max = getenv("GPUVET_WATCH_SECONDS"); /* tests: a TUI that ends by itself */
 		if (max && *max)
 			to.max_seconds = atof(max);
@@ -411,6 +431,7 @@ int cmd_watch(int argc, char **argv)
 		if (record)
 			record_finish(&rec, NULL);
 	}
+	doctor_running_free(&running);
 	sampler_lazy_close(&lazy);
 	free(health);
 	return rc;

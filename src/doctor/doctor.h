@@ -113,6 +113,19 @@ void doctor_acc_add(doctor_acc *a, const struct snapshot *s, const struct job *j
 void doctor_acc_finish(doctor_acc *a, const struct job *j, doctor_evidence *ev);
 void doctor_acc_free(doctor_acc *a);
 
+/* The running verdict of watch --pid: a new window every `window` seconds; the verdict of the
+ * last complete window stays until the next. Zero-initialise, set window. */
+typedef struct doctor_running {
+	double window; /* seconds, 10 when 0 */
+	doctor_acc *acc;
+	double started;
+	bool have;     /* a window completed: ev and v hold its verdict */
+	doctor_evidence ev;
+	doctor_verdict v;
+} doctor_running;
+void doctor_running_feed(doctor_running *r, const struct snapshot *s, const struct job *j);
+void doctor_running_free(doctor_running *r);
+
 /* JSON of a verdict with its evidence figures (schema gpuvet.diagnose/1, docs/watch.md). */
 struct cJSON;
 struct cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v);

@@ -330,6 +330,32 @@ void doctor_acc_free(doctor_acc *a)
 	free(a);
 }
 
+void doctor_running_feed(doctor_running *r, const snapshot *s, const job *j)
+{
+	double now = now_seconds(), window = r->window > 0 ? r->window : 10;
+	if (!r->acc) {
+		/* the first snapshot only starts the window (GPM needs two samples) */
+		r->acc = doctor_acc_new(j);
+		r->started = now;
+		return;
+	}
+	doctor_acc_add(r->acc, s, j);
+	if (now - r->started < window)
+		return;
+	doctor_acc_finish(r->acc, j, &r->ev);
+	doctor_acc_free(r->acc);
+	doctor_diagnose(&r->ev, NULL, &r->v);
+	r->have = true;
+	r->acc = doctor_acc_new(j);
+	r->started = now;
+}
+
+void doctor_running_free(doctor_running *r)
+{
+	doctor_acc_free(r->acc);
+	r->acc = NULL;
+}
+
 static void num_or_null(cJSON *o, const char *key, double v)
 {
 	if (isnan(v))

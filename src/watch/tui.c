@@ -1,5 +1,7 @@
 #include "watch/tui.h"
 
+#include "doctor/doctor.h"
+
 #include <curses.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -358,6 +360,15 @@ static void draw(tui *t)
 	}
 	if (t->o->job && nvis == 0)
 		putf(y++, 2, "process %u and its descendants hold no GPU", t->o->job->root);
+
+	/* the job doctor's running verdict (watch --pid) */
+	if (t->o->doctor && t->o->doctor->have && y < rows - 3) {
+		style_on(t, t->o->doctor->v.level == DOCTOR_WARN ? C_WARN : C_DIM, false);
+		putf(y++, 2, "job doctor: %s [%s]", t->o->doctor->v.title, t->o->doctor->v.id);
+		style_off(t, t->o->doctor->v.level == DOCTOR_WARN ? C_WARN : C_DIM, false);
+		if (t->o->doctor->v.nfix && y < rows - 3)
+			putf(y++, 4, "-> %s", t->o->doctor->v.fix[0]);
+	}
 
 	/* health messages, most severe first, at most 3 rows */
 	int nh = 0;

@@ -186,7 +186,22 @@ def test_job_without_gpu_and_usage():
             os.unlink(path)
 
 
-gvtest.run([test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
+def test_running_verdict_in_the_stream():
+    # watch --pid without --diagnose: the text stream carries the doctor's verdict of the last 10 samples
+    with Job(BUSY) as j:
+        env, path = gvtest.fake_env(FAKE, "device_count = 1\ngpu.0.gpm = 1\ngpu.0.processes = %d:python:1GiB\n"
+                                          "gpu.0.util_gpu = 25\ngpu.0.gpm.sm_active = 0\n" % j.pid)
+        try:
+            r = subprocess.run([GPUVET, "watch", "--pid", str(j.pid), "--interval", "0.2", "--count", "16"], env=env,
+                               capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        finally:
+            os.unlink(path)
+    out = r.stdout.decode()
+    check(r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr))
+    check("job doctor (last " in out and "[job.launch-bound]" in out, "running verdict: %s" % out[-800:])
+
+
+gvtest.run([test_running_verdict_in_the_stream, test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
             test_fp32_resnet_on_h200_wants_amp, test_cpu_fed_main_process_is_input_bound,
             test_saturated_workers_are_input_bound, test_tiny_kernels_with_sync_are_launch_bound_not_input_bound,
             test_idle_job_holding_memory_is_memory_pressure, test_one_gpu_of_two_idle_is_imbalance,
