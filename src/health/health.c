@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "health/clocks.h"
+#include "health/conditions.h"
 #include "kb/kb.h"
 #include "kb/kb_nvidia.h"
 
@@ -90,22 +90,22 @@ static void rule_input_bound(health_tracker *t, health_gpu_track *tr, const gpu_
 
 static void rule_hot(health_tracker *t, health_gpu_track *tr, const gpu_sample *g, double now)
 {
-	bool hot = sv_has(g->temp) && g->temp.v >= t->cfg.hot_c;
-	double since = track(&tr->hot_since, hot, now);
+	/* one rule with check's gpu.hot (health/conditions.h) */
+	double slow = sv_has(g->temp_slowdown) && g->temp_slowdown.v > 0 ? g->temp_slowdown.v : NAN;
+	clocks_level lv = sv_has(g->temp) ? hot_judge(g->temp.v, slow) : CLOCKS_NONE;
+	double since = track(&tr->hot_since, lv != CLOCKS_NONE, now);
 	if (since < 0)
 		return;
-	bool at_slowdown = sv_has(g->temp_slowdown) && g->temp_slowdown.v > 0 && g->temp.v >= g->temp_slowdown.v;
-	if (at_slowdown)
+	if (lv == CLOCKS_UNHEALTHY)
 		emit(t, g->index, "gpu.hot", HEALTH_UNHEALTHY, since,
 		     "check airflow and fans now; the GPU slows itself down at this temperature",
 		     "temperature %.0f C, at or above its slowdown threshold %.0f C", g->temp.v, g->temp_slowdown.v);
-	else if (sv_has(g->temp_slowdown) && g->temp_slowdown.v > 0)
+	else if (!isnan(slow))
 		emit(t, g->index, "gpu.hot", HEALTH_DEGRADED, since, "check airflow, fans and what runs beside it",
-		     "temperature %.0f C (>= %.0f C), %.0f C below the slowdown threshold", g->temp.v, t->cfg.hot_c,
-		     g->temp_slowdown.v - g->temp.v);
+		     "temperature %.0f C, %.0f C below the slowdown threshold", g->temp.v, slow - g->temp.v);
 	else
 		emit(t, g->index, "gpu.hot", HEALTH_DEGRADED, since, "check airflow, fans and what runs beside it",
-		     "temperature %.0f C (>= %.0f C)", g->temp.v, t->cfg.hot_c);
+		     "temperature %.0f C (>= %d C)", g->temp.v, HOT_C);
 }
 
 /* How busy the GPU is for the clock rule: SM active with GPM, NVML utilization without. */
@@ -119,7 +119,7 @@ double health_busy(const gpu_sample *g)
 static void rule_throttled(health_tracker *t, health_gpu_track *tr, const gpu_sample *g, double now)
 {
 	unsigned long long mask = sv_has(g->clock_reasons) ? (unsigned long long)g->clock_reasons.v : 0;
-	/* one rule with check's gpu.throttled (health/clocks.h): the power cap at full load is the
+	/* one rule with check's gpu.throttled (health/conditions.h): the power cap at full load is the
 	 * expected state, not a degradation */
 	clocks_verdict cv = clocks_judge(mask, health_busy(g), sv_has(g->power_limit) ? g->power_limit.v : NAN,
 					 sv_has(g->power_default_limit) ? g->power_default_limit.v : NAN);
@@ -141,13 +141,13 @@ static void rule_throttled(health_tracker *t, health_gpu_track *tr, const gpu_sa
 
 static void rule_link(health_tracker *t, health_gpu_track *tr, const gpu_sample *g, double now)
 {
-	bool narrow = sv_has(g->pcie_width) && sv_has(g->pcie_width_max) && g->pcie_width.v > 0 &&
-		      g->pcie_width.v < g->pcie_width_max.v;
-	/* an idle GPU lowers its link generation to save power: only a busy one counts */
-	bool busy = sv_has(g->util_gpu) && g->util_gpu.v >= t->cfg.busy_util * 100;
-	bool slow = busy && sv_has(g->pcie_gen) && sv_has(g->pcie_gen_max) && g->pcie_gen.v > 0 &&
-		    g->pcie_gen.v < g->pcie_gen_max.v;
-	double since = track(&tr->link_since, narrow || slow, now);
+	/* one rule with check's gpu.pcie-degraded (health/conditions.h) */
+	bool narrow, slow;
+	clocks_level lv = link_judge(sv_has(g->pcie_width) ? g->pcie_width.v : NAN,
+				     sv_has(g->pcie_width_max) ? g->pcie_width_max.v : NAN,
+				     sv_has(g->pcie_gen) ? g->pcie_gen.v : NAN, sv_has(g->pcie_gen_max) ? g->pcie_gen_max.v : NAN,
+				     health_busy(g), &narrow, &slow);
+	double since = track(&tr->link_since, lv != CLOCKS_NONE, now);
 	if (since < 0)
 		return;
 	emit(t, g->index, "gpu.pcie-degraded", HEALTH_DEGRADED, since,

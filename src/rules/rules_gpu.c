@@ -10,12 +10,10 @@
 
 #include "kb/kb_nvidia.h"
 #include "nvidia/nvml.h"
-#include "health/clocks.h"
+#include "health/conditions.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
-#define HOT_C 80
-#define HOT_MARGIN_C 5
 #define RETIRED_PAGES_RMA 63 /* dynamic page retirement stops near 64 pages */
 
 static long long gpu_int(const facts *f, int i, const char *field, long long dflt)
@@ -204,9 +202,10 @@ static void pcie_degraded(rule_ctx *c)
 			      facts_int(f, &gmax, "nvml.gpu.%d.pcie_gen_max", i);
 		/* idle GPUs lower the link generation to save power: only a loaded GPU's gen counts */
 		long long util = gpu_int(f, i, "utilization_gpu", 0);
-		bool narrow = have_w && w > 0 && w < wmax;
-		bool slow = have_g && g > 0 && g < gmax && util >= 50;
-		if (!narrow && !slow)
+		bool narrow, slow;
+		/* one rule with watch and serve (health/conditions.h) */
+		if (link_judge(have_w ? (double)w : NAN, have_w ? (double)wmax : NAN, have_g ? (double)g : NAN,
+			       have_g ? (double)gmax : NAN, (double)util / 100, &narrow, &slow) == CLOCKS_NONE)
 			continue;
 		if (!x)
 			x = rule_emit(c, "a GPU's PCIe link runs below its capability");
@@ -243,7 +242,7 @@ static void throttled(rule_ctx *c)
 		facts_real(f, &limit, "nvml.gpu.%d.power_limit_w", i);
 		facts_real(f, &dflt, "nvml.gpu.%d.power_default_limit_w", i);
 		double busy = facts_int(f, &util, "nvml.gpu.%d.utilization_gpu", i) ? (double)util / 100 : NAN;
-		/* the one rule of watch and serve too (health/clocks.h): the power cap at full load is fine */
+		/* the one rule of watch and serve too (health/conditions.h): the power cap at full load is fine */
 		clocks_verdict cv = clocks_judge((unsigned long long)r, busy, limit, dflt);
 		if (cv.level < CLOCKS_DEGRADED)
 			continue;
@@ -289,8 +288,8 @@ static void hot(rule_ctx *c)
 		if (!facts_int(f, &t, "nvml.gpu.%d.temperature_c", i))
 			continue;
 		facts_int(f, &slow, "nvml.gpu.%d.temperature_slowdown_c", i);
-		bool near = slow > 0 && t >= slow - HOT_MARGIN_C;
-		if (t < HOT_C && !near)
+		/* one rule with watch and serve (health/conditions.h) */
+		if (hot_judge((double)t, slow > 0 ? (double)slow : NAN) == CLOCKS_NONE)
 			continue;
 		if (!x)
 			x = rule_emit(c, "a GPU runs hot");

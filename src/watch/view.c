@@ -10,7 +10,7 @@
 
 #include "core/sysroot.h"
 #include "core/util.h"
-#include "health/clocks.h"
+#include "health/conditions.h"
 #include "nvidia/nvml.h"
 
 /* ------------------------------------------------------------------ the job of --pid */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "doctor/doctor.h"
-#include "health/clocks.h"
+#include "health/conditions.h"
 #include "health/health.h"
 #include "sampler/snapshot.h"
 
@@ -325,6 +325,21 @@ static void test_clocks_rule(void **st)
 	assert_int_equal(clocks_judge(CLK_HW_SLOWDOWN, 0.98, 700, 700).level, CLOCKS_UNHEALTHY);
 	assert_int_equal(clocks_judge(CLK_HW_POWER_BRAKE, 0.1, 700, 700).level, CLOCKS_UNHEALTHY);
 	assert_int_equal(clocks_judge(CLK_GPU_IDLE | CLK_APP_CLOCKS | CLK_SYNC_BOOST, 0, 700, 700).level, CLOCKS_NONE);
+
+	/* gpu.hot and gpu.pcie-degraded, one definition for check and watch */
+	assert_int_equal(hot_judge(79, 89), CLOCKS_NONE);
+	assert_int_equal(hot_judge(80, 89), CLOCKS_DEGRADED);
+	assert_int_equal(hot_judge(76, 80), CLOCKS_DEGRADED); /* within 5 C of slowdown */
+	assert_int_equal(hot_judge(89, 89), CLOCKS_UNHEALTHY);
+	assert_int_equal(hot_judge(85, NAN), CLOCKS_DEGRADED);
+	assert_int_equal(hot_judge(NAN, 89), CLOCKS_NONE);
+	bool narrow, slow;
+	assert_int_equal(link_judge(8, 16, 5, 5, 0, &narrow, &slow), CLOCKS_DEGRADED);
+	assert_true(narrow && !slow);
+	assert_int_equal(link_judge(16, 16, 1, 5, 0.1, &narrow, &slow), CLOCKS_NONE); /* idle: power saving */
+	assert_int_equal(link_judge(16, 16, 1, 5, 0.9, &narrow, &slow), CLOCKS_DEGRADED);
+	assert_true(slow && !narrow);
+	assert_int_equal(link_judge(16, 16, 1, 5, NAN, &narrow, &slow), CLOCKS_NONE);
 
 	/* the same through watch's health tracker: GPM's SM active decides busy when present */
 	snapshot *s = snapshot_new(1);

@@ -1,4 +1,4 @@
-#include "health/clocks.h"
+#include "health/conditions.h"
 
 #include <math.h>
 
@@ -37,4 +37,24 @@ clocks_verdict clocks_judge(unsigned long long reasons, double busy, double limi
 			   "or an admin)";
 	}
 	return v;
+}
+
+clocks_level hot_judge(double temp_c, double slowdown_c)
+{
+	if (isnan(temp_c))
+		return CLOCKS_NONE;
+	bool have_slow = !isnan(slowdown_c) && slowdown_c > 0;
+	if (have_slow && temp_c >= slowdown_c)
+		return CLOCKS_UNHEALTHY;
+	if (temp_c >= HOT_C || (have_slow && temp_c >= slowdown_c - HOT_MARGIN_C))
+		return CLOCKS_DEGRADED;
+	return CLOCKS_NONE;
+}
+
+clocks_level link_judge(double width, double width_max, double gen, double gen_max, double busy, bool *narrow,
+			bool *slow)
+{
+	*narrow = !isnan(width) && !isnan(width_max) && width > 0 && width < width_max;
+	*slow = !isnan(gen) && !isnan(gen_max) && gen > 0 && gen < gen_max && !isnan(busy) && busy >= LINK_BUSY;
+	return *narrow || *slow ? CLOCKS_DEGRADED : CLOCKS_NONE;
 }
