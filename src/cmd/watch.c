@@ -13,6 +13,7 @@
 #include "doctor/doctor.h"
 #include "nvidia/nvml.h"
 #include "render/render.h"
+#include "sampler/fields.h"
 #include "sampler/sampler.h"
 #include "store/history.h"
 #include "watch/tui.h"
@@ -90,26 +91,15 @@ static void record_sample(void *ctx, const snapshot *s)
 			rec->g[g->index].seen = true;
 			rec->g[g->index].temp_max = NAN;
 		}
-		static const struct {
-			const char *metric;
-			size_t off;
-		} m[] = {
-			{"utilization_gpu", offsetof(gpu_sample, util_gpu)},
-			{"utilization_memory", offsetof(gpu_sample, util_mem)},
-			{"memory_used_bytes", offsetof(gpu_sample, mem_used)},
-			{"temperature_c", offsetof(gpu_sample, temp)},
-			{"power_w", offsetof(gpu_sample, power)},
-			{"sm_clock_mhz", offsetof(gpu_sample, sm_clock)},
-			{"mem_clock_mhz", offsetof(gpu_sample, mem_clock)},
-		};
-		for (size_t k = 0; k < GV_ARRAY_LEN(m); k++) {
+		/* the recorded readings are those sampler/fields.h names a record metric for */
+		for (size_t k = 0; k < n_snap_fields; k++) {
+			if (!snap_fields[k].record)
+				continue;
 			sval v;
-			memcpy(&v, (const char *)g + m[k].off, sizeof(v));
+			memcpy(&v, (const char *)g + snap_fields[k].off, sizeof(v));
 			if (sv_has(v))
-				history_run_add_sample(rec->r, s->wall_time, g->index, m[k].metric, v.v);
+				history_run_add_sample(rec->r, s->wall_time, g->index, snap_fields[k].record, v.v);
 		}
-		if (sv_has(g->nprocs))
-			history_run_add_sample(rec->r, s->wall_time, g->index, "processes", g->nprocs.v);
 		rec_gpu *c = &rec->g[g->index];
 		if (sv_has(g->temp) && (isnan(c->temp_max) || g->temp.v > c->temp_max))
 			c->temp_max = g->temp.v;

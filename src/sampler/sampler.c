@@ -11,6 +11,7 @@
 #include "core/sysroot.h"
 #include "core/util.h"
 #include "nvidia/nvml.h"
+#include "sampler/fields.h"
 #include "sampler/xid.h"
 
 struct sampler {
@@ -210,40 +211,16 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 		snprintf(g->error, sizeof(g->error), "%s", gv_nvml_return_name(d->handle_rc));
 		return;
 	}
-	g->util_gpu = conv(d->util_gpu, 1);
-	g->util_mem = conv(d->util_memory, 1);
-	g->mem_used = conv(d->memory_used, 1);
-	g->mem_total = conv(d->memory_total, 1);
-	g->temp = conv(d->temperature_c, 1);
-	g->temp_slowdown = conv(d->temp_slowdown_c, 1);
-	g->temp_shutdown = conv(d->temp_shutdown_c, 1);
-	g->power = conv(d->power_mw, 0.001);
-	g->power_limit = conv(d->power_limit_mw, 0.001);
-	g->energy_mj = conv(d->energy_mj, 1);
-	g->sm_clock = conv(d->sm_clock_mhz, 1);
-	g->mem_clock = conv(d->mem_clock_mhz, 1);
-	g->sm_clock_max = conv(d->max_sm_clock_mhz, 1);
-	g->mem_clock_max = conv(d->max_mem_clock_mhz, 1);
-	g->clock_reasons = conv(d->clock_event_reasons, 1);
-	g->pcie_gen = conv(d->pcie_gen, 1);
-	g->pcie_gen_max = conv(d->pcie_gen_max, 1);
-	g->pcie_width = conv(d->pcie_width, 1);
-	g->pcie_width_max = conv(d->pcie_width_max, 1);
-	g->pcie_tx_kbps = conv(d->pcie_tx_kbps, 1);
-	g->pcie_rx_kbps = conv(d->pcie_rx_kbps, 1);
-	g->ecc_corr_volatile = conv(d->ecc_corrected_volatile, 1);
-	g->ecc_uncorr_volatile = conv(d->ecc_uncorrected_volatile, 1);
-	g->ecc_corr_aggregate = conv(d->ecc_corrected_aggregate, 1);
-	g->ecc_uncorr_aggregate = conv(d->ecc_uncorrected_aggregate, 1);
-	g->retired_sbe = conv(d->retired_sbe, 1);
-	g->retired_dbe = conv(d->retired_dbe, 1);
-	g->retired_pending = conv(d->retired_pending, 1);
-	g->remap_corr = conv(d->remapped_correctable, 1);
-	g->remap_uncorr = conv(d->remapped_uncorrectable, 1);
-	g->remap_pending = conv(d->remap_pending, 1);
-	g->remap_failure = conv(d->remap_failure, 1);
-	g->fan = conv(d->fan_percent, 1);
-	g->power_default_limit = conv(d->power_default_limit_mw, 0.001);
+	/* every plain reading from one table (sampler/fields.h) */
+	for (size_t k = 0; k < n_snap_fields; k++) {
+		const snap_field *f = &snap_fields[k];
+		if (f->nvml_off == SNAP_NO_NVML)
+			continue;
+		gv_nv_u64 v;
+		memcpy(&v, (const char *)d + f->nvml_off, sizeof(v));
+		sval out = conv(v, f->nvml_scale);
+		memcpy((char *)g + f->off, &out, sizeof(out));
+	}
 	if (GV_OK(d->cc_major) && GV_OK(d->cc_minor))
 		g->cc = sv_ok((double)d->cc_major.v + (double)(d->cc_minor.v % 10) / 10.0);
 	g->gpm_support = (uint8_t)s->gpm_support[i];

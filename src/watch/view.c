@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,7 @@
 #include "core/util.h"
 #include "health/conditions.h"
 #include "nvidia/nvml.h"
+#include "sampler/fields.h"
 
 /* ------------------------------------------------------------------ the job of --pid */
 
@@ -294,44 +296,20 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 		cJSON_AddBoolToObject(x, "lost", g->lost);
 		if (g->lost)
 			cJSON_AddStringToObject(x, "error", g->error);
-		add_val(x, "utilization_gpu_ratio", g->util_gpu, 0.01);
-		add_val(x, "utilization_memory_ratio", g->util_mem, 0.01);
-		add_val(x, "memory_used_bytes", g->mem_used, 1);
-		add_val(x, "memory_total_bytes", g->mem_total, 1);
-		add_val(x, "temperature_c", g->temp, 1);
-		add_val(x, "temperature_slowdown_c", g->temp_slowdown, 1);
-		add_val(x, "temperature_shutdown_c", g->temp_shutdown, 1);
-		add_val(x, "power_w", g->power, 1);
-		add_val(x, "power_limit_w", g->power_limit, 1);
-		add_val(x, "energy_j", g->energy_mj, 0.001);
-		add_val(x, "sm_clock_mhz", g->sm_clock, 1);
-		add_val(x, "mem_clock_mhz", g->mem_clock, 1);
-		add_val(x, "sm_clock_max_mhz", g->sm_clock_max, 1);
-		add_val(x, "mem_clock_max_mhz", g->mem_clock_max, 1);
+		/* every plain reading from one table (sampler/fields.h), the reasons as names */
+		for (size_t k = 0; k < n_snap_fields; k++) {
+			const snap_field *f = &snap_fields[k];
+			if (!f->json || f->off == offsetof(gpu_sample, nprocs))
+				continue;
+			sval v;
+			memcpy(&v, (const char *)g + f->off, sizeof(v));
+			add_val(x, f->json, v, f->json_scale);
+		}
 		cJSON *reasons = cJSON_AddArrayToObject(x, "clock_event_reasons");
 		if (sv_has(g->clock_reasons))
 			for (size_t r = 0; r < n_clock_reasons; r++)
 				if ((unsigned long long)g->clock_reasons.v & clock_reasons[r].bit)
 					cJSON_AddItemToArray(reasons, cJSON_CreateString(clock_reasons[r].name));
-		add_val(x, "pcie_gen", g->pcie_gen, 1);
-		add_val(x, "pcie_gen_max", g->pcie_gen_max, 1);
-		add_val(x, "pcie_width", g->pcie_width, 1);
-		add_val(x, "pcie_width_max", g->pcie_width_max, 1);
-		add_val(x, "pcie_tx_bytes_per_second", g->pcie_tx_kbps, 1024);
-		add_val(x, "pcie_rx_bytes_per_second", g->pcie_rx_kbps, 1024);
-		add_val(x, "ecc_corrected_volatile", g->ecc_corr_volatile, 1);
-		add_val(x, "ecc_uncorrected_volatile", g->ecc_uncorr_volatile, 1);
-		add_val(x, "ecc_corrected_aggregate", g->ecc_corr_aggregate, 1);
-		add_val(x, "ecc_uncorrected_aggregate", g->ecc_uncorr_aggregate, 1);
-		add_val(x, "retired_pages_sbe", g->retired_sbe, 1);
-		add_val(x, "retired_pages_dbe", g->retired_dbe, 1);
-		add_val(x, "retired_pages_pending", g->retired_pending, 1);
-		add_val(x, "remapped_rows_correctable", g->remap_corr, 1);
-		add_val(x, "remapped_rows_uncorrectable", g->remap_uncorr, 1);
-		add_val(x, "remap_pending", g->remap_pending, 1);
-		add_val(x, "remap_failure", g->remap_failure, 1);
-		add_val(x, "fan_ratio", g->fan, 0.01);
-		add_val(x, "power_default_limit_w", g->power_default_limit, 1);
 		cJSON *act = cJSON_AddObjectToObject(x, "activity");
 		cJSON_AddStringToObject(act, "gpm", g->gpm_support ? gv_gpm_support_text((gv_gpm_support)g->gpm_support)
 								  : "not read");
