@@ -91,8 +91,8 @@ static void take_samples(monitor *m, bool procs)
 		x->other_procs = -1;
 		for (int k = 0; k < GV_GPM_N; k++)
 			x->act[k] = NAN;
-		if (m->gpm[g]) {
-			/* the counters since the previous sample: what the phase loaded */
+		if (m->gpm[g] && gv_gpm_wait(m->gpm[g]) == 0) {
+			/* the counters since the previous sample (at least 100 ms ago): what the phase loaded */
 			gv_nv_dbl v[GV_GPM_N];
 			gv_gpm_take(m->gpm[g], v);
 			for (int k = 0; k < GV_GPM_N; k++)

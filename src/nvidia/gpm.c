@@ -22,6 +22,7 @@ struct gv_gpm {
 	gpm_fns fn;
 	nvmlGpmSample_t prev, cur;
 	bool have_prev;
+	double t_prev; /* now_seconds() of prev */
 };
 
 const char *gv_gpm_support_text(gv_gpm_support s)
@@ -136,7 +137,16 @@ nvmlReturn_t gv_gpm_take(gv_gpm *g, gv_nv_dbl out[GV_GPM_N])
 	g->prev = g->cur;
 	g->cur = t;
 	g->have_prev = true;
+	g->t_prev = now_seconds();
 	return NVML_SUCCESS;
+}
+
+double gv_gpm_wait(const gv_gpm *g)
+{
+	if (!g || !g->have_prev)
+		return 0;
+	double left = GV_GPM_MIN_INTERVAL - (now_seconds() - g->t_prev);
+	return left > 0 ? left : 0;
 }
 
 void gv_gpm_close(gv_gpm *g)

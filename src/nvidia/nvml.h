@@ -403,6 +403,10 @@ gv_gpm *gv_gpm_open(unsigned index, gv_gpm_support *support, nvmlReturn_t *rc);
  * sample call's result. */
 nvmlReturn_t gv_gpm_take(gv_gpm *g, gv_nv_dbl out[GV_GPM_N]);
 void gv_gpm_close(gv_gpm *g);
+/* NVML computes metrics over at least 100 ms: seconds still to wait before the next sample
+ * gives them (0 when it may be taken now). */
+#define GV_GPM_MIN_INTERVAL 0.1
+double gv_gpm_wait(const gv_gpm *g);
 
 /* ---- Xid events ---- */
 

@@ -277,6 +277,18 @@ snapshot *sampler_take(sampler *s, char *err, size_t errsize)
 		what |= GV_NVML_HEALTH | GV_NVML_PCIE_THROUGHPUT;
 	if (s->takes > 1 && s->takes % (unsigned)s->o.identity_every == 0)
 		what |= GV_NVML_IDENTITY;
+	/* GPM metrics need 100 ms between samples: the first take after open (watch --once), or a
+	 * very short --interval, waits for the rest of it once */
+	double wait = 0;
+	for (unsigned i = 0; i < s->ngpus; i++) {
+		double w = gv_gpm_wait(s->gpm[i]);
+		if (w > wait)
+			wait = w;
+	}
+	if (wait > 0) {
+		struct timespec ts = {0, (long)(wait * 1e9) + 1000000};
+		nanosleep(&ts, NULL);
+	}
 	unsigned answered = 0;
 	for (unsigned i = 0; i < s->ngpus; i++) {
 		gv_nvml_device *d = &s->dev[i];

@@ -201,7 +201,26 @@ def test_running_verdict_in_the_stream():
     check("job doctor (last " in out and "[job.launch-bound]" in out, "running verdict: %s" % out[-800:])
 
 
-gvtest.run([test_running_verdict_in_the_stream, test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
+def test_watch_shows_activity_or_says_why_not():
+    cfg = ("device_count = 2\ngpu.0.gpm = 1\ngpu.0.gpm.sm_active = 94\ngpu.0.gpm.tensor_active = 91\n"
+           "gpu.0.gpm.dram_active = 17\ngpu.0.util_gpu = 98\n")
+    env, path = gvtest.fake_env(FAKE, cfg)
+    try:
+        r = subprocess.run([GPUVET, "watch", "--count", "2", "--interval", "0.2"], env=env, capture_output=True, timeout=30)
+        out = r.stdout.decode()
+        check("activity: GR 0%  SM 94%  OCC 0%  TENS 91%  DRAM 17%" in out, "GPM line: %s" % out)
+        check("activity: n/a (GPM: not supported by this GPU" in out, "why not on GPU 1: %s" % out)
+        r = subprocess.run([GPUVET, "watch", "--once", "--json"], env=env, capture_output=True, timeout=30)
+        doc = json.loads(r.stdout)
+        a0, a1 = doc["gpus"][0]["activity"], doc["gpus"][1]["activity"]
+        # --once: the sampler waits the 100 ms NVML needs between the two GPM samples
+        check(a0["gpm"] == "supported" and a0["sm_active_ratio"] == 0.94, "GPU 0 activity: %s" % a0)
+        check(a1["gpm"].startswith("not supported") and a1["tensor_active_ratio"] is None, "GPU 1 activity: %s" % a1)
+    finally:
+        os.unlink(path)
+
+
+gvtest.run([test_watch_shows_activity_or_says_why_not, test_running_verdict_in_the_stream, test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
             test_fp32_resnet_on_h200_wants_amp, test_cpu_fed_main_process_is_input_bound,
             test_saturated_workers_are_input_bound, test_tiny_kernels_with_sync_are_launch_bound_not_input_bound,
             test_idle_job_holding_memory_is_memory_pressure, test_one_gpu_of_two_idle_is_imbalance,
