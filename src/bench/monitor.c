@@ -72,7 +72,7 @@ static int other_processes(const gv_nvml_device *d, char *text, size_t n)
 }
 
 /* Called with mu held; NVML calls are made without it. */
-static void take_samples(monitor *m, bool procs)
+static void take_samples(monitor *m, bool procs, bool wait_gpm)
 {
 	while (m->busy) /* one sampler at a time: the thread and monitor_sample_now share m->snap */
 		pthread_cond_wait(&m->cv, &m->mu);
@@ -80,6 +80,17 @@ static void take_samples(monitor *m, bool procs)
 	m->busy = true;
 	pthread_mutex_unlock(&m->mu);
 	sample *tmp = xcalloc((size_t)m->ngpu, sizeof(*tmp));
+	if (wait_gpm) {
+		/* a phase shorter than the interval: its one sample waits for the 100 ms GPM needs */
+		double wait = 0;
+		for (int g = 0; g < m->ngpu; g++)
+			if (gv_gpm_wait(m->gpm[g]) > wait)
+				wait = gv_gpm_wait(m->gpm[g]);
+		if (wait > 0) {
+			struct timespec ts = {0, (long)(wait * 1e9) + 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
 	for (int g = 0; g < m->ngpu; g++) {
 		gv_nvml_device *d = &m->snap[g];
 		unsigned what = GV_NVML_DYNAMIC | (procs ? GV_NVML_PROCESSES : 0);
@@ -139,7 +150,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&m->mu);
 	while (!m->stop) {
 		if (!m->paused) {
-			take_samples(m, m->tick % 10 == 0);
+			take_samples(m, m->tick % 10 == 0, false);
 			m->tick++;
 		}
 		double wake = now_seconds() + m->interval_ms / 1000.0;
@@ -315,7 +326,7 @@ void monitor_sample_now(monitor *m)
 	for (size_t i = m->ns; i > 0 && !have && m->phase >= 0; i--)
 		have = m->s[i - 1].phase == m->phase;
 	if (!have && m->phase >= 0)
-		take_samples(m, false);
+		take_samples(m, false, true);
 	pthread_mutex_unlock(&m->mu);
 }
 
