@@ -323,8 +323,12 @@ void monitor_sample_now(monitor *m)
 		return;
 	pthread_mutex_lock(&m->mu);
 	bool have = false;
-	for (size_t i = m->ns; i > 0 && !have && m->phase >= 0; i--)
-		have = m->s[i - 1].phase == m->phase;
+	/* a sample of the phase; with GPM one that has its counters (the thread skips GPM when the
+	 * previous GPM sample is under 100 ms old) */
+	for (size_t i = m->ns; i > 0 && !have && m->phase >= 0; i--) {
+		const sample *x = &m->s[i - 1];
+		have = x->phase == m->phase && (!m->gpm[x->gpu] || isfinite(x->act[GV_GPM_SM_ACTIVE]));
+	}
 	if (!have && m->phase >= 0)
 		take_samples(m, false, true);
 	pthread_mutex_unlock(&m->mu);
