@@ -142,6 +142,10 @@ static void common_notes(doctor_verdict *v, const doctor_evidence *ev, const doc
 {
 	for (int i = 0; i < ev->ngpus; i++) {
 		const doctor_gpu *g = &ev->gpus[i];
+		if (g->by_fd)
+			NOTE(v, "GPU %d: NVML's process list does not name the job (another PID namespace?): the GPU was "
+				"found from the device file the job holds open; its memory share is unknown",
+			     g->index);
 		if (g->power_cap_frac >= 0.5 && busy_of(g) >= t->busy)
 			NOTE(v, "GPU %d runs at its power limit (%.0f of %.0f W) under full load: expected, not degraded",
 			     g->index, g->power, g->power_limit);

@@ -31,6 +31,8 @@ typedef struct doctor_gpu {
 	double job_mem;           /* bytes the job's processes hold on it (max over samples) */
 	double other_mem;         /* bytes other processes hold on it (max over samples) */
 	int job_procs;            /* processes of the job holding this GPU */
+	bool by_fd;               /* known from the job's open /dev/nvidiaN, not NVML's process list
+				   * (another PID namespace): job and other memory unknown */
 	int other_procs;
 	double power, power_limit, power_default_limit; /* W, means; limits as read */
 	double temp_max;          /* C */

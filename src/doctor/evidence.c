@@ -40,11 +40,20 @@ typedef struct acc_gpu {
 	int job_procs, other_procs;
 	int power_cap, thermal, hw;
 	double cc;
+	bool by_fd; /* found through the device files, not NVML's process list */
 	bool any_gpm;
 } acc_gpu;
 
+/* A process of the job and the GPU device files (/dev/nvidiaN) it holds open. */
+typedef struct fd_gpus {
+	unsigned pid;
+	unsigned long long minors; /* bit N: /dev/nvidiaN (N < 64) */
+} fd_gpus;
+
 struct doctor_acc {
 	double t0, t1;
+	size_t nfd;
+	fd_gpus fd[JOB_MAX_PIDS];
 	size_t nstart;
 	thread_ticks start[ACC_MAX_THREADS];
 	int ngpus;
@@ -116,6 +125,57 @@ doctor_acc *doctor_acc_new(const job *j)
 	return a;
 }
 
+/* The /dev/nvidiaN each process of the job holds open: which GPUs it uses when NVML's process
+ * list does not name it (a container with its own PID namespace, where NVML reports host pids). */
+static void scan_fds(doctor_acc *a, const job *j)
+{
+	a->nfd = 0;
+	for (size_t i = 0; i < j->n && a->nfd < JOB_MAX_PIDS; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%u/fd", j->pids[i]);
+		DIR *d = sysroot_opendir(path);
+		if (!d)
+			continue;
+		unsigned long long minors = 0;
+		struct dirent *de;
+		int seen = 0;
+		while ((de = readdir(d)) && seen++ < 65536) {
+			if (!isdigit((unsigned char)de->d_name[0]))
+				continue;
+			char fdp[96];
+			snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%s", j->pids[i], de->d_name);
+			char *target = sysroot_readlink(fdp);
+			unsigned n;
+			char rest;
+			if (target && sscanf(target, "/dev/nvidia%u%c", &n, &rest) == 1 && n < 64)
+				minors |= 1ULL << n;
+			free(target);
+		}
+		closedir(d);
+		if (minors)
+			a->fd[a->nfd++] = (fd_gpus){j->pids[i], minors};
+	}
+}
+
+/* Whether a process of the job holds this GPU's device file; adds those processes to gpu_pids. */
+static bool job_on_gpu_by_fd(doctor_acc *a, const gpu_sample *g)
+{
+	if (g->minor < 0 || g->minor >= 64)
+		return false;
+	bool on = false;
+	for (size_t i = 0; i < a->nfd; i++) {
+		if (!(a->fd[i].minors & (1ULL << g->minor)))
+			continue;
+		on = true;
+		bool seen = false;
+		for (size_t q = 0; q < a->ngpu_pids && !seen; q++)
+			seen = a->gpu_pids[q] == a->fd[i].pid;
+		if (!seen && a->ngpu_pids < JOB_MAX_PIDS)
+			a->gpu_pids[a->ngpu_pids++] = a->fd[i].pid;
+	}
+	return on;
+}
+
 static acc_gpu *acc_gpu_of(doctor_acc *a, const gpu_sample *g)
 {
 	for (int i = 0; i < a->ngpus; i++)
@@ -139,14 +199,28 @@ static double max_known(double a, double b)
 
 void doctor_acc_add(doctor_acc *a, const snapshot *s, const job *j)
 {
+	bool scanned = false;
 	for (int i = 0; i < s->ngpus; i++) {
 		const gpu_sample *g = &s->gpus[i];
 		double job_mem = NAN;
-		if (g->lost || !job_on_gpu(j, g, &job_mem))
+		if (g->lost)
 			continue;
+		bool by_fd = false;
+		if (!job_on_gpu(j, g, &job_mem)) {
+			/* NVML may list host pids only (another PID namespace): the device files say it */
+			if (!scanned) {
+				scan_fds(a, j);
+				scanned = true;
+			}
+			if (!job_on_gpu_by_fd(a, g))
+				continue;
+			by_fd = true;
+			job_mem = NAN;
+		}
 		acc_gpu *x = acc_gpu_of(a, g);
 		if (!x)
 			continue;
+		x->by_fd |= by_fd;
 		x->n++;
 		if (sv_has(g->util_gpu))
 			x->util += g->util_gpu.v / 100, x->nutil++;
@@ -173,8 +247,8 @@ void doctor_acc_add(doctor_acc *a, const snapshot *s, const job *j)
 			x->job_mem = max_known(x->job_mem, job_mem);
 		double other = 0;
 		int others = 0, mine = 0;
-		bool other_known = true;
-		for (size_t p = 0; p < g->nproc; p++) {
+		bool other_known = !by_fd; /* by the device files: NVML's pids may be the job's, seen from the host */
+		for (size_t p = 0; p < g->nproc && !by_fd; p++) {
 			if (job_has(j, g->procs[p].pid)) {
 				mine++;
 				bool seen = false;
@@ -247,6 +321,7 @@ void doctor_acc_finish(doctor_acc *a, const job *j, doctor_evidence *ev)
 		g->thermal_frac = x->nreasons ? (double)x->thermal / x->nreasons : 0;
 		g->hw_slowdown_frac = x->nreasons ? (double)x->hw / x->nreasons : 0;
 		g->cc = x->cc;
+		g->by_fd = x->by_fd;
 	}
 	/* CPU: per thread, ticks now minus ticks at the start (0 for threads born since) */
 	thread_ticks *end = xcalloc(ACC_MAX_THREADS, sizeof(*end));

@@ -220,7 +220,37 @@ def test_watch_shows_activity_or_says_why_not():
         os.unlink(path)
 
 
-gvtest.run([test_watch_shows_activity_or_says_why_not, test_running_verdict_in_the_stream, test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
+def test_other_pid_namespace_found_by_device_file():
+    # in a container NVML lists host pids: the job (pid 777 here) is not in the list, but it
+    # holds /dev/nvidia0 open; a machine built as a tree (--root) with that /proc
+    import tempfile, shutil
+    root = tempfile.mkdtemp(prefix="gpuvet-doctor-root-")
+    try:
+        stat = "777 (python) S 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n"
+        for d in ("proc/777", "proc/777/task/777", "proc/777/fd"):
+            os.makedirs(os.path.join(root, d), exist_ok=True)
+        for f in ("proc/777/stat", "proc/777/task/777/stat"):
+            with open(os.path.join(root, f), "w") as fh:
+                fh.write(stat)
+        os.symlink("/dev/nvidia0", os.path.join(root, "proc/777/fd/3"))
+        cfg = ("device_count = 1\ngpu.0.gpm = 1\ngpu.0.processes = 424242:python:20GiB\ngpu.0.util_gpu = 98\n"
+               "gpu.0.gpm.sm_active = 94\ngpu.0.gpm.tensor_active = 91\n")
+        env, path = gvtest.fake_env(FAKE, cfg)
+        try:
+            r = subprocess.run([GPUVET, "--root", root, "watch", "--pid", "777", "--diagnose", "1", "--interval", "0.25",
+                                "--json"], env=env, capture_output=True, timeout=30)
+        finally:
+            os.unlink(path)
+        check(r.stdout, "no output: %d %s" % (r.returncode, r.stderr))
+        doc = json.loads(r.stdout)
+        check(verdict(doc) == "job.tensor-bound", explain(doc))
+        check(any("PID namespace" in n for n in doc["diagnosis"]["notes"]), "the note: %s" % doc["diagnosis"]["notes"])
+        check(doc["gpus"][0]["job_memory_bytes"] is None, "job memory unknown: %s" % doc["gpus"][0])
+    finally:
+        shutil.rmtree(root)
+
+
+gvtest.run([test_other_pid_namespace_found_by_device_file, test_watch_shows_activity_or_says_why_not, test_running_verdict_in_the_stream, test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
             test_fp32_resnet_on_h200_wants_amp, test_cpu_fed_main_process_is_input_bound,
             test_saturated_workers_are_input_bound, test_tiny_kernels_with_sync_are_launch_bound_not_input_bound,
             test_idle_job_holding_memory_is_memory_pressure, test_one_gpu_of_two_idle_is_imbalance,
