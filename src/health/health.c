@@ -82,8 +82,21 @@ static void rule_input_bound(health_tracker *t, health_gpu_track *tr, const gpu_
 	if (g->nproc > 0)
 		snprintf(who, sizeof(who), "%s (pid %u)%s", g->procs[0].name[0] ? g->procs[0].name : "?", g->procs[0].pid,
 			 g->nproc > 1 ? " and others" : "");
+	/* GPM tells the two apart: kernels that run (utilization) but fill no SM are tiny kernels
+	 * the host waits for, not a GPU starved of data (the job doctor's launch-bound rule) */
+	sval sm = g->gpm[GV_GPM_SM_ACTIVE];
+	double util = g->util_gpu.v / 100;
+	if (sv_has(sm) && util - sm.v >= 0.15 && sm.v < 0.25 * util) {
+		emit(t, g->index, "gpu.launch-bound", HEALTH_DEGRADED, since,
+		     "launch/sync-bound? fewer .item()/.cpu() syncs, CUDA graphs, torch.compile; "
+		     "`gpuvet watch --pid PID --diagnose 10` names the cause",
+		     "utilization %.0f%% but SM active %.1f%% for %.0f s while %s holds the GPU: tiny kernels", g->util_gpu.v,
+		     sm.v * 100, now - since, who);
+		return;
+	}
 	emit(t, g->index, "gpu.input-bound", HEALTH_DEGRADED, since,
-	     "input-bound? raise DataLoader num_workers, set pin_memory=True, prefetch; `gpuvet tune` measures it",
+	     "input-bound? raise DataLoader num_workers, set pin_memory=True, prefetch; "
+	     "`gpuvet watch --pid PID --diagnose 10` names the cause, `gpuvet tune` measures the settings",
 	     "utilization %.0f%%, under %.0f%% for %.0f s while %s holds the GPU", g->util_gpu.v,
 	     t->cfg.util_low * 100, now - since, who);
 }

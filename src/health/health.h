@@ -3,6 +3,8 @@
  * whether it is healthy, degraded or unhealthy, with a message and the action to take.
  *
  *   gpu.input-bound   utilization under 70% for N seconds while a process holds the GPU
+ *   gpu.launch-bound  the same, where GPM shows the SMs nearly empty while kernels run (tiny
+ *                     kernels and host syncs: utilization - SM active >= 15 points, SM < 25% of it)
  *   gpu.hot           temperature at or above 80 C or within 5 C of the slowdown threshold
  *                     (unhealthy at it): health/conditions.h, shared with check
  *   gpu.throttled     clocks held back: the one rule of health/conditions.h (shared with check);

@@ -365,6 +365,24 @@ static void test_clocks_rule(void **st)
 	health_update(h, s, 3);
 	assert_int_equal(health_gpu(h, 0), HEALTH_DEGRADED);
 	assert_non_null(strstr(h->msgs[0].text, "default 700 W"));
+	/* low utilization for a minute: input-bound, or launch-bound where GPM shows empty SMs */
+	g->clock_reasons = sv_ok(0);
+	g->power_limit = sv_ok(700);
+	g->util_gpu = sv_ok(25);
+	g->nprocs = sv_ok(1);
+	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.0);
+	health_init(h, NULL);
+	health_update(h, s, 0);
+	health_update(h, s, 61);
+	assert_int_equal(h->nmsg, 1);
+	assert_string_equal(h->msgs[0].id, "gpu.launch-bound");
+	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.12);
+	health_update(h, s, 62);
+	assert_int_equal(h->nmsg, 1);
+	assert_string_equal(h->msgs[0].id, "gpu.input-bound");
+	g->gpm[GV_GPM_SM_ACTIVE] = (sval){0, SV_NA};
+	health_update(h, s, 63);
+	assert_string_equal(h->msgs[0].id, "gpu.input-bound");
 	free(h);
 	snapshot_free(s);
 }
