@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "doctor/doctor.h"
 #include "nvidia/nvml.h"
 #include "render/render.h"
 #include "sampler/fields.h"
@@ -18,6 +17,9 @@
 #include "store/history.h"
 #include "watch/tui.h"
 #include "watch/view.h"
+
+/* the job doctor (--diagnose, the running verdict of --pid) */
+#include "doctor/doctor.h"
 
 static const char watch_usage[] =
 	"usage: gpuvet watch [options]\n"
