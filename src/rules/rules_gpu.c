@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "health/conditions.h"
 #include "kb/kb_nvidia.h"
 #include "nvidia/nvml.h"
-#include "health/conditions.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
