@@ -122,11 +122,12 @@ static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sam
 	return rc;
 }
 
+enum { OPT_NO_GPM = 1024 }; /* apart from the other options' enum */
+
 int cmd_serve(int argc, char **argv)
 {
 	enum { OPT_LISTEN = 256, OPT_INTERVAL, OPT_DCGM, OPT_PROCS, OPT_HOST, OPT_CHECK_INTERVAL, OPT_CHECK_FULL,
-	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL,
-	       OPT_NO_GPM };
+	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL };
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
@@ -157,8 +158,9 @@ int cmd_serve(int argc, char **argv)
 	health_cfg_default(&hc);
 	eo.health = &hc;
 	const char *textfile = NULL, *hostname = NULL;
-	bool once = false, no_gpm = false;
+	bool once = false;
 	int c;
+	bool no_gpm = false;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
