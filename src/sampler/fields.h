@@ -2,8 +2,8 @@
  * The NVML readings of a GPU sample, declared once: which gv_nvml_device field the sampler
  * converts (and by what factor), the key in watch's JSON, gpuvet's Prometheus family, the DCGM
  * exporter's field of the same meaning with its unit, and the metric name of watch --record.
- * The sampler (fill_sample), serve (metrics.c), watch (view_json, --record) all walk this
- * table; a reading with labels of its own (clock reasons, ECC by type and scope, PCIe by
+ * The sampler (fill_sample), serve (metrics.c), watch (view_json, --record) and the check's
+ * probe (probes/nvml.c: the fact key and the NVML call it names as source) all walk this table; a reading with labels of its own (clock reasons, ECC by type and scope, PCIe by
  * direction, retired pages and remapped rows by cause) keeps a renderer of its own, and the GPM
  * counters have their table in nvidia/gpm_fields.h.
  */
@@ -29,6 +29,11 @@ typedef struct snap_field {
 	double dcgm_scale; /* to DCGM's unit */
 	const char *dcgm_help;
 	const char *record; /* watch --record metric; NULL: not recorded */
+	/* gpuvet check's fact (probes/nvml.c): key (nvml.gpu.N. + fact), kind, the NVML call named
+	 * as its source; NULL: the probe writes it in a form of its own or not at all */
+	const char *fact;
+	char fact_kind;     /* 'i' integer as NVML gives it, 'b' boolean, 'w' milliwatts as watts */
+	const char *call;
 } snap_field;
 
 extern const snap_field snap_fields[];
