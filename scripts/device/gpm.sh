@@ -11,8 +11,8 @@
 #   mem95        a process holding 95% of the memory, idle        expected job.memory-pressure
 # it records `gpuvet watch --pid PID --diagnose 10 --json` (the verdict, its GPM means and the
 # CPU figures), a `serve --dcgm-compat` scrape in the middle of the window beside an nvidia-smi
-# query of the same moment, and during gemm_bf16 `watch` text (must not report gpu.throttled at the
-# power cap: no gpu.throttled). Then serve alone (no job): 300 scrapes each with GPM on and --no-gpm, latency
+# query of the same moment, and during gemm_bf16 `watch` text (must not report gpu.throttled at
+# the power cap). Then serve alone (no job): 300 scrapes each with GPM on and --no-gpm, latency
 # p50/p99, the exporter's CPU share and RSS. Never changes clocks, limits or modes.
 #
 # Output in $OUT/gpm: JOB.diagnose.json, JOB.metrics.prom, JOB.smi.csv, JOB.job.log,
