@@ -26,6 +26,7 @@ void doctor_thresholds_default(doctor_thresholds *t)
 	t->launch_sm = 0.25;
 	t->mem_full = 0.95;
 	t->other_mem = 0.10;
+	t->other_sm = 0.20;
 	t->imbalance_low = 0.20;
 	t->pcie_rx_high = 1e9;
 	t->slowdown_frac = 0.10;
@@ -149,6 +150,9 @@ static void common_notes(doctor_verdict *v, const doctor_evidence *ev, const doc
 		if (g->power_cap_frac >= 0.5 && busy_of(g) >= t->busy)
 			NOTE(v, "GPU %d runs at its power limit (%.0f of %.0f W) under full load: expected, not degraded",
 			     g->index, g->power, g->power_limit);
+		if (known(g->other_sm) && g->other_sm >= t->other_sm)
+			NOTE(v, "GPU %d: other processes take %.0f%% of its SM time, the job %.0f%%: they compete with the job",
+			     g->index, pct(g->other_sm), pct(known(g->job_sm) ? g->job_sm : 0));
 		if (known(g->other_mem) && known(g->mem_total) && g->mem_total > 0 &&
 		    g->other_mem >= t->other_mem * g->mem_total)
 			NOTE(v, "GPU %d: other processes hold %.1f GiB (%.0f%%) of its memory", g->index,

@@ -30,6 +30,8 @@ typedef struct doctor_gpu {
 	double mem_total, mem_used; /* bytes, the GPU's */
 	double job_mem;           /* bytes the job's processes hold on it (max over samples) */
 	double other_mem;         /* bytes other processes hold on it (max over samples) */
+	double job_sm, other_sm;  /* share of SM time of the job's / the others' processes
+				   * (nvmlDeviceGetProcessUtilization, means; NAN unknown) */
 	int job_procs;            /* processes of the job holding this GPU */
 	bool by_fd;               /* known from the job's open /dev/nvidiaN, not NVML's process list
 				   * (another PID namespace): job and other memory unknown */
@@ -78,6 +80,7 @@ typedef struct doctor_thresholds {
 	double launch_sm;        /* SM active below this fraction of utilization: kernels too small to fill the GPU, 0.25 */
 	double mem_full;         /* the job's (or the GPU's) memory at or above this share of the total, 0.95 */
 	double other_mem;        /* other processes' memory at or above this share of the total, 0.10 */
+	double other_sm;         /* other processes' SM time at or above: a note, 0.20 */
 	double imbalance_low;    /* a GPU of the job below this while another is at or above busy, 0.20 */
 	double pcie_rx_high;     /* host-to-device bytes/s at or above: copies matter, 1e9 */
 	double slowdown_frac;    /* thermal or hardware slowdown in at least this share of samples, 0.10 */

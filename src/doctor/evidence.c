@@ -41,6 +41,8 @@ typedef struct acc_gpu {
 	int power_cap, thermal, hw;
 	double cc;
 	bool by_fd; /* found through the device files, not NVML's process list */
+	double job_sm, other_sm;
+	int nsm;
 	bool any_gpm;
 } acc_gpu;
 
@@ -266,6 +268,19 @@ void doctor_acc_add(doctor_acc *a, const snapshot *s, const job *j)
 		}
 		if (other_known)
 			x->other_mem = max_known(x->other_mem, other);
+		/* per-process SM shares, where NVML has them */
+		double jsm = 0, osm = 0;
+		bool sm_known = g->nproc > 0 && !by_fd;
+		for (size_t p = 0; p < g->nproc && sm_known; p++) {
+			if (!sv_has(g->procs[p].sm_util))
+				sm_known = false;
+			else if (job_has(j, g->procs[p].pid))
+				jsm += g->procs[p].sm_util.v / 100;
+			else
+				osm += g->procs[p].sm_util.v / 100;
+		}
+		if (sm_known)
+			x->job_sm += jsm, x->other_sm += osm, x->nsm++;
 		if (mine > x->job_procs)
 			x->job_procs = mine;
 		if (others > x->other_procs)
@@ -322,6 +337,8 @@ void doctor_acc_finish(doctor_acc *a, const job *j, doctor_evidence *ev)
 		g->hw_slowdown_frac = x->nreasons ? (double)x->hw / x->nreasons : 0;
 		g->cc = x->cc;
 		g->by_fd = x->by_fd;
+		g->job_sm = x->nsm ? x->job_sm / x->nsm : NAN;
+		g->other_sm = x->nsm ? x->other_sm / x->nsm : NAN;
 	}
 	/* CPU: per thread, ticks now minus ticks at the start (0 for threads born since) */
 	thread_ticks *end = xcalloc(ACC_MAX_THREADS, sizeof(*end));
@@ -486,6 +503,8 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 		num_or_null(x, "memory_used_bytes", g->mem_used);
 		num_or_null(x, "job_memory_bytes", g->job_mem);
 		num_or_null(x, "other_memory_bytes", g->other_mem);
+		num_or_null(x, "job_sm_util_ratio", g->job_sm);
+		num_or_null(x, "other_sm_util_ratio", g->other_sm);
 		cJSON_AddNumberToObject(x, "job_processes", g->job_procs);
 		cJSON_AddNumberToObject(x, "other_processes", g->other_procs);
 		num_or_null(x, "power_w", g->power);

@@ -114,6 +114,13 @@ typedef struct nvmlProcessInfo_st {
 } nvmlProcessInfo_t;
 #define NVML_VALUE_NOT_AVAILABLE_ULL (~0ULL)
 
+/* nvmlDeviceGetProcessUtilization: per process, over the samples since lastSeenTimeStamp */
+typedef struct nvmlProcessUtilizationSample_st {
+	unsigned int pid;
+	unsigned long long timeStamp; /* CPU timestamp in microseconds */
+	unsigned int smUtil, memUtil, encUtil, decUtil; /* percent */
+} nvmlProcessUtilizationSample_t;
+
 typedef struct nvmlGpuFabricInfo_st {
 	unsigned char clusterUuid[16];
 	nvmlReturn_t status;
@@ -264,6 +271,7 @@ typedef struct gv_nvml_process {
 	unsigned pid;
 	unsigned long long used_bytes; /* NVML_VALUE_NOT_AVAILABLE_ULL when unknown (e.g. containers) */
 	bool graphics;                 /* from the graphics list, else compute */
+	int sm_util;                   /* percent of the GPU's SM time, nvmlDeviceGetProcessUtilization; -1 unknown */
 	char name[64];                 /* nvmlSystemGetProcessName; "" when unknown */
 } gv_nvml_process;
 
@@ -326,6 +334,8 @@ typedef struct gv_nvml_device {
 	unsigned nprocs;
 	bool procs_truncated;
 	gv_nvml_process procs[GV_NVML_MAX_PROCS];
+	gv_vstate proc_util_st;          /* nvmlDeviceGetProcessUtilization, asked with the processes */
+	unsigned long long proc_util_ts; /* the newest sample seen: the next call asks for later ones */
 } gv_nvml_device;
 
 /* Fills what `what` asks for; other fields keep their value (so a sampler can keep identity

@@ -250,6 +250,7 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 			p->used_bytes = np->used_bytes == NVML_VALUE_NOT_AVAILABLE_ULL ? (sval){0, SV_NA}
 										: sv_ok((double)np->used_bytes);
 			str_copy(p->name, sizeof(p->name), np->name);
+			p->sm_util = np->sm_util >= 0 ? sv_ok(np->sm_util) : (sval){0, SV_NA};
 			proc_identity(p);
 		}
 	} else {

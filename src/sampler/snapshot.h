@@ -65,6 +65,7 @@ typedef struct gpu_process {
 	char name[64];     /* /proc/PID/comm */
 	char cmdline[256]; /* /proc/PID/cmdline, arguments joined by spaces, sanitized */
 	sval used_bytes;
+	sval sm_util;      /* percent of the GPU's SM time (nvmlDeviceGetProcessUtilization) */
 } gpu_process;
 
 #define SNAP_MAX_PROCS 64

@@ -338,6 +338,7 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 			cJSON_AddStringToObject(e, "name", p->name);
 			cJSON_AddStringToObject(e, "command", p->cmdline);
 			add_val(e, "memory_bytes", p->used_bytes, 1);
+			add_val(e, "sm_util_ratio", p->sm_util, 0.01);
 			cJSON_AddItemToArray(procs, e);
 		}
 		cJSON_AddStringToObject(x, "health", health_state_name(health_gpu(h, g->index)));

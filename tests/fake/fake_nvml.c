@@ -504,6 +504,63 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, u
 	return procs("nvmlDeviceGetGraphicsRunningProcesses", d, c, p, true, true);
 }
 
+/* gpu.N.process_sm_util = PID:PCT;PID:PCT (a comma list cycles per call): one sample per pid,
+ * stamped later than any before; unset: NOT_FOUND (no samples) */
+static unsigned long long putil_ts = 1000;
+static int putil_next[FAKE_MAX_GPUS];
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t dev, nvmlProcessUtilizationSample_t *u,
+							 unsigned *count, unsigned long long last_seen)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetProcessUtilization", dev);
+	if (rc)
+		return rc;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	/* the list advances on the call that takes the samples, not on the one asking their count */
+	char buf[1024];
+	const char *raw = fake_gpu_raw(dev->gpu, "process_sm_util");
+	if (!raw || !*raw)
+		return NVML_ERROR_NOT_FOUND;
+	pthread_mutex_lock(&lock);
+	int item = putil_next[dev->gpu] % fake_list_len(raw);
+	pthread_mutex_unlock(&lock);
+	const char *v = fake_list_item(raw, item, buf, sizeof(buf));
+	if (!v || !*v)
+		return NVML_ERROR_NOT_FOUND;
+	if (strcmp(v, "unsupported") == 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	unsigned n = 1;
+	for (const char *c = v; *c; c++)
+		n += *c == ';';
+	if (!u || *count < n) {
+		*count = n;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	pthread_mutex_lock(&lock);
+	unsigned long long ts = ++putil_ts > last_seen ? putil_ts : last_seen + 1;
+	putil_ts = ts;
+	putil_next[dev->gpu]++;
+	pthread_mutex_unlock(&lock);
+	unsigned k = 0;
+	for (const char *c = v; *c && k < n;) {
+		unsigned pid = 0, pct = 0;
+		if (sscanf(c, "%u:%u", &pid, &pct) == 2) {
+			memset(&u[k], 0, sizeof(u[k]));
+			u[k].pid = pid;
+			u[k].smUtil = pct;
+			u[k].timeStamp = ts;
+			k++;
+		}
+		const char *semi = strchr(c, ';');
+		if (!semi)
+			break;
+		c = semi + 1;
+	}
+	*count = k;
+	return NVML_SUCCESS;
+}
+
 FULL_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned pid, char *name, unsigned len)
 {
 	if (!initialized())

@@ -138,10 +138,13 @@ def test_idle_job_holding_memory_is_memory_pressure():
             rc, doc = diagnose(j, ["gpu.0.processes = @PID@:python:136GiB", "gpu.0.memory_used = 136GiB",
                                    "gpu.0.util_gpu = 0"], gpm=gpm)
             check(verdict(doc) == "job.memory-pressure", "GPM %s: %s" % (gpm, explain(doc)))
-        # another process's memory on the job's GPU
-        rc, doc = diagnose(j, ["gpu.0.processes = @PID@:python:10GiB;999999:other:40GiB", "gpu.0.util_gpu = 3"])
+        # another process's memory on the job's GPU, and its SM time (NVML's per-process utilization)
+        rc, doc = diagnose(j, ["gpu.0.processes = @PID@:python:10GiB;999999:other:40GiB", "gpu.0.util_gpu = 3",
+                               "gpu.0.process_sm_util = @PID@:1;999999:2"], gpm=False)
         check(verdict(doc) == "job.memory-pressure", explain(doc))
         check(doc["gpus"][0]["other_processes"] == 1, "other process counted")
+        check(abs(doc["gpus"][0]["other_sm_util_ratio"] - 0.02) < 1e-9 and abs(doc["gpus"][0]["job_sm_util_ratio"] - 0.01) < 1e-9,
+              "per-process SM shares: %s" % doc["gpus"][0])
         # idle, nothing held, CPU quiet: waiting for something else
         rc, doc = diagnose(j, ["gpu.0.processes = @PID@:python:2GiB", "gpu.0.util_gpu = 1"])
         check(verdict(doc) == "job.gpu-idle", explain(doc))

@@ -36,6 +36,7 @@ static void base(doctor_evidence *ev)
 	g->mem_used = 10.0 * (1 << 30);
 	g->job_mem = 10.0 * (1 << 30);
 	g->other_mem = 0;
+	g->job_sm = g->other_sm = NAN;
 	g->job_procs = 1;
 	g->power = 120;
 	g->power_limit = g->power_default_limit = 700;
@@ -227,6 +228,14 @@ static void test_memory_and_gpus(void **st)
 	/* GPM off: the same */
 	no_gpm(&ev);
 	assert_string_equal(diag(&ev, &v), "job.memory-pressure");
+	/* another process keeps the SMs busy (NVML's per-process utilization, without GPM) */
+	base(&ev);
+	no_gpm(&ev);
+	ev.gpus[0].util = 0.9;
+	ev.gpus[0].job_sm = 0.3;
+	ev.gpus[0].other_sm = 0.6;
+	diag(&ev, &v);
+	assert_true(has_line((const char(*)[240])v.note, v.nnote, "other processes take 60% of its SM time, the job 30%"));
 
 	/* two GPUs, one idle while the other works */
 	base(&ev);

@@ -326,9 +326,27 @@ static void test_gpm(void **s)
 	gv_gpm_close(g);
 	gv_nvml_unload();
 
-	/* a driver without the GPM symbols */
-	use_fakes(FAKE_NVML_BASIC, "gpu.0.gpm = 1\n");
+	/* where GPM is not: NVML's per-process SM utilization, the newest sample per pid; no
+	 * sample since the last call reads 0 (idle), a driver without the call n/a */
+	use_fakes(FAKE_NVML, "gpu.0.processes = 10:a:1GiB;11:b:2GiB\ngpu.0.process_sm_util = 10:40;11:7,10:5\n");
 	assert_int_equal(gv_nvml_init(), NVML_SUCCESS);
+	gv_nvml_device d;
+	gv_nvml_device_clear(&d);
+	gv_nvml_device_snapshot(0, GV_NVML_PROCESSES, &d);
+	assert_int_equal(d.nprocs, 2);
+	assert_int_equal(d.proc_util_st, GV_V_OK);
+	assert_int_equal(d.procs[0].sm_util, 40);
+	assert_int_equal(d.procs[1].sm_util, 7);
+	gv_nvml_device_snapshot(0, GV_NVML_PROCESSES, &d);
+	assert_int_equal(d.procs[0].sm_util, 5);
+	assert_int_equal(d.procs[1].sm_util, 0);
+	gv_nvml_unload();
+
+	/* a driver without the GPM symbols */
+	use_fakes(FAKE_NVML_BASIC, "gpu.0.gpm = 1\ngpu.0.processes = 10:a:1GiB\n");
+	assert_int_equal(gv_nvml_init(), NVML_SUCCESS);
+	gv_nvml_device_snapshot(0, GV_NVML_PROCESSES, &d);
+	assert_int_equal(d.nprocs, 0); /* the basic library has no process calls either */
 	assert_null(gv_gpm_open(0, &sup, &rc));
 	assert_int_equal(sup, GV_GPM_NO_SYMBOLS);
 	assert_int_equal(rc, NVML_ERROR_FUNCTION_NOT_FOUND);
