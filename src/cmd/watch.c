@@ -42,7 +42,8 @@ static const char watch_usage[] =
 	"                        with --diagnose: the verdict (schema gpuvet.diagnose/1)\n"
 	"  --count N             without a terminal: print N snapshots, then exit (default: until ^C)\n"
 	"  --record              append the samples to the history database (gpuvet history)\n"
-	"  --db PATH             the history database (default: see gpuvet history --help)\n"
+	"  --db PATH             the history database (default: see gpuvet history --help); --diagnose\n"
+	"                        reads the gains gpuvet tune measured there\n"
 	"  --low-util-seconds S  utilization under 70% this long while a process holds the GPU makes it\n"
 	"                        degraded (default 60)\n"
 	"  --kmsg PATH           the kernel log to follow for Xid lines (default /dev/kmsg)\n"
@@ -191,7 +192,7 @@ static void print_verdict(FILE *out, const doctor_evidence *ev, const doctor_ver
 }
 
 /* watch --pid PID --diagnose S: samples the job for S seconds, prints one verdict. */
-static int diagnose(sample_source *src, job *jb, double seconds, double interval, bool json)
+static int diagnose(sample_source *src, job *jb, double seconds, double interval, bool json, const char *db)
 {
 	if (interval > 1)
 		interval = 1;
@@ -230,6 +231,12 @@ static int diagnose(sample_source *src, job *jb, double seconds, double interval
 	doctor_acc_free(acc);
 	doctor_verdict v;
 	doctor_diagnose(ev, NULL, &v);
+	/* fp32 math on a tensor-core GPU: quote what `gpuvet tune` measured on this GPU class (the
+	 * history database: --db, or the default one unless GPUVET_NO_HISTORY) */
+	const char *nohist = getenv("GPUVET_NO_HISTORY");
+	if (v.id && strcmp(v.id, "job.fp32-math") == 0 && ev->ngpus > 0 && (db || !nohist || !*nohist) &&
+	    doctor_tune_gain(db, ev->gpus[0].name, &ev->tune_tf32_gain, ev->tune_source, sizeof(ev->tune_source)))
+		doctor_diagnose(ev, NULL, &v);
 	if (json)
 		print_json(doctor_json(ev, &v));
 	else
@@ -346,7 +353,7 @@ int cmd_watch(int argc, char **argv)
 	sample_hooks hooks = {record ? &rec : NULL, pid > 0 ? &running : NULL, pid > 0 ? &jb : NULL};
 	if (diagnose_s > 0) {
 		lazy.o.no_events = true;
-		rc = diagnose(&src, &jb, diagnose_s, interval, json);
+		rc = diagnose(&src, &jb, diagnose_s, interval, json, db);
 		sampler_lazy_close(&lazy);
 		free(health);
 		return rc;

@@ -131,6 +131,11 @@ typedef struct doctor_running {
 void doctor_running_feed(doctor_running *r, const struct snapshot *s, const struct job *j);
 void doctor_running_free(doctor_running *r);
 
+/* The speed-up `gpuvet tune` measured on a GPU named gpu_name for its best precision setting
+ * (TF32, AMP bf16, AMP fp16) over fp32, from the newest such tune run in the history database
+ * at db (NULL: the default path); *source says which run. False (gain NAN) when none. */
+bool doctor_tune_gain(const char *db, const char *gpu_name, double *gain, char *source, size_t ssize);
+
 /* JSON of a verdict with its evidence figures (schema gpuvet.diagnose/1, docs/watch.md). */
 struct cJSON;
 struct cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v);

@@ -13,6 +13,8 @@
 #include "health/conditions.h"
 #include "health/health.h"
 #include "sampler/snapshot.h"
+#include "store/history.h"
+#include <unistd.h>
 
 /* One H200 at rest, the job holding it with 10 GiB, one GPU process and no workers. */
 static void base(doctor_evidence *ev)
@@ -396,6 +398,48 @@ static void test_clocks_rule(void **st)
 	snapshot_free(s);
 }
 
+/* The gain quoted by the fp32-math fix: the newest tune run on the same GPU class, its fp32
+ * baseline against the fastest of TF32 and AMP. */
+static void test_tune_gain(void **st)
+{
+	(void)st;
+	const char *tmp = getenv("TMPDIR");
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/gpuvet-doctor-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	char path[320];
+	snprintf(path, sizeof(path), "%s/history.db", dir);
+	double gain;
+	char src[128];
+	assert_false(doctor_tune_gain(path, "NVIDIA H200", &gain, src, sizeof(src))); /* no database */
+	char *err = NULL;
+	history *h = history_open(path, HISTORY_WRITE, &err);
+	assert_non_null(h);
+	char *argv[] = {"gpuvet", "tune", NULL};
+	hist_run *r = history_run_begin(HIST_TUNE, 2, argv);
+	history_run_add_gpu(r, 0, "NVIDIA H200", "GPU-1", "00000000:18:00.0");
+	history_run_add_value(r, "tune.resnet50.bs64.img224.gpu.fp32.ms", 100, "ms", HIST_LOWER_BETTER);
+	history_run_add_value(r, "tune.resnet50.bs64.img224.gpu.tf32.ms", 45, "ms", HIST_LOWER_BETTER);
+	history_run_add_value(r, "tune.resnet50.bs64.img224.gpu.amp_bf16.ms", 40, "ms", HIST_LOWER_BETTER);
+	history_run_add_value(r, "tune.resnet50.bs64.img224.gpu.channels_last.ms", 20, "ms", HIST_LOWER_BETTER);
+	history_run_add_value(r, "tune.resnet50.bs64.img224.cpu.fp32.ms", 9000, "ms", HIST_LOWER_BETTER);
+	long long id = 0;
+	assert_true(history_run_finish(h, r, &id, &err));
+	history_close(h);
+	assert_true(doctor_tune_gain(path, "NVIDIA H200", &gain, src, sizeof(src)));
+	assert_true(fabs(gain - 2.5) < 1e-9); /* 100 / 40: AMP bf16, not channels_last */
+	assert_non_null(strstr(src, "resnet50 AMP bf16 against fp32"));
+	assert_false(doctor_tune_gain(path, "NVIDIA A100-SXM4-80GB", &gain, src, sizeof(src)));
+	assert_true(isnan(gain));
+	unlink(path);
+	char side[340];
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_power_thermal),
 		cmocka_unit_test(test_thresholds_move_the_verdict),
 		cmocka_unit_test(test_clocks_rule),
+		cmocka_unit_test(test_tune_gain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
