@@ -482,6 +482,11 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 	cJSON_AddNumberToObject(cpu, "main_pid", ev->cpu.main_pid);
 	cJSON_AddNumberToObject(cpu, "main_cores", ev->cpu.main_cpu);
 	cJSON_AddNumberToObject(cpu, "main_busiest_thread_ratio", ev->cpu.main_thread);
+	if (!isnan(ev->tune_tf32_gain)) {
+		cJSON *t = cJSON_AddObjectToObject(jb, "tune");
+		cJSON_AddNumberToObject(t, "amp_tf32_speedup", ev->tune_tf32_gain);
+		cJSON_AddStringToObject(t, "source", ev->tune_source);
+	}
 	cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
 	for (int i = 0; i < ev->ngpus; i++) {
 		const doctor_gpu *g = &ev->gpus[i];
