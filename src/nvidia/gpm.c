@@ -75,6 +75,10 @@ gv_gpm *gv_gpm_open(unsigned index, gv_gpm_support *support, nvmlReturn_t *rc)
 	}
 	nvmlGpmSupport_t s = {NVML_GPM_SUPPORT_VERSION, 0};
 	*rc = f.QueryDeviceSupport(dev, &s);
+	if (*rc == NVML_ERROR_FUNCTION_NOT_FOUND) {
+		*support = GV_GPM_NO_SYMBOLS;
+		return NULL;
+	}
 	if (*rc == NVML_ERROR_NOT_SUPPORTED || (*rc == NVML_SUCCESS && !s.isSupportedDevice)) {
 		*support = GV_GPM_UNSUPPORTED;
 		if (*rc == NVML_SUCCESS)
