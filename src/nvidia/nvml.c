@@ -59,12 +59,12 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetMaxClockInfo)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*DeviceGetClocksEventReasons)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*DeviceGetFanSpeed)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetProcessUtilization)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
+						    unsigned long long);
 	/* the process calls: v2 and v3 take nvmlProcessInfo_t, v1 the shorter struct */
 	nvmlReturn_t (*DeviceGetComputeRunningProcesses)(nvmlDevice_t, unsigned *, void *);
 	nvmlReturn_t (*DeviceGetGraphicsRunningProcesses)(nvmlDevice_t, unsigned *, void *);
 	bool compute_procs_v1, graphics_procs_v1;
-	nvmlReturn_t (*DeviceGetProcessUtilization)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
-						    unsigned long long);
 	nvmlReturn_t (*DeviceGetGpuFabricInfo)(nvmlDevice_t, nvmlGpuFabricInfo_t *);
 	nvmlReturn_t (*DeviceGetGpuFabricInfoV)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t *);
 	nvmlReturn_t (*EventSetCreate)(nvmlEventSet_t *);
@@ -142,6 +142,7 @@ static void resolve(void)
 	SYM(DeviceGetClocksEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
 	    "nvmlDeviceGetCurrentClocksThrottleReasons");
 	SYM(DeviceGetFanSpeed, "nvmlDeviceGetFanSpeed");
+	SYM(DeviceGetProcessUtilization, "nvmlDeviceGetProcessUtilization");
 	SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3",
 	    "nvmlDeviceGetComputeRunningProcesses_v2");
 	if (!fn.DeviceGetComputeRunningProcesses) {
@@ -154,7 +155,6 @@ static void resolve(void)
 		SYM(DeviceGetGraphicsRunningProcesses, "nvmlDeviceGetGraphicsRunningProcesses");
 		fn.graphics_procs_v1 = true;
 	}
-	SYM(DeviceGetProcessUtilization, "nvmlDeviceGetProcessUtilization");
 	SYM(DeviceGetGpuFabricInfo, "nvmlDeviceGetGpuFabricInfo");
 	SYM(DeviceGetGpuFabricInfoV, "nvmlDeviceGetGpuFabricInfoV");
 	SYM(EventSetCreate, "nvmlEventSetCreate");
