@@ -38,6 +38,19 @@ const char *gv_gpm_support_text(gv_gpm_support s)
 	return "unknown";
 }
 
+const char *gv_gpm_support_name(gv_gpm_support s)
+{
+	switch (s) {
+	case GV_GPM_ON: return "supported";
+	case GV_GPM_NO_SYMBOLS: return "driver_without_gpm";
+	case GV_GPM_UNSUPPORTED: return "not_supported";
+	case GV_GPM_MIG: return "mig";
+	case GV_GPM_FAILED: return "failed";
+	case GV_GPM_UNKNOWN: break;
+	}
+	return "unknown";
+}
+
 static void resolve(gpm_fns *f)
 {
 	*(void **)&f->QueryDeviceSupport = gv_nvml_symbol("nvmlGpmQueryDeviceSupport");

@@ -402,6 +402,8 @@ typedef enum {
 } gv_gpm_support;
 /* "supported", "driver without GPM", "not supported by this GPU", "MIG mode", "failed" */
 const char *gv_gpm_support_text(gv_gpm_support s);
+/* "supported", "driver_without_gpm", "not_supported", "mig", "failed" (fact values) */
+const char *gv_gpm_support_name(gv_gpm_support s);
 
 /* One GPU's GPM sampling state: two sample buffers, the newer kept for the next difference. */
 typedef struct gv_gpm gv_gpm;

@@ -244,6 +244,16 @@ static void probe_device(facts *f, int i)
 	}
 	/* the plain readings: one table with the sampler, serve and watch (sampler/fields.h) */
 	put_fields(f, d, i);
+	/* whether watch and serve can read the GPM activity counters here, and why not */
+	gv_gpm_support gs;
+	nvmlReturn_t grc;
+	gv_gpm_close(gv_gpm_open((unsigned)i, &gs, &grc));
+	if (gs == GV_GPM_FAILED) {
+		char key[64];
+		snprintf(key, sizeof(key), "nvml.gpu.%d.gpm", i);
+		put_state_of(f, GV_V_ERROR, grc, "nvmlGpmQueryDeviceSupport", key);
+	} else
+		facts_put_str(f, "nvmlGpmQueryDeviceSupport", gv_gpm_support_name(gs), "nvml.gpu.%d.gpm", i);
 	put_u64(f, &d->memory_free, "nvmlDeviceGetMemoryInfo", "nvml.gpu.%d.memory_free_bytes", i);
 	put_bool(f, &d->persistence, "nvmlDeviceGetPersistenceMode", "nvml.gpu.%d.persistence", i);
 	if (GV_OK(d->compute_mode))
