@@ -1,6 +1,8 @@
 #!/bin/bash
 # On the GPU machine: NVML's GPM counters and the job doctor against real jobs, and the
-# exporter's cost with GPM on and off. About 4 minutes.
+# exporter's cost with GPM on and off. About 4 minutes. First it compiles two tiny programs
+# with gcc, one on the toolkit's nvml.h and one on ours (src/nvidia/nvml.h), and compares the
+# GPM and process-utilization struct sizes, offsets, versions and metric ids (layout-*.txt).
 #
 # For each job of the issue's table (torch there; every job runs alone on GPU 0):
 #   gemm_bf16    an 8192^3 bf16 matmul loop                       expected job.tensor-bound
@@ -15,7 +17,7 @@
 # the power cap). Then serve alone (no job): 300 scrapes each with GPM on and --no-gpm, latency
 # p50/p99, the exporter's CPU share and RSS. Never changes clocks, limits or modes.
 #
-# Output in $OUT/gpm: JOB.diagnose.json, JOB.metrics.prom, JOB.smi.csv, JOB.job.log,
+# Output in $OUT/gpm: layout-nvidia.txt and layout-ours.txt, JOB.diagnose.json, JOB.metrics.prom, JOB.smi.csv, JOB.job.log,
 # gemm_bf16.watch.txt, cost.json, verdicts.txt (one line a job: PASS/FAIL id expected).
 # Run: bash scripts/device-run.sh scripts/device/gpm.sh (carry build and .devlib)
 set -u
@@ -27,6 +29,48 @@ G=${GPUVET:-./build/gpuvet}
 PY=${PYTHON:-python3}
 Q=timestamp,utilization.gpu,utilization.memory,memory.used,memory.total,power.draw,power.limit,clocks.sm,clocks.max.sm,clocks_event_reasons.active,temperature.gpu
 date -u +%Y-%m-%dT%H:%M:%SZ > "$OUT/date.txt"
+
+# our GPM and process-utilization declarations (src/nvidia/nvml.h) against the toolkit's nvml.h
+# there: sizes, offsets, the version numbers and metric ids must print the same
+H=$(ls /usr/local/cuda/include/nvml.h /usr/local/cuda/targets/*/include/nvml.h 2>/dev/null | head -1)
+layout() { # header-define, include
+	cat > "$OUT/layout-$1.c" <<C
+#include <stddef.h>
+#include <stdio.h>
+$2
+int main(void)
+{
+	printf("nvmlGpmMetric_t %zu value@%zu info@%zu\\n", sizeof(nvmlGpmMetric_t), offsetof(nvmlGpmMetric_t, value),
+	       offsetof(nvmlGpmMetric_t, metricInfo));
+	printf("MetricsGet sample1@%zu sample2@%zu metrics@%zu\\n", offsetof(METRICS_GET, sample1), offsetof(METRICS_GET, sample2),
+	       offsetof(METRICS_GET, metrics));
+	printf("nvmlGpmSupport_t %zu version %d get_version %d\\n", sizeof(nvmlGpmSupport_t), NVML_GPM_SUPPORT_VERSION,
+	       NVML_GPM_METRICS_GET_VERSION);
+	printf("nvmlProcessUtilizationSample_t %zu ts@%zu sm@%zu\\n", sizeof(nvmlProcessUtilizationSample_t),
+	       offsetof(nvmlProcessUtilizationSample_t, timeStamp), offsetof(nvmlProcessUtilizationSample_t, smUtil));
+	printf("ids %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d\\n", IDS);
+	return 0;
+}
+C
+}
+if [ -n "$H" ]; then
+	layout nvidia "#include \"$H\"
+#define METRICS_GET nvmlGpmMetricsGet_t
+#define IDS NVML_GPM_METRIC_GRAPHICS_UTIL, NVML_GPM_METRIC_SM_UTIL, NVML_GPM_METRIC_SM_OCCUPANCY, NVML_GPM_METRIC_INTEGER_UTIL, NVML_GPM_METRIC_ANY_TENSOR_UTIL, NVML_GPM_METRIC_DFMA_TENSOR_UTIL, NVML_GPM_METRIC_HMMA_TENSOR_UTIL, NVML_GPM_METRIC_IMMA_TENSOR_UTIL, NVML_GPM_METRIC_DRAM_BW_UTIL, NVML_GPM_METRIC_FP64_UTIL, NVML_GPM_METRIC_FP32_UTIL, NVML_GPM_METRIC_FP16_UTIL, NVML_GPM_METRIC_PCIE_TX_PER_SEC, NVML_GPM_METRIC_PCIE_RX_PER_SEC, NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC"
+	layout ours "#include \"$PWD/src/nvidia/nvml.h\"
+#define METRICS_GET gv_nvmlGpmMetricsGet_t
+#define IDS gv_gpm_fields[0].nvml_id, gv_gpm_fields[1].nvml_id, gv_gpm_fields[2].nvml_id, gv_gpm_fields[3].nvml_id, gv_gpm_fields[4].nvml_id, gv_gpm_fields[5].nvml_id, gv_gpm_fields[6].nvml_id, gv_gpm_fields[7].nvml_id, gv_gpm_fields[8].nvml_id, gv_gpm_fields[9].nvml_id, gv_gpm_fields[10].nvml_id, gv_gpm_fields[11].nvml_id, gv_gpm_fields[12].nvml_id, gv_gpm_fields[13].nvml_id, gv_gpm_fields[14].nvml_id, gv_gpm_fields[15].nvml_id"
+	for w in nvidia ours; do
+		gcc -I"$PWD/src" -o "$OUT/layout-$w" "$OUT/layout-$w.c" > "$OUT/layout-$w.err" 2>&1 && "$OUT/layout-$w" > "$OUT/layout-$w.txt"
+	done
+	if cmp -s "$OUT/layout-nvidia.txt" "$OUT/layout-ours.txt"; then
+		echo "PASS layout: our GPM declarations match $H" >> "$OUT/verdicts.txt"
+	else
+		echo "FAIL layout: differs from $H (layout-*.txt, layout-*.err)" >> "$OUT/verdicts.txt"
+	fi
+else
+	echo "SKIP layout: no nvml.h under /usr/local/cuda" >> "$OUT/verdicts.txt"
+fi
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 "$G" watch --once --json > "$OUT/watch-once.json" 2>&1
 

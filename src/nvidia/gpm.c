@@ -2,11 +2,23 @@
  * GPM counters through NVML (nvml.h, "GPM"): per GPU support, two sample buffers, and the
  * metrics of gpm_fields.h between consecutive samples. Every nvmlGpm* symbol is optional.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
 #include "nvidia/nvml.h"
+
+/* the layouts of nvml.h (CUDA 12.0-13.0, x86_64 and aarch64): scripts/device/gpm.sh compares
+ * them with the toolkit's header on the GPU machine */
+_Static_assert(sizeof(nvmlGpmMetric_t) == 40, "nvmlGpmMetric_t is 40 bytes");
+_Static_assert(offsetof(nvmlGpmMetric_t, value) == 8 && offsetof(nvmlGpmMetric_t, metricInfo) == 16,
+	       "nvmlGpmMetric_t layout");
+_Static_assert(offsetof(gv_nvmlGpmMetricsGet_t, sample1) == 8 && offsetof(gv_nvmlGpmMetricsGet_t, metrics) == 24,
+	       "nvmlGpmMetricsGet_t layout");
+_Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t is 8 bytes");
+_Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32 && offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16,
+	       "nvmlProcessUtilizationSample_t layout");
 
 typedef struct gpm_fns {
 	nvmlReturn_t (*QueryDeviceSupport)(nvmlDevice_t, nvmlGpmSupport_t *);
