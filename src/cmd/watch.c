@@ -182,13 +182,9 @@ static void on_sample(void *ctx, const snapshot *s)
 
 static void print_verdict(FILE *out, const doctor_evidence *ev, const doctor_verdict *v)
 {
-	fprintf(out, "job %u: %s [%s, %s]\n", ev->pid, v->title, v->id, doctor_level_name(v->level));
-	for (size_t i = 0; i < v->nevidence; i++)
-		fprintf(out, "  %s\n", v->evidence[i]);
-	for (size_t i = 0; i < v->nnote; i++)
-		fprintf(out, "  note: %s\n", v->note[i]);
-	for (size_t i = 0; i < v->nfix; i++)
-		fprintf(out, "  -> %s\n", v->fix[i]);
+	char *t = doctor_text(ev, v, "  ");
+	fputs(t, out);
+	free(t);
 }
 
 /* watch --pid PID --diagnose S: samples the job for S seconds, prints one verdict. */
