@@ -33,8 +33,11 @@ static const char serve_usage[] =
 	"  --dcgm-model-name         with --dcgm-compat, DCGM's modelName label too (camelCase, which\n"
 	"                            promtool's lint reports; Prometheus accepts it)\n"
 	"  --no-gpm                  do not read the GPM activity counters (SM, tensor, DRAM ...)\n"
-	"  --processes               per-process series (pid, name, memory); off by default: one\n"
+	"  --processes               per-process series (pid, name, memory, and the pod, namespace and\n"
+	"                            container or the Slurm hpc_job it belongs to); off by default: one\n"
 	"                            series per process and GPU\n"
+	"  --process-series N        at most N per-process series (default 256); the rest of a GPU's\n"
+	"                            processes are summed in one pid=\"other\" series\n"
 	"  --hostname NAME           the DCGM Hostname label (default: $NODE_NAME, else the host name)\n"
 	"  --check-interval S        run the check's probes and rules every S seconds (default 300;\n"
 	"                            0: never); NVML and files only unless --check-full\n"
@@ -122,7 +125,7 @@ static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sam
 	return rc;
 }
 
-enum { OPT_NO_GPM = 1024 }; /* apart from the other options' enum */
+enum { OPT_NO_GPM = 1024, OPT_PROC_SERIES }; /* apart from the other options' enum */
 
 int cmd_serve(int argc, char **argv)
 {
@@ -134,6 +137,7 @@ int cmd_serve(int argc, char **argv)
 		{"dcgm-compat", no_argument, NULL, OPT_DCGM},
 		{"dcgm-model-name", no_argument, NULL, OPT_DCGM_MODEL},
 		{"processes", no_argument, NULL, OPT_PROCS},
+		{"process-series", required_argument, NULL, OPT_PROC_SERIES},
 		{"no-gpm", no_argument, NULL, OPT_NO_GPM},
 		{"hostname", required_argument, NULL, OPT_HOST},
 		{"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
@@ -175,6 +179,13 @@ int cmd_serve(int argc, char **argv)
 		case OPT_DCGM: eo.dcgm = true; break;
 		case OPT_DCGM_MODEL: eo.dcgm_model_name = true; break;
 		case OPT_PROCS: eo.processes = true; break;
+		case OPT_PROC_SERIES: {
+			long n;
+			if (!parse_int_opt("--process-series", optarg, 1, 100000, &n))
+				return EXIT_USAGE;
+			eo.process_series_max = (size_t)n;
+			break;
+		}
 		case OPT_NO_GPM: no_gpm = true; break;
 		case OPT_HOST: hostname = optarg; break;
 		case OPT_CHECK_INTERVAL:

@@ -58,6 +58,7 @@ static char *render_body(exporter *ex, const snapshot *s, expo_format fmt, size_
 	in.dcgm = ex->o.dcgm;
 	in.dcgm_model_name = ex->o.dcgm_model_name;
 	in.processes = ex->o.processes;
+	in.process_series_max = ex->o.process_series_max;
 	in.hostname = ex->o.hostname;
 	pthread_mutex_lock(&ex->mu);
 	in.have_check = ex->have_check;
