@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/child.h"
 #include "core/sysroot.h"
 #include "core/util.h"
 #include "nvidia/dlload.h"
@@ -54,9 +55,12 @@ void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path,
 	str_copy(path, path_size, file);
 	dlerror();
 	/* lazy binding: libcuda is large, and --fast loads it only to ask its version */
+	/* in a supervised child: a constructor that hangs, crashes or exits is named by this */
+	gv_child_stage(soname, file, "dlopen");
 	void *h = dlopen(file, RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		set_err(err, err_size, dlerror());
+	gv_child_stage_end();
 	return h;
 }
 
