@@ -9,22 +9,38 @@
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
-/* Calls fn for every probe NAME with an isolation.NAME.outcome fact. */
-static void each_child(rule_ctx *c, void (*fn)(rule_ctx *c, const char *name, const char *outcome))
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Calls fn for every probe NAME with an isolation.NAME.outcome fact, in name order (children end
+ * in any order), once per library file: the cudalib and cuda probes load the same libcuda. */
+static void each_child(rule_ctx *c, const char *file_key, void (*fn)(rule_ctx *c, const char *name, const char *outcome))
 {
 	const facts *f = c->facts;
+	strlist names = {0}, files = {0};
 	for (size_t i = 0; i < facts_count(f); i++) {
 		const fact *ft = facts_at(f, i);
 		if (!str_starts(ft->key, "isolation.") || !str_ends(ft->key, ".outcome") || ft->state != FACT_OK || !ft->str)
 			continue;
-		char name[64];
 		size_t n = strlen(ft->key) - strlen("isolation.") - strlen(".outcome");
-		if (n == 0 || n >= sizeof(name))
-			continue;
-		memcpy(name, ft->key + strlen("isolation."), n);
-		name[n] = '\0';
-		fn(c, name, ft->str);
+		if (n > 0 && n < 64)
+			sl_push_owned(&names, xstrndup(ft->key + strlen("isolation."), n));
 	}
+	if (names.n > 1)
+		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
+	for (size_t i = 0; i < names.n; i++) {
+		const char *file = facts_str(f, "isolation.%s.%s", names.v[i], file_key);
+		if (file && sl_contains(&files, file))
+			continue;
+		size_t before = c->out->n;
+		fn(c, names.v[i], facts_str(f, "isolation.%s.outcome", names.v[i]));
+		if (file && c->out->n > before)
+			sl_push(&files, file);
+	}
+	sl_free(&names);
+	sl_free(&files);
 }
 
 /* "libnvidia-ml.so.1", else "the nvml probe's library" */
@@ -104,7 +120,7 @@ static void hung_one(rule_ctx *c, const char *name, const char *outcome)
 
 static void library_hung(rule_ctx *c)
 {
-	each_child(c, hung_one);
+	each_child(c, "file", hung_one);
 }
 
 static void crashed_one(rule_ctx *c, const char *name, const char *outcome)
@@ -134,7 +150,7 @@ static void crashed_one(rule_ctx *c, const char *name, const char *outcome)
 
 static void library_crashed(rule_ctx *c)
 {
-	each_child(c, crashed_one);
+	each_child(c, "file", crashed_one);
 }
 
 static void exited_one(rule_ctx *c, const char *name, const char *outcome)
@@ -158,7 +174,7 @@ static void exited_one(rule_ctx *c, const char *name, const char *outcome)
 
 static void library_exited(rule_ctx *c)
 {
-	each_child(c, exited_one);
+	each_child(c, "file", exited_one);
 }
 
 static void prints_one(rule_ctx *c, const char *name, const char *outcome)
@@ -192,7 +208,7 @@ static void prints_one(rule_ctx *c, const char *name, const char *outcome)
 
 static void library_prints(rule_ctx *c)
 {
-	each_child(c, prints_one);
+	each_child(c, "stdout_file", prints_one);
 }
 
 /* NVML initialised but cannot count or open the GPUs that the PCI tree shows. */
