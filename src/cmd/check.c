@@ -144,6 +144,8 @@ int cmd_check(int argc, char **argv)
 		}
 	} else {
 		f = facts_new();
+		/* ^C or SIGTERM end us at once, and take the library children along */
+		gv_child_signals_install();
 		probes_run(f, &po);
 	}
 	findings fs;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/child.h"
 #include "sampler/sampler.h"
 #include "serve/exporter.h"
 #include "serve/http.h"
@@ -112,8 +113,10 @@ static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sam
 		if (once || rc != EXIT_OK)
 			break;
 		double left = eo->interval - (now_seconds() - t0);
-		if (wait_signal(set, left > 0 ? left : 0))
+		if (wait_signal(set, left > 0 ? left : 0)) {
+			gv_child_kill_all();
 			break;
+		}
 	}
 	exporter_stop(ex); /* no threads here: always stops */
 	return rc;
@@ -251,6 +254,7 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "gpuvet: serving http://%s/metrics (interval %g s%s)\n", http_address(h), eo.interval,
 			eo.dcgm ? ", DCGM names too" : "");
 		wait_signal(&set, -1);
+		gv_child_kill_all(); /* a first contact or a check's library child in progress */
 		http_stop(h);
 		if (!exporter_stop(ex)) {
 			gv_warning("the sampler is stuck in a driver call; exiting without waiting for it");

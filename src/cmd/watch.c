@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/child.h"
 #include "nvidia/nvml.h"
 #include "render/render.h"
 #include "sampler/sampler.h"
@@ -46,6 +47,7 @@ static void on_stop(int sig)
 {
 	(void)sig;
 	stop_stream = 1;
+	gv_child_kill_all(); /* a first contact with NVML in progress ends now (nvidia/contact.h) */
 }
 
 static snapshot *lazy_take(void *ctx, char *err, size_t errsize)

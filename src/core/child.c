@@ -44,6 +44,18 @@ struct gv_child {
 
 static volatile sig_atomic_t live[MAX_LIVE];
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static void live_add(pid_t pid);
+static void live_remove(pid_t pid);
+
+void gv_child_track(pid_t pid)
+{
+	live_add(pid);
+}
+
+void gv_child_untrack(pid_t pid)
+{
+	live_remove(pid);
+}
 
 static void live_add(pid_t pid)
 {
@@ -65,8 +77,11 @@ static void live_remove(pid_t pid)
 	pthread_mutex_unlock(&live_lock);
 }
 
+static volatile sig_atomic_t stopping; /* gv_child_kill_all ran: the kills are ours */
+
 void gv_child_kill_all(void)
 {
+	stopping = 1;
 	for (int i = 0; i < MAX_LIVE; i++) {
 		pid_t p = live[i];
 		if (p > 0) {
@@ -271,6 +286,16 @@ gv_child *gv_child_start(const char *name, gv_child_body body, void *arg)
 
 /* ---- the parent's side ---- */
 
+/* SIGINT or SIGTERM waiting while blocked (serve takes them with sigwait): the wait gives up so
+ * that the caller gets to them within a fraction of a second. */
+bool gv_child_stop_pending(void)
+{
+	sigset_t p;
+	if (sigpending(&p) != 0)
+		return false;
+	return sigismember(&p, SIGINT) == 1 || sigismember(&p, SIGTERM) == 1;
+}
+
 static void stage_from(const char *payload, size_t len, char *lib, char *file, char *call)
 {
 	const char *end = payload + len, *p = payload;
@@ -319,8 +344,13 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 		double left = until - now_seconds();
 		if (left <= 0)
 			break;
+		if (gv_child_stop_pending()) {
+			until = now_seconds(); /* killed below */
+			stopping = 1;
+			break;
+		}
 		struct pollfd pfd = {c->msg_fd, POLLIN, 0};
-		int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
+		int pr = poll(&pfd, 1, left > 0.1 ? 100 : (int)(left * 1000) + 1);
 		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr <= 0)
@@ -372,7 +402,9 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 	}
 	live_remove(c->pid);
 	r->seconds = now_seconds() - c->t0;
-	if (killed) {
+	if ((killed || (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) && stopping) {
+		r->outcome = GV_CHILD_STOPPED;
+	} else if (killed) {
 		r->outcome = GV_CHILD_HUNG;
 	} else if (WIFSIGNALED(st)) {
 		r->outcome = GV_CHILD_CRASHED;
@@ -424,6 +456,7 @@ const char *gv_child_outcome_name(gv_child_outcome o)
 	case GV_CHILD_CRASHED: return "crashed";
 	case GV_CHILD_EXITED: return "exited";
 	case GV_CHILD_NO_START: return "not started";
+	case GV_CHILD_STOPPED: return "stopped";
 	}
 	return "unknown";
 }
@@ -540,6 +573,7 @@ const char *gv_child_describe(const gv_child_report *r, char *buf, size_t size)
 		break;
 	case GV_CHILD_EXITED: snprintf(buf, size, "ended the process with exit status %d%s", r->exit_status, where); break;
 	case GV_CHILD_NO_START: snprintf(buf, size, "could not be started: %s", r->error); break;
+	case GV_CHILD_STOPPED: snprintf(buf, size, "was stopped%s: gpuvet was interrupted", where); break;
 	}
 	return buf;
 }

@@ -23,6 +23,7 @@ typedef enum {
 	GV_CHILD_CRASHED,   /* died of a signal */
 	GV_CHILD_EXITED,    /* ended (exit(), _exit()) without reporting */
 	GV_CHILD_NO_START,  /* fork or pipe failed: the body did not run */
+	GV_CHILD_STOPPED,   /* killed because gpuvet itself was told to stop (SIGINT, SIGTERM) */
 } gv_child_outcome;
 
 typedef struct gv_child_report {
@@ -68,4 +69,11 @@ const char *gv_child_describe(const gv_child_report *r, char *buf, size_t size);
 void gv_child_signals_install(void);
 /* For commands with their own handlers (watch, serve): kills the live children now. Async-signal-safe. */
 void gv_child_kill_all(void);
+/* Other children (core/proc.c's programs: the Python probe, serve's check) killed along. */
+#include <sys/types.h>
+void gv_child_track(pid_t pid);
+void gv_child_untrack(pid_t pid);
+/* SIGINT or SIGTERM pending while blocked (serve takes them with sigwait): waits give up, so the
+ * caller gets to them within a fraction of a second. */
+bool gv_child_stop_pending(void);
 #endif

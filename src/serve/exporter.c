@@ -244,7 +244,15 @@ void exporter_run_check(exporter *ex)
 	double t0 = now_seconds();
 	metrics_finding *v = NULL;
 	size_t n = 0;
-	if (!check_in_child(ex, &v, &n)) {
+	bool ok = check_in_child(ex, &v, &n);
+	pthread_mutex_lock(&ex->mu);
+	bool stopping = ex->stopping;
+	pthread_mutex_unlock(&ex->mu);
+	if (!ok && stopping) { /* the check was killed because we stop: no second one in-process */
+		free(v);
+		return;
+	}
+	if (!ok) {
 		free(v);
 		v = NULL;
 		n = 0;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/child.h"
 #include "core/util.h"
 
 enum { C_OK = 1, C_WARN, C_BAD, C_DIM, C_HEAD, C_SEL };
@@ -23,6 +24,7 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	quit_signal = 1;
+	gv_child_kill_all(); /* a first contact with NVML in progress ends now (nvidia/contact.h) */
 }
 
 typedef struct tui {
