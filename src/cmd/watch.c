@@ -263,6 +263,8 @@ int cmd_watch(int argc, char **argv)
 			double t0 = now_seconds();
 			char err[256] = "";
 			snapshot *s = src.take(src.ctx, err, sizeof(err));
+			if (!s && stop_stream) /* interrupted in the first contact: nothing to report */
+				break;
 			if (!s) {
 				if (json) {
 					cJSON *doc = cJSON_CreateObject();
