@@ -286,6 +286,27 @@ gv_child *gv_child_start(const char *name, gv_child_body body, void *arg)
 
 /* ---- the parent's side ---- */
 
+static void *reaper(void *arg)
+{
+	pid_t pid = (pid_t)(intptr_t)arg;
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/* A child that reported and is still exiting: reaped by a detached thread, so that a
+ * long-running serve leaves no zombies behind. Its signal mask is ours: it takes no signal. */
+static void reap_later(pid_t pid)
+{
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_t t;
+	if (pthread_create(&t, &a, reaper, (void *)(intptr_t)pid) != 0)
+		waitpid(pid, NULL, 0);
+	pthread_attr_destroy(&a);
+}
+
 /* SIGINT or SIGTERM waiting while blocked (serve takes them with sigwait): the wait gives up so
  * that the caller gets to them within a fraction of a second. */
 bool gv_child_stop_pending(void)
@@ -340,7 +361,7 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 	bool eof = false, got_facts = false, killed = false;
 	char *facts_json = NULL;
 	double until = c->t0 + limit;
-	while (!eof) {
+	while (!eof && !got_facts) {
 		double left = until - now_seconds();
 		if (left <= 0)
 			break;
@@ -388,6 +409,19 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 	}
 	int st = 0;
 	pid_t w = 0;
+	if (got_facts) {
+		/* the facts are the last record: the child only calls _exit now, and the kernel's
+		 * teardown of what the driver mapped (a CUDA context: milliseconds) is not ours to wait for */
+		w = waitpid(c->pid, &st, WNOHANG);
+		if (w == 0)
+			reap_later(c->pid);
+		if (w == 0 || (w == c->pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+			live_remove(c->pid);
+			r->seconds = now_seconds() - c->t0;
+			r->outcome = GV_CHILD_OK;
+			goto parse;
+		}
+	}
 	/* after the pipe closed the child is ending; a child that closed it and goes on is hung too */
 	while ((w = waitpid(c->pid, &st, WNOHANG)) == 0 && now_seconds() < until) {
 		struct timespec ts = {0, 2000000};
@@ -415,6 +449,7 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 		r->outcome = GV_CHILD_EXITED;
 		r->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	}
+parse:
 	if (r->outcome == GV_CHILD_OK && f && facts_json) {
 		cJSON *j = cJSON_Parse(facts_json);
 		char *err = NULL;
