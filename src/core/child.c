@@ -205,6 +205,10 @@ static void child_main(int msg, int out, int err, pid_t parent, gv_child_body bo
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	/* a crash is a crash: no inherited handler (a sanitizer's, a test framework's) turns it into an exit */
+	static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		signal(fatal[i], SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN); /* over the output bound: writes fail, the child goes on */
 	sigset_t none;
