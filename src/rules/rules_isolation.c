@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
@@ -235,6 +236,36 @@ static void nvml_failed(rule_ctx *c)
 		finding_evidence(x, "nvmlDeviceGetHandleByIndex(%d): %s", i, name->error ? name->error : "unknown error");
 		bad++;
 	}
+	/* NVML answers for fewer GPUs than the nvidia driver has bound (a GPU that fell off, one the
+	 * driver failed to initialise). Not in a container: its sysfs shows the host's GPUs. */
+	const fact *nc = facts_get(f, "nvml.device_count");
+	int bound = 0;
+	for (long long i = 0; i < pci && i < 256; i++) {
+		const char *drv = facts_str(f, "hardware.pci.%lld.driver", i);
+		bound += drv && strcmp(drv, "nvidia") == 0;
+	}
+	if (nc && nc->state == FACT_OK && n < bound && !facts_true(f, "container.inside")) {
+		if (!x)
+			x = rule_emit(c, "NVML sees %d of the %d GPUs the nvidia driver has on the PCI bus", n, bound);
+		finding_evidence(x, "nvmlDeviceGetCount: %d", n);
+		for (long long i = 0; i < pci && i < 256; i++) {
+			const char *drv = facts_str(f, "hardware.pci.%lld.driver", i);
+			const char *addr = facts_str(f, "hardware.pci.%lld.address", i);
+			if (!drv || strcmp(drv, "nvidia") != 0 || !addr)
+				continue;
+			bool seen = false;
+			for (int g = 0; g < n && !seen; g++) {
+				const char *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", g);
+				size_t la = strlen(addr), lb = bus ? strlen(bus) : 0;
+				/* NVML: 00000000:18:00.0, sysfs: 0000:18:00.0 */
+				seen = bus && lb >= la && strcasecmp(bus + lb - la, addr) == 0;
+			}
+			if (!seen)
+				finding_evidence(x, "%s is bound to nvidia but NVML does not list it", addr);
+		}
+		finding_fix(x, "look for the GPU's Xid in the kernel log (sudo journalctl -k | grep -i -e xid -e nvrm): "
+			       "Xid 79 means it fell off the bus");
+	}
 	if (!x)
 		return;
 	if (pci > 0)
@@ -258,6 +289,6 @@ const rule rules_isolation[] = {
 	{"driver.library-prints", "driver", SEV_WARN, "", library_prints,
 	 "a vendor library prints on standard output (the stub cuBLASLt), which corrupts programs' output"},
 	{"driver.nvml-failed", "driver", SEV_FAIL, "nvml.init", nvml_failed,
-	 "NVML initialises but nvmlDeviceGetCount or nvmlDeviceGetHandleByIndex fails while the PCI tree shows GPUs"},
+	 "NVML initialises but nvmlDeviceGetCount or nvmlDeviceGetHandleByIndex fails, or it sees fewer GPUs than the nvidia driver has bound"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };
