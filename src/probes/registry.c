@@ -51,7 +51,11 @@ static void wait_child(struct job *j)
 	gv_child_wait(j->child, limit, j->f, r);
 	j->child = NULL;
 	gv_child_put_facts(j->f, j->p->name, r);
-	if (r->outcome != GV_CHILD_OK && j->p->child_failed)
+	if (r->outcome == GV_CHILD_NO_START)
+		/* no process to spare (fork: EAGAIN under a process limit): a diagnosis without NVML
+		 * would be worse than the library in this process, as before the children */
+		j->p->run(j->f, j->o);
+	else if (r->outcome != GV_CHILD_OK && j->p->child_failed)
 		j->p->child_failed(j->f, j->o, r);
 	free(r);
 }
