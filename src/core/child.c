@@ -38,6 +38,8 @@ struct gv_child {
 	int msg_fd, out_fd, err_fd;
 	double t0;
 	char error[160];
+	char limit_call[96]; /* gv_child_set_call_limit */
+	double call_limit;
 };
 
 /* ---- the live children, for the signal handler ---- */
@@ -290,6 +292,12 @@ gv_child *gv_child_start(const char *name, gv_child_body body, void *arg)
 
 /* ---- the parent's side ---- */
 
+void gv_child_set_call_limit(gv_child *c, const char *call, double seconds)
+{
+	str_copy(c->limit_call, sizeof(c->limit_call), call);
+	c->call_limit = seconds;
+}
+
 static void *reaper(void *arg)
 {
 	pid_t pid = (pid_t)(intptr_t)arg;
@@ -364,9 +372,18 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 	size_t used = 0; /* bytes of `in` already parsed */
 	bool eof = false, got_facts = false, killed = false;
 	char *facts_json = NULL;
-	double until = c->t0 + limit;
+	double until = c->t0 + limit, call_start = 0;
 	while (!eof && !got_facts) {
 		double left = until - now_seconds();
+		if (c->call_limit > 0 && r->in_call && strcmp(r->call, c->limit_call) == 0 &&
+		    call_start + c->call_limit < until) {
+			left = call_start + c->call_limit - now_seconds();
+			if (left <= 0) {
+				until = now_seconds(); /* killed below, hung in that call */
+				r->limit = c->call_limit;
+				break;
+			}
+		}
 		if (left <= 0)
 			break;
 		if (gv_child_stop_pending()) {
@@ -399,6 +416,7 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 			if (type == 'S') {
 				stage_from(pl, l, r->lib, r->file, r->call);
 				r->in_call = true;
+				call_start = now_seconds();
 			} else if (type == 'E') {
 				r->in_call = false;
 			} else if (type == 'P') {

@@ -47,6 +47,9 @@ typedef void (*gv_child_body)(facts *f, void *arg);
 /* Forks a child that runs body(its own facts, arg) and reports them. Never NULL: a child that
  * could not start reports GV_CHILD_NO_START from gv_child_wait. */
 gv_child *gv_child_start(const char *name, gv_child_body body, void *arg);
+/* A shorter bound for the time the child spends inside one call (by its stage name, "dlopen"):
+ * loading is quick or hangs, while cuInit may legitimately take a minute. */
+void gv_child_set_call_limit(gv_child *c, const char *call, double seconds);
 /* Waits at most limit seconds for it; merges what it reported into f (when not NULL), fills r
  * and frees c. Returns r->outcome. */
 gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_report *r);

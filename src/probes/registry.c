@@ -48,6 +48,8 @@ static void wait_child(struct job *j)
 	gv_child_report *r = xcalloc(1, sizeof(*r));
 	/* +2 s: the probe's own deadline inside the child (nvmlInit, cuInit) reports first */
 	double limit = probe_driver_timeout(j->p->child_timeout) + 2;
+	/* loading is quick or hangs: a constructor gets the NVML bound even in cuInit's child */
+	gv_child_set_call_limit(j->child, "dlopen", probe_driver_timeout(30) + 2);
 	gv_child_wait(j->child, limit, j->f, r);
 	j->child = NULL;
 	gv_child_put_facts(j->f, j->p->name, r);

@@ -90,6 +90,28 @@ static void test_hang_is_killed(void **s)
 	facts_free(f);
 }
 
+static void body_load_hang(facts *f, void *arg)
+{
+	(void)f;
+	(void)arg;
+	gv_child_stage("libslow.so.1", "/opt/libslow.so.1", "dlopen");
+	pause();
+}
+
+static void test_call_limit_bounds_loading(void **s)
+{
+	(void)s;
+	facts *f = facts_new();
+	gv_child_report r;
+	gv_child *c = gv_child_start("t", body_load_hang, NULL);
+	gv_child_set_call_limit(c, "dlopen", 0.2);
+	/* the whole child may take an hour; inside dlopen only 0.2 s */
+	assert_int_equal(gv_child_wait(c, 3600, f, &r), GV_CHILD_HUNG);
+	assert_true(r.limit > 0.19 && r.limit < 0.21);
+	assert_string_equal(r.call, "dlopen");
+	facts_free(f);
+}
+
 static void test_sigbus_is_a_crash(void **s)
 {
 	(void)s;
@@ -153,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_ok_merges_facts),     cmocka_unit_test(test_hang_is_killed),
 		cmocka_unit_test(test_sigbus_is_a_crash),   cmocka_unit_test(test_exit_is_not_success),
 		cmocka_unit_test(test_output_is_captured), cmocka_unit_test(test_outside_a_child_stages_do_nothing),
+		cmocka_unit_test(test_call_limit_bounds_loading),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
