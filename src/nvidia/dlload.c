@@ -1,5 +1,7 @@
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,24 @@ void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path,
 	if (!h)
 		set_err(err, err_size, dlerror());
 	gv_child_stage_end();
+	return h;
+}
+
+void *gv_dl_open_quiet(const char *file, int flags)
+{
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO);
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (saved >= 0 && null >= 0)
+		dup2(null, STDOUT_FILENO);
+	void *h = dlopen(file, flags);
+	fflush(stdout); /* what it printed through stdio goes to /dev/null too */
+	if (saved >= 0 && null >= 0)
+		dup2(saved, STDOUT_FILENO);
+	if (saved >= 0)
+		close(saved);
+	if (null >= 0)
+		close(null);
 	return h;
 }
 
