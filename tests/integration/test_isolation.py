@@ -6,6 +6,7 @@ child process along. The bounds below are far from the hangs they tell apart (a 
 constructor against an end within 10 s of the signal): not timing measurements."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -87,7 +88,10 @@ def test_signals_end_every_command():
         for sig in (signal.SIGTERM, signal.SIGINT):
             stopped_promptly(argv, sig)
     d = tempfile.mkdtemp(prefix="gpuvet-textfile-")
-    stopped_promptly(["serve", "--textfile", d, "--once"], signal.SIGTERM)
+    try:
+        stopped_promptly(["serve", "--textfile", d, "--once"], signal.SIGTERM)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
     stopped_promptly(["serve", "--listen", "127.0.0.1:0"], signal.SIGTERM)
 
 
@@ -134,5 +138,8 @@ def test_truncated_library_is_diagnosed():
         os.unlink(conf)
 
 
-gvtest.run([test_signals_end_every_command, test_constructor_exit_is_not_success,
-            test_printing_library_keeps_json_clean, test_truncated_library_is_diagnosed])
+try:
+    gvtest.run([test_signals_end_every_command, test_constructor_exit_is_not_success,
+                test_printing_library_keeps_json_clean, test_truncated_library_is_diagnosed])
+finally:
+    shutil.rmtree(ROOT, ignore_errors=True)
