@@ -45,9 +45,9 @@ static const char watch_usage[] =
 static volatile sig_atomic_t stop_stream;
 static void on_stop(int sig)
 {
-	(void)sig;
 	stop_stream = 1;
 	gv_child_kill_all(); /* a first contact with NVML in progress ends now (nvidia/contact.h) */
+	gv_stop_watchdog(sig, NULL); /* a sample stuck in an NVML call does not hold us */
 }
 
 static snapshot *lazy_take(void *ctx, char *err, size_t errsize)

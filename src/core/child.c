@@ -100,6 +100,39 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
+static volatile sig_atomic_t watchdog_sig;
+static const char *watchdog_reset;
+static size_t watchdog_reset_len;
+
+static void on_watchdog(int s)
+{
+	(void)s;
+	if (watchdog_reset_len) {
+		ssize_t w = write(STDOUT_FILENO, watchdog_reset, watchdog_reset_len);
+		(void)w;
+	}
+	gv_child_kill_all();
+	_exit(128 + watchdog_sig);
+}
+
+void gv_stop_watchdog(int sig, const char *reset)
+{
+	if (watchdog_sig)
+		return; /* armed already: a second ^C changes nothing */
+	watchdog_sig = sig;
+	watchdog_reset = reset;
+	size_t n = 0;
+	while (reset && reset[n])
+		n++;
+	watchdog_reset_len = n;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_watchdog;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(1);
+}
+
 void gv_child_signals_install(void)
 {
 	struct sigaction sa;

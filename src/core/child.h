@@ -72,6 +72,10 @@ const char *gv_child_describe(const gv_child_report *r, char *buf, size_t size);
 void gv_child_signals_install(void);
 /* For commands with their own handlers (watch, serve): kills the live children now. Async-signal-safe. */
 void gv_child_kill_all(void);
+/* From a SIGINT/SIGTERM handler that only sets a flag (watch): if the process has not ended a
+ * second later (its main loop is stuck in a library call), SIGALRM writes reset (the terminal's,
+ * may be NULL) to fd 1, kills the children and ends it with status 128 + sig. Async-signal-safe. */
+void gv_stop_watchdog(int sig, const char *reset);
 /* Other children (core/proc.c's programs: the Python probe, serve's check) killed along. */
 #include <sys/types.h>
 void gv_child_track(pid_t pid);

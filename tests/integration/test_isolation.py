@@ -95,6 +95,26 @@ def test_signals_end_every_command():
     stopped_promptly(["serve", "--listen", "127.0.0.1:0"], signal.SIGTERM)
 
 
+def test_stuck_sample_does_not_hold_watch():
+    """NVML loads and answers the first contact, then a query blocks (a GPU falling off the bus
+    mid-run): watch runs that query in its own process, and SIGTERM must still end it."""
+    env, conf = env_with("device_count = 1\nhang.nvmlDeviceGetTemperature = 60000\n")
+    try:
+        for argv in (["watch", "--once"], ["watch", "--count", "5", "--interval", "0.2"]):
+            p = subprocess.Popen([GPUVET] + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            time.sleep(1.0)  # wherever it is by then: in the first contact or in the stuck query
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                raise gvtest.Fail("%s: still running 10 s after SIGTERM, in a blocked NVML call" % argv)
+            check(p.returncode != 0, "%s: exit 0 after an interrupted sample" % argv)
+    finally:
+        os.unlink(conf)
+
+
 def test_constructor_exit_is_not_success():
     env, conf = env_with("device_count = 1\nconstructor.nvml = exit 0\n")
     try:
@@ -139,7 +159,7 @@ def test_truncated_library_is_diagnosed():
 
 
 try:
-    gvtest.run([test_signals_end_every_command, test_constructor_exit_is_not_success,
+    gvtest.run([test_signals_end_every_command, test_stuck_sample_does_not_hold_watch, test_constructor_exit_is_not_success,
                 test_printing_library_keeps_json_clean, test_truncated_library_is_diagnosed])
 finally:
     shutil.rmtree(ROOT, ignore_errors=True)
