@@ -329,11 +329,15 @@ bool exporter_stop(exporter *ex)
 	ex->stopping = true;
 	pthread_cond_broadcast(&ex->wake);
 	pthread_mutex_unlock(&ex->mu);
-	/* a thread stuck in a hung driver call must not hold the process: give them 3 s, then
-	 * leave the exporter to the exit */
+	/* a thread stuck in a hung driver call must not hold the process: give them 0.8 s (every
+	 * command ends within a second of SIGTERM), then leave the exporter to the exit */
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += 3;
+	dl.tv_nsec += 800000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
 	if ((ex->sampler_started && pthread_timedjoin_np(ex->sampler_tid, NULL, &dl) != 0) ||
 	    (ex->checker_started && pthread_timedjoin_np(ex->checker_tid, NULL, &dl) != 0))
 		return false;

@@ -100,7 +100,8 @@ def test_stuck_sample_does_not_hold_watch():
     mid-run): watch runs that query in its own process, and SIGTERM must still end it."""
     env, conf = env_with("device_count = 1\nhang.nvmlDeviceGetTemperature = 60000\n")
     try:
-        for argv in (["watch", "--once"], ["watch", "--count", "5", "--interval", "0.2"]):
+        for argv in (["watch", "--once"], ["watch", "--count", "5", "--interval", "0.2"],
+                     ["serve", "--listen", "127.0.0.1:0", "--interval", "0.2"]):
             p = subprocess.Popen([GPUVET] + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             time.sleep(1.0)  # wherever it is by then: in the first contact or in the stuck query
             p.send_signal(signal.SIGTERM)
