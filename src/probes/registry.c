@@ -1,6 +1,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/sysroot.h"
 #include "probes/deadline.h"
 #include "probes/probes.h"
 
@@ -40,6 +41,12 @@ static void child_body(facts *f, void *arg)
 {
 	const struct child_arg *a = arg;
 	a->p->run(f, a->o);
+	/* what it could not read is noted in this process's sysroot: the parent notes it again */
+	sysroot_problem *v = xcalloc(SYSROOT_PROBLEMS_MAX, sizeof(*v));
+	size_t n = sysroot_problems(v, SYSROOT_PROBLEMS_MAX);
+	for (size_t i = 0; i < n && i < SYSROOT_PROBLEMS_MAX; i++)
+		facts_put_int(f, v[i].path, v[i].err, "isolation.%s.unreadable.%zu", a->p->name, i);
+	free(v);
 }
 
 /* An isolated probe's thread: waits for its child; the parent puts what a failed child could not. */
@@ -52,6 +59,13 @@ static void wait_child(struct job *j)
 	gv_child_set_call_limit(j->child, "dlopen", probe_driver_timeout(30) + 2);
 	gv_child_wait(j->child, limit, j->f, r);
 	j->child = NULL;
+	for (size_t i = 0; i < SYSROOT_PROBLEMS_MAX; i++) {
+		const fact *u = facts_get(j->f, "isolation.%s.unreadable.%zu", j->p->name, i);
+		if (!u)
+			break;
+		if (u->source && u->type == FV_INT)
+			sysroot_problem_note(u->source, -(int)u->i);
+	}
 	gv_child_put_facts(j->f, j->p->name, r);
 	if (r->outcome == GV_CHILD_NO_START)
 		/* no process to spare (fork: EAGAIN under a process limit): a diagnosis without NVML
@@ -80,8 +94,21 @@ static bool skipped(const probe *p, const probe_opts *o)
 	       (o->no_python && (p->flags & PROBE_PYTHON_LIVE));
 }
 
+/* Every path the probes found but could not read (sysroot notes them), as facts: an unreadable
+ * tree is reported as such, never taken for an empty one. */
+static void put_unreadable(facts *f)
+{
+	sysroot_problem *v = xcalloc(SYSROOT_PROBLEMS_MAX, sizeof(*v));
+	size_t total = sysroot_problems(v, SYSROOT_PROBLEMS_MAX);
+	for (size_t i = 0; i < total && i < SYSROOT_PROBLEMS_MAX; i++)
+		facts_put_read_error(f, v[i].path, -v[i].err, NULL, "files.unreadable.%zu", i);
+	facts_put_int(f, NULL, (long long)total, "files.unreadable.count");
+	free(v);
+}
+
 void probes_run(facts *f, const probe_opts *o)
 {
+	sysroot_problems_clear();
 	size_t n = 0;
 	while (probe_table[n].name)
 		n++;
@@ -115,4 +142,5 @@ void probes_run(facts *f, const probe_opts *o)
 			pthread_join(jobs[i].tid, NULL);
 	free(jobs);
 	free(args);
+	put_unreadable(f);
 }
