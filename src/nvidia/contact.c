@@ -5,6 +5,7 @@
 
 #include "core/child.h"
 #include "nvidia/contact.h"
+#include "nvidia/cuda.h"
 #include "nvidia/nvml.h"
 #include "probes/deadline.h"
 
@@ -42,6 +43,36 @@ bool gv_nvml_first_contact(char *err, size_t errsize)
 	char what[PATH_MAX + 300];
 	gv_child_describe(&r, what, sizeof(what));
 	snprintf(err, errsize, "%s %s", r.lib[0] ? r.lib : "libnvidia-ml.so.1", what);
+	return false;
+}
+
+static void cuda_contact_body(facts *f, void *arg)
+{
+	(void)arg;
+	if (!gv_cuda_load())
+		return; /* the parent's own load says why */
+	gv_cuda_status st;
+	gv_cuda_status_get(&st);
+	int v = 0;
+	gv_child_stage("libcuda.so.1", st.path, "cuDriverGetVersion");
+	CUresult rc = gv_cuda_api_get()->cuDriverGetVersion(&v);
+	gv_child_stage_end();
+	facts_put_int(f, "cuDriverGetVersion", rc, "contact.cuda_version_code");
+}
+
+bool gv_cuda_first_contact(char *err, size_t errsize)
+{
+	gv_cuda_status st;
+	gv_cuda_status_get(&st);
+	if (st.attempted)
+		return true;
+	gv_child_report r;
+	gv_child *c = gv_child_start("cuda-contact", cuda_contact_body, NULL);
+	if (gv_child_wait(c, probe_driver_timeout(30), NULL, &r) == GV_CHILD_OK)
+		return true;
+	char what[PATH_MAX + 300];
+	gv_child_describe(&r, what, sizeof(what));
+	snprintf(err, errsize, "%s %s", r.lib[0] ? r.lib : "libcuda.so.1", what);
 	return false;
 }
 

@@ -12,6 +12,9 @@
 /* True when this process may load NVML (the child answered, or NVML is loaded here already);
  * else false with err: "libnvidia-ml.so.1 crashed with SIGBUS (Bus error) in dlopen (FILE)". */
 bool gv_nvml_first_contact(char *err, size_t errsize);
+/* The same for libcuda before bench loads it: a child loads it and asks cuDriverGetVersion (no
+ * cuInit: that costs bench's own ~0.4 s once, in bench). */
+bool gv_cuda_first_contact(char *err, size_t errsize);
 /* gv_nvml_init with fd 1 pointed at /dev/null meanwhile: a library that prints while it loads
  * (or in nvmlInit) cannot mix its text into our output. */
 int gv_nvml_init_quiet(void);

@@ -117,6 +117,22 @@ def test_stuck_sample_does_not_hold_watch():
         os.unlink(conf)
 
 
+def test_bench_survives_a_crashing_libcuda():
+    """bench loads libcuda in its own process (it times GPU work), but meets it in a child first:
+    a libcuda that dies of SIGBUS while loading is a line of bench's report, not bench's death."""
+    fake_cuda = os.path.join(os.path.dirname(FAKE), "libfake_cuda.so")
+    env, conf = env_with("device_count = 1\nconstructor.cuda = crash %d\n" % signal.SIGBUS,
+                         {"GPUVET_CUDA_LIB": fake_cuda})
+    try:
+        r = subprocess.run([GPUVET, "bench", "--quick", "--json"], env=env, capture_output=True, timeout=170)
+        check(r.returncode >= 0 and r.returncode != 135, "bench died: exit %d" % r.returncode)
+        doc = json.loads(r.stdout)
+        text = json.dumps(doc.get("findings", []))
+        check("SIGBUS" in text and "libcuda.so.1" in text, "bench findings: %.500s" % text)
+    finally:
+        os.unlink(conf)
+
+
 def test_constructor_exit_is_not_success():
     env, conf = env_with("device_count = 1\nconstructor.nvml = exit 0\n")
     try:
@@ -161,7 +177,8 @@ def test_truncated_library_is_diagnosed():
 
 
 try:
-    gvtest.run([test_signals_end_every_command, test_stuck_sample_does_not_hold_watch, test_constructor_exit_is_not_success,
+    gvtest.run([test_signals_end_every_command, test_stuck_sample_does_not_hold_watch, test_bench_survives_a_crashing_libcuda,
+                test_constructor_exit_is_not_success,
                 test_printing_library_keeps_json_clean, test_truncated_library_is_diagnosed])
 finally:
     shutil.rmtree(ROOT, ignore_errors=True)
