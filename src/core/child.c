@@ -230,8 +230,14 @@ void gv_child_stage_end(void)
 	pthread_mutex_unlock(&stage_lock);
 }
 
+/* dlopen in this process takes it shared, fork exclusive: a fork beside another thread's dlopen
+ * would give the child the loader's lock held for good (glibc before 2.38) */
+static pthread_rwlock_t fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+
 static void child_main(int msg, int out, int err, pid_t parent, gv_child_body body, void *arg)
 {
+	/* the parent held the fork lock for writing when it forked: a fresh one here */
+	pthread_rwlock_init(&fork_lock, NULL);
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent) /* the parent died before the line above */
@@ -275,6 +281,18 @@ static void child_main(int msg, int out, int err, pid_t parent, gv_child_body bo
 	_exit(0);
 }
 
+void gv_child_dlopen_begin(void)
+{
+	if (child_msg < 0)
+		pthread_rwlock_rdlock(&fork_lock);
+}
+
+void gv_child_dlopen_end(void)
+{
+	if (child_msg < 0)
+		pthread_rwlock_unlock(&fork_lock);
+}
+
 gv_child *gv_child_start(const char *name, gv_child_body body, void *arg)
 {
 	gv_child *c = xcalloc(1, sizeof(*c));
@@ -304,7 +322,10 @@ gv_child *gv_child_start(const char *name, gv_child_body body, void *arg)
 	fflush(stdout); /* nothing of ours may be written twice by a child's exit() */
 	fflush(stderr);
 	pid_t parent = getpid();
+	pthread_rwlock_wrlock(&fork_lock);
 	pid_t pid = fork();
+	if (pid != 0)
+		pthread_rwlock_unlock(&fork_lock); /* the child never takes it again: it is a new process */
 	if (pid < 0) {
 		snprintf(c->error, sizeof(c->error), "cannot fork: %s", strerror(errno));
 		close(p[0]);

@@ -44,6 +44,10 @@ typedef struct gv_child_report {
 typedef struct gv_child gv_child;
 typedef void (*gv_child_body)(facts *f, void *arg);
 
+/* Around a dlopen in this process (serve's and watch's NVML after the first contact, bench's
+ * libraries): no child is forked meanwhile, so none inherits the loader's lock held. */
+void gv_child_dlopen_begin(void);
+void gv_child_dlopen_end(void);
 /* Forks a child that runs body(its own facts, arg) and reports them. Never NULL: a child that
  * could not start reports GV_CHILD_NO_START from gv_child_wait. */
 gv_child *gv_child_start(const char *name, gv_child_body body, void *arg);

@@ -59,9 +59,11 @@ void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path,
 	/* lazy binding: libcuda is large, and --fast loads it only to ask its version */
 	/* in a supervised child: a constructor that hangs, crashes or exits is named by this */
 	gv_child_stage(soname, file, "dlopen");
+	gv_child_dlopen_begin();
 	void *h = dlopen(file, RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		set_err(err, err_size, dlerror());
+	gv_child_dlopen_end();
 	gv_child_stage_end();
 	return h;
 }
@@ -73,7 +75,9 @@ void *gv_dl_open_quiet(const char *file, int flags)
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (saved >= 0 && null >= 0)
 		dup2(null, STDOUT_FILENO);
+	gv_child_dlopen_begin();
 	void *h = dlopen(file, flags);
+	gv_child_dlopen_end();
 	fflush(stdout); /* what it printed through stdio goes to /dev/null too */
 	if (saved >= 0 && null >= 0)
 		dup2(saved, STDOUT_FILENO);
