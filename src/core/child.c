@@ -325,7 +325,7 @@ gv_child *gv_child_start(const char *name, gv_child_body body, void *arg)
 	pthread_rwlock_wrlock(&fork_lock);
 	pid_t pid = fork();
 	if (pid != 0)
-		pthread_rwlock_unlock(&fork_lock); /* the child never takes it again: it is a new process */
+		pthread_rwlock_unlock(&fork_lock); /* the child starts a fresh one (child_main) */
 	if (pid < 0) {
 		snprintf(c->error, sizeof(c->error), "cannot fork: %s", strerror(errno));
 		close(p[0]);
