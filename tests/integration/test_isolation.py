@@ -100,8 +100,10 @@ def test_stuck_sample_does_not_hold_watch():
     mid-run): watch runs that query in its own process, and SIGTERM must still end it."""
     env, conf = env_with("device_count = 1\nhang.nvmlDeviceGetTemperature = 60000\n")
     try:
+        d = tempfile.mkdtemp(prefix="gpuvet-textfile-")
         for argv in (["watch", "--once"], ["watch", "--count", "5", "--interval", "0.2"],
-                     ["serve", "--listen", "127.0.0.1:0", "--interval", "0.2"]):
+                     ["serve", "--listen", "127.0.0.1:0", "--interval", "0.2"],
+                     ["serve", "--textfile", d, "--interval", "0.2"]):
             p = subprocess.Popen([GPUVET] + argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             time.sleep(1.0)  # wherever it is by then: in the first contact or in the stuck query
             p.send_signal(signal.SIGTERM)
@@ -113,6 +115,7 @@ def test_stuck_sample_does_not_hold_watch():
                 raise gvtest.Fail("%s: still running 10 s after SIGTERM, in a blocked NVML call" % argv)
             if argv[0] == "watch":  # serve's SIGTERM is its normal stop: 0
                 check(p.returncode != 0, "%s: exit 0 after an interrupted sample" % argv)
+        shutil.rmtree(d, ignore_errors=True)
     finally:
         os.unlink(conf)
 
