@@ -341,7 +341,10 @@ static void test_root_lookup(void **s)
 	mkdir(usr, 0755);
 	mkdir(libdir, 0755);
 	char *link = xasprintf("%s/libnvidia-ml.so.1", libdir);
-	assert_int_equal(symlink(FAKE_NVML, link), 0);
+	/* a copy: a link to the host's file would resolve inside the root (--root is a jail) */
+	char *cp = xasprintf("cp '%s' '%s'", FAKE_NVML, link);
+	assert_int_equal(system(cp), 0);
+	free(cp);
 	gv_nvml_unload();
 	assert_true(gv_nvml_load());
 	unsigned n = 0;
