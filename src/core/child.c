@@ -572,16 +572,14 @@ const char *gv_child_outcome_name(gv_child_outcome o)
 	return "unknown";
 }
 
-/* Text of a library's output as a fact value: one line, control characters shown as spaces. */
+/* A library's output as a fact value, as it printed it but for the blanks around it: the text
+ * renderer escapes what a terminal must not get (render/text.h), JSON escapes as JSON. */
 static void put_output(facts *f, const char *name, const char *stream, size_t bytes, const char *text)
 {
 	if (!bytes)
 		return;
 	char buf[256];
 	str_copy(buf, sizeof(buf), text);
-	for (char *p = buf; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
 	char *t = str_trim(buf);
 	facts_put_int(f, "fd", (long long)bytes, "isolation.%s.%s_bytes", name, stream);
 	facts_put_str(f, "fd", t, "isolation.%s.%s", name, stream);
