@@ -135,13 +135,15 @@ void gv_stop_watchdog(int sig, const char *reset)
 
 void gv_child_signals_install(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_fatal_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		/* one ignored when we started stays ignored (nohup, a background job of a script) */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
 }
 
 /* ---- inside the child ---- */
