@@ -220,7 +220,7 @@ static void nvml_failed(rule_ctx *c)
 	if (pci <= 0 && !nv_driver_expected(f))
 		return;
 	const fact *cnt = facts_get(f, "nvml.device_count_error");
-	int n = nv_gpu_count(f), bad = 0;
+	int n = nv_gpu_count(f);
 	finding *x = NULL;
 	if (cnt && cnt->state == FACT_ERROR) {
 		x = rule_emit(c, "NVML initialises but cannot count the GPUs: no GPU can be monitored or checked");
@@ -234,7 +234,6 @@ static void nvml_failed(rule_ctx *c)
 		if (!x)
 			x = rule_emit(c, "NVML cannot open %s of the GPUs it counts", n == 1 ? "the one" : "some");
 		finding_evidence(x, "nvmlDeviceGetHandleByIndex(%d): %s", i, name->error ? name->error : "unknown error");
-		bad++;
 	}
 	/* NVML answers for fewer GPUs than the nvidia driver has bound (a GPU that fell off, one the
 	 * driver failed to initialise). Not in a container: its sysfs shows the host's GPUs. */
@@ -275,7 +274,6 @@ static void nvml_failed(rule_ctx *c)
 	finding_fix(x, "see the driver's own message: sudo dmesg | grep -i -e nvrm -e xid; a GPU that fell off the bus "
 		       "(Xid 79) or a driver error needs a reboot (or sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
 		       "nvidia && sudo modprobe nvidia nvidia_uvm with no GPU process running)");
-	(void)bad;
 	x->rank = 1;
 }
 
