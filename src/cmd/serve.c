@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/child.h"
 #include "sampler/sampler.h"
 #include "serve/exporter.h"
 #include "serve/http.h"
@@ -95,8 +96,41 @@ static bool wait_signal(const sigset_t *set, double seconds)
 	}
 }
 
+/* --textfile samples in this thread, in NVML's calls: SIGINT/SIGTERM are taken by a handler
+ * there (not sigwait), and a watchdog ends the process when a call does not return. */
+static volatile sig_atomic_t textfile_stop;
+static void on_textfile_stop(int sig)
+{
+	textfile_stop = 1;
+	gv_child_kill_all();
+	gv_stop_watchdog(sig, NULL);
+}
+
+/* Sleeps up to seconds; true when a stop signal came. */
+static bool textfile_nap(double seconds)
+{
+	double until = now_seconds() + seconds;
+	while (!textfile_stop) {
+		double left = until - now_seconds();
+		if (left <= 0)
+			return false;
+		if (left > 0.1)
+			left = 0.1;
+		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
 static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sample_source src, const sigset_t *set)
 {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_textfile_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	pthread_sigmask(SIG_UNBLOCK, set, NULL);
 	exporter *ex = exporter_new_unthreaded(eo, src);
 	int rc = EXIT_OK;
 	double next_check = now_seconds() + eo->check_interval;
@@ -118,7 +152,7 @@ static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sam
 		if (once || rc != EXIT_OK)
 			break;
 		double left = eo->interval - (now_seconds() - t0);
-		if (wait_signal(set, left > 0 ? left : 0))
+		if (textfile_nap(left > 0 ? left : 0))
 			break;
 	}
 	exporter_stop(ex); /* no threads here: always stops */
@@ -271,6 +305,7 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "gpuvet: serving http://%s/metrics (interval %g s%s)\n", http_address(h), eo.interval,
 			eo.dcgm ? ", DCGM names too" : "");
 		wait_signal(&set, -1);
+		gv_child_kill_all(); /* a first contact or a check's library child in progress */
 		http_stop(h);
 		if (!exporter_stop(ex)) {
 			gv_warning("the sampler is stuck in a driver call; exiting without waiting for it");

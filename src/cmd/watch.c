@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/child.h"
 #include "nvidia/nvml.h"
 #include "render/render.h"
 #include "sampler/fields.h"
@@ -60,8 +61,9 @@ static const char watch_usage[] =
 static volatile sig_atomic_t stop_stream;
 static void on_stop(int sig)
 {
-	(void)sig;
 	stop_stream = 1;
+	gv_child_kill_all(); /* a first contact with NVML in progress ends now (nvidia/contact.h) */
+	gv_stop_watchdog(sig, NULL); /* a sample stuck in an NVML call does not hold us */
 }
 
 static snapshot *lazy_take(void *ctx, char *err, size_t errsize)
@@ -418,6 +420,8 @@ int cmd_watch(int argc, char **argv)
 			double t0 = now_seconds();
 			char err[256] = "";
 			snapshot *s = src.take(src.ctx, err, sizeof(err));
+			if (!s && stop_stream) /* interrupted in the first contact: nothing to report */
+				break;
 			if (!s) {
 				if (json) {
 					cJSON *doc = cJSON_CreateObject();

@@ -1,3 +1,4 @@
+#include "core/child.h"
 #include "core/proc.h"
 
 #include <errno.h>
@@ -82,6 +83,7 @@ int proc_run(char *const argv[], char *const env[], const char *stdin_data, int 
 		res->spawn_errno = rc;
 		return -1;
 	}
+	gv_child_track(pid); /* ^C and SIGTERM of gpuvet kill it too (core/child.h) */
 	/* stdin: write what fits without blocking, then close */
 	if (stdin_data) {
 		fcntl(pi[1], F_SETFL, O_NONBLOCK);
@@ -100,7 +102,11 @@ int proc_run(char *const argv[], char *const env[], const char *stdin_data, int 
 			res->timed_out = true;
 			break;
 		}
-		int n = poll(fds, 2, left);
+		if (gv_child_stop_pending()) { /* serve blocks these for sigwait: give up so it gets to them */
+			res->timed_out = true;
+			break;
+		}
+		int n = poll(fds, 2, left < 100 ? left : 100);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -147,6 +153,7 @@ int proc_run(char *const argv[], char *const env[], const char *stdin_data, int 
 		}
 		usleep(2000);
 	}
+	gv_child_untrack(pid);
 	res->seconds = now_seconds() - t0;
 	if (WIFEXITED(st))
 		res->status = WEXITSTATUS(st);

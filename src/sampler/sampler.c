@@ -10,6 +10,7 @@
 
 #include "core/sysroot.h"
 #include "core/util.h"
+#include "nvidia/contact.h"
 #include "nvidia/nvml.h"
 #include "sampler/fields.h"
 #include "sampler/xid.h"
@@ -79,7 +80,10 @@ static void on_kmsg_xid(void *ctx, const xid_line *x)
 
 sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)
 {
-	nvmlReturn_t rc = gv_nvml_init();
+	/* a bounded, killable first contact in a child; then the library is ours (nvidia/contact.h) */
+	if (!gv_nvml_first_contact(err, errsize))
+		return NULL;
+	nvmlReturn_t rc = gv_nvml_init_quiet();
 	if (rc != NVML_SUCCESS) {
 		gv_nvml_status st;
 		gv_nvml_status_get(&st);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/child.h"
 #include "core/util.h"
 #include "nvidia/nvml.h"
 
@@ -24,8 +25,10 @@ static const char *const sort_names[] = {"memory", "pid", "gpu", "name"};
 static volatile sig_atomic_t quit_signal;
 static void on_signal(int sig)
 {
-	(void)sig;
 	quit_signal = 1;
+	gv_child_kill_all(); /* a first contact with NVML in progress ends now (nvidia/contact.h) */
+	/* a sample stuck in an NVML call does not hold us: leave the alternate screen, show the cursor */
+	gv_stop_watchdog(sig, "\033[0m\033[?1049l\033[?25h\r\n");
 }
 
 typedef struct tui {
