@@ -5,19 +5,133 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/util.h"
+#include "serve/conn_budget.h"
+
+/* connections being closed may still hold their descriptors for one turn of the event loop:
+ * room for them above the budget, so a newcomer is accepted (and room made) at once */
+#define HTTP_CLOSING_ROOM 32
+/* the event loop wakes at least this often to apply the deadlines and to see http_stop */
+#define HTTP_TICK_MS 200
 
 struct http_server {
 	struct MHD_Daemon *d;
 	exporter *ex;
 	unsigned port;
 	char address[128];
+	conn_table conns; /* touched only by the event loop thread (every callback runs there) */
+	pthread_t loop;
+	bool loop_started;
+	atomic_bool stop;
 };
+
+/* Closing a connection from outside libmicrohttpd: shut the socket down; the library sees the
+ * end of the stream on its next turn and closes the connection (and its descriptor) itself. */
+static void close_conn(conn_slot *s)
+{
+	if (s->fd >= 0)
+		shutdown(s->fd, SHUT_RDWR);
+}
+
+static conn_slot *slot_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	http_server *h = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		conn_remove(&h->conns, *socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	if (toe != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	const union MHD_ConnectionInfo *fdi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	int fd = fdi ? fdi->connect_fd : -1;
+	conn_key key = conn_key_of(ai ? ai->client_addr : NULL);
+	double now = now_seconds();
+	conn_slot *s = conn_add(&h->conns, fd, &key, now);
+	*socket_context = s;
+	if (!s) { /* every slot taken by connections being closed: this one waits for none */
+		if (fd >= 0)
+			shutdown(fd, SHUT_RDWR);
+		return;
+	}
+	conn_slot *v;
+	while ((v = conn_victim(&h->conns, s, now)) != NULL) {
+		close_conn(v);
+		if (v == s)
+			break;
+	}
+}
+
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	http_server *h = cls;
+	(void)uri;
+	conn_set_state(&h->conns, slot_of(c), CONN_HEADERS, now_seconds());
+	return NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	http_server *h = cls;
+	(void)req_cls;
+	(void)toe;
+	conn_set_state(&h->conns, slot_of(c), CONN_IDLE, now_seconds());
+}
+
+/* Every connection of the budget needs a descriptor: raise the soft limit when it is short. */
+static bool fd_room(unsigned connections, char *err, size_t errsize)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)connections + 64; /* the listener, epoll, NVML, the check's files */
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return true;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+		snprintf(err, errsize,
+			 "--max-connections %u needs %lu file descriptors; the limit is %lu (ulimit -n): lower --max-connections",
+			 connections - HTTP_CLOSING_ROOM, (unsigned long)need, (unsigned long)rl.rlim_max);
+		return false;
+	}
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		snprintf(err, errsize, "cannot raise the file descriptor limit to %lu: %s", (unsigned long)need,
+			 strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static void *event_loop(void *arg)
+{
+	http_server *h = arg;
+	while (!atomic_load(&h->stop)) {
+		double wait = conn_next_deadline(&h->conns, now_seconds(), HTTP_TICK_MS / 1000.0);
+		if (MHD_run_wait(h->d, (int32_t)(wait * 1000) + 1) != MHD_YES)
+			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); /* never spin on an error */
+		double now = now_seconds();
+		conn_slot *s;
+		while ((s = conn_expired(&h->conns, now)) != NULL)
+			close_conn(s);
+	}
+	return NULL;
+}
 
 void http_opts_default(http_opts *o)
 {
@@ -151,6 +265,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return MHD_YES;
 	}
 	(void)req_cls;
+	conn_set_state(&h->conns, slot_of(c), CONN_ANSWERING, now_seconds());
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
 	if (strcmp(url, "/metrics") == 0)
@@ -176,7 +291,8 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		return NULL;
 	http_server *h = xcalloc(1, sizeof(*h));
 	h->ex = ex;
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD;
+	/* one thread of ours runs libmicrohttpd's epoll loop, the callbacks and the deadlines */
+	unsigned flags = MHD_USE_EPOLL;
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
 	if (all) {
@@ -201,10 +317,20 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 			((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
 		}
 	}
+	/* the budgets are ours (conn_budget.h): libmicrohttpd's own limits only back them up, and
+	 * its per-address limit would refuse a scrape beside an address's idle connections */
+	unsigned hard = o->max_connections + HTTP_CLOSING_ROOM;
+	if (!fd_room(hard, err, errsize)) {
+		free(h);
+		return NULL;
+	}
+	conn_table_init(&h->conns, o->max_connections, o->max_per_ip, o->timeout_seconds, hard);
 	struct MHD_OptionItem opts[] = {
-		{MHD_OPTION_CONNECTION_LIMIT, (intptr_t)o->max_connections, NULL},
-		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)o->max_per_ip, NULL},
+		{MHD_OPTION_CONNECTION_LIMIT, (intptr_t)hard, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)o->timeout_seconds, NULL},
+		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h},
+		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h},
+		{MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_request_line, h},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->connection_memory, NULL},
 		{MHD_OPTION_LISTEN_BACKLOG_SIZE, 511, NULL},
 		{all ? MHD_OPTION_END : MHD_OPTION_SOCK_ADDR, 0, all ? NULL : &ss},
@@ -214,9 +340,19 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 	if (!h->d) {
 		snprintf(err, errsize, "cannot listen on %s: %s", o->listen,
 			 errno ? strerror(errno) : "libmicrohttpd refused the options");
+		conn_table_free(&h->conns);
 		free(h);
 		return NULL;
 	}
+	int pe = pthread_create(&h->loop, NULL, event_loop, h);
+	if (pe != 0) {
+		snprintf(err, errsize, "cannot start the http thread: %s", strerror(pe));
+		MHD_stop_daemon(h->d);
+		conn_table_free(&h->conns);
+		free(h);
+		return NULL;
+	}
+	h->loop_started = true;
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : port;
 	if (all)
@@ -242,6 +378,10 @@ void http_stop(http_server *h)
 {
 	if (!h)
 		return;
+	atomic_store(&h->stop, true);
+	if (h->loop_started)
+		pthread_join(h->loop, NULL);
 	MHD_stop_daemon(h->d);
+	conn_table_free(&h->conns);
 	free(h);
 }

@@ -1,0 +1,177 @@
+#include "serve/conn_budget.h"
+
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+/* the youngest answer that may be closed to make room: a live client takes a whole answer in
+ * milliseconds */
+#define CONN_GRACE_S 1.0
+
+conn_key conn_key_of(const struct sockaddr *sa)
+{
+	conn_key k;
+	memset(&k, 0, sizeof(k));
+	if (!sa)
+		return k;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		memcpy(k.b, &in->sin_addr, 4);
+		k.family = 4;
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+		const unsigned char *a = in6->sin6_addr.s6_addr;
+		static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		if (memcmp(a, mapped, sizeof(mapped)) == 0) {
+			memcpy(k.b, a + 12, 4);
+			k.family = 4;
+		} else {
+			memcpy(k.b, a, 8); /* one /64 is one client: a host picks from 2^64 addresses */
+			k.family = 6;
+		}
+	}
+	return k;
+}
+
+static bool same_key(const conn_key *a, const conn_key *b)
+{
+	return a->family == b->family && memcmp(a->b, b->b, sizeof(a->b)) == 0;
+}
+
+void conn_table_init(conn_table *t, unsigned max_total, unsigned max_per_class, double deadline, size_t cap)
+{
+	memset(t, 0, sizeof(*t));
+	if (cap < max_total)
+		cap = max_total;
+	t->v = xcalloc(cap ? cap : 1, sizeof(conn_slot));
+	t->cap = cap;
+	t->max_total = max_total;
+	t->max_per_class = max_per_class;
+	t->deadline = deadline;
+	t->grace = deadline < CONN_GRACE_S ? deadline : CONN_GRACE_S;
+}
+
+void conn_table_free(conn_table *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+conn_slot *conn_add(conn_table *t, int fd, const conn_key *key, double now)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		conn_slot *s = &t->v[i];
+		if (s->used)
+			continue;
+		memset(s, 0, sizeof(*s));
+		s->used = true;
+		s->fd = fd;
+		s->key = *key;
+		s->state = CONN_IDLE;
+		s->since = now;
+		t->live++;
+		return s;
+	}
+	return NULL;
+}
+
+static void mark_closing(conn_table *t, conn_slot *s, conn_reason why)
+{
+	s->closing = true;
+	t->live--;
+	t->closed[why]++;
+}
+
+/* The most expendable live connection other than the newcomer, within key's class (or all
+ * when key is NULL): idle before headers before stalled answers, the oldest first. */
+static conn_slot *most_expendable(conn_table *t, const conn_slot *newcomer, const conn_key *key, double now)
+{
+	conn_slot *best = NULL;
+	for (size_t i = 0; i < t->cap; i++) {
+		conn_slot *s = &t->v[i];
+		if (!s->used || s->closing || s == newcomer || (key && !same_key(&s->key, key)))
+			continue;
+		if (s->state == CONN_ANSWERING && now - s->since < t->grace)
+			continue; /* an answer being taken: leave it */
+		if (!best || s->state < best->state || (s->state == best->state && s->since < best->since))
+			best = s;
+	}
+	return best;
+}
+
+static size_t class_count(const conn_table *t, const conn_key *key)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->cap; i++) {
+		const conn_slot *s = &t->v[i];
+		if (s->used && !s->closing && same_key(&s->key, key))
+			n++;
+	}
+	return n;
+}
+
+conn_slot *conn_victim(conn_table *t, conn_slot *newcomer, double now)
+{
+	if (!newcomer || newcomer->closing)
+		return NULL;
+	const conn_key *key = NULL;
+	if (t->max_per_class && class_count(t, &newcomer->key) > t->max_per_class)
+		key = &newcomer->key;
+	else if (t->live <= t->max_total)
+		return NULL;
+	conn_slot *v = most_expendable(t, newcomer, key, now);
+	if (v) {
+		mark_closing(t, v, CONN_EVICTED);
+		return v;
+	}
+	mark_closing(t, newcomer, CONN_REFUSED);
+	return newcomer;
+}
+
+void conn_set_state(conn_table *t, conn_slot *s, conn_state st, double now)
+{
+	(void)t;
+	if (!s || s->state == st)
+		return;
+	/* the request's deadline runs from its first moment: headers do not restart it */
+	if (!(s->state == CONN_IDLE && st == CONN_HEADERS))
+		s->since = now;
+	s->state = st;
+}
+
+void conn_remove(conn_table *t, conn_slot *s)
+{
+	if (!s || !s->used)
+		return;
+	if (!s->closing)
+		t->live--;
+	memset(s, 0, sizeof(*s));
+}
+
+conn_slot *conn_expired(conn_table *t, double now)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		conn_slot *s = &t->v[i];
+		if (s->used && !s->closing && now - s->since >= t->deadline) {
+			mark_closing(t, s, CONN_DEADLINE);
+			return s;
+		}
+	}
+	return NULL;
+}
+
+double conn_next_deadline(const conn_table *t, double now, double cap_s)
+{
+	double best = cap_s;
+	for (size_t i = 0; i < t->cap; i++) {
+		const conn_slot *s = &t->v[i];
+		if (s->used && !s->closing) {
+			double left = s->since + t->deadline - now;
+			if (left < best)
+				best = left;
+		}
+	}
+	return best < 0 ? 0 : best;
+}
