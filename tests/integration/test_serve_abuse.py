@@ -93,8 +93,8 @@ def test_500_concurrent_scrapes():
         check(srv.alive() and scrape_ok(srv.port), "exporter down after 500 connections")
         check_memory(srv, "500 connections")
         print("  RSS %d KiB before, peak %d KiB" % (base, srv.hwm_kib()))
-        # connections beyond --max-connections wait in the kernel's listen queue (bounded by
-        # its backlog) instead of costing the exporter memory or descriptors
+        # connections beyond --max-connections close the oldest idle ones: the exporter's
+        # memory and descriptors stay bounded by the budget
         srv.stop()
         srv = start(["--max-connections", "100", "--max-connections-per-ip", "0"])
         held = []
@@ -105,6 +105,9 @@ def test_500_concurrent_scrapes():
         time.sleep(0.5)
         fds = len(os.listdir("/proc/%d/fd" % srv.p.pid))
         check(fds <= 100 + 24, "the exporter holds %d descriptors with --max-connections 100" % fds)
+        closed = closed_by_server(held[:50], 0.1)
+        check(closed == 50, "%d of the 50 oldest idle connections still open beyond --max-connections 100" % (50 - closed))
+        check(scrape_ok(srv.port), "a scrape was not served beside 100 idle connections")
         for c in held:
             c.close()
         check(srv.alive() and scrape_ok(srv.port), "exporter down after refusing connections")
@@ -112,17 +115,37 @@ def test_500_concurrent_scrapes():
         srv.stop()
 
 
+def closed_by_server(socks, wait=0.2):
+    """How many of socks the server has closed (end of stream or reset)."""
+    closed = 0
+    for s in socks:
+        s.settimeout(wait)
+        try:
+            while True:
+                d = s.recv(65536)
+                if d == b"":
+                    closed += 1
+                    break
+        except (ConnectionResetError, BrokenPipeError):
+            closed += 1
+        except socket.timeout:
+            pass
+    return closed
+
+
 def test_slow_clients():
     srv = start(["--timeout", "2", "--max-connections-per-ip", "16"])
     try:
-        # idle connections from one address, more than its share: the extra are refused, the
-        # rest dropped after the timeout; other addresses are served all along
+        # idle connections from one address, more than its share: the oldest beyond it are
+        # closed to make room, the rest at the deadline; other addresses are served all along
         idle = []
         for _ in range(24):
             s = socket.socket()
             s.bind(("127.0.0.77", 0))
             s.connect(("127.0.0.1", srv.port))
             idle.append(s)
+        time.sleep(0.3)
+        check(closed_by_server(idle[:8], 0.1) == 8, "the oldest idle connections beyond the address's share are still open")
         trickle = []
         for _ in range(8):
             s = socket.socket()
@@ -141,24 +164,21 @@ def test_slow_clients():
         t0 = time.time()
         check(scrape_ok(srv.port), "a scrape from another address was not served beside slow clients")
         check(time.time() - t0 < 1, "a scrape took %.1f s beside slow clients" % (time.time() - t0))
-        for s in trickle[:8]:  # one byte every half second keeps the timeout from firing
-            s.sendall(b"X")
-        time.sleep(1.0)
-        for s in trickle[:8]:
-            s.sendall(b"-")
-        time.sleep(1.6)
-        # the idle ones are gone: the server closed them
-        closed = 0
-        for s in idle:
-            s.settimeout(0.2)
-            try:
-                if s.recv(1) == b"":
-                    closed += 1
-            except (ConnectionResetError, BrokenPipeError):
-                closed += 1
-            except socket.timeout:
-                pass
-        check(closed == len(idle), "%d of %d idle connections still open after the timeout" % (len(idle) - closed, len(idle)))
+        # one byte every half second would keep an idle timeout from firing; the deadline is
+        # for the whole request
+        for _ in range(5):
+            for s in trickle[:8]:
+                try:
+                    s.sendall(b"X")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+            time.sleep(0.5)
+        check(time.time() - t0 < 2 + 1.5, "the test itself was too slow to tell")
+        # 2.5 s after they connected, past the 2 s deadline: every idle and trickling one is closed
+        n = closed_by_server(idle[8:])
+        check(n == len(idle) - 8, "%d of %d idle connections still open after the deadline" % (len(idle) - 8 - n, len(idle) - 8))
+        n = closed_by_server(trickle[:8])
+        check(n == 8, "%d of 8 trickling connections still open 2.5 s into a 2 s deadline" % (8 - n))
         check(scrape_ok(srv.port) and scrape_ok(srv.port, "127.0.0.77"), "not serving after the slow clients")
         check_memory(srv, "slow clients")
         for s in idle + trickle:
