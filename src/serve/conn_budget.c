@@ -1,6 +1,9 @@
 #include "serve/conn_budget.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,4 +177,80 @@ double conn_next_deadline(const conn_table *t, double now, double cap_s)
 		}
 	}
 	return best < 0 ? 0 : best;
+}
+
+bool conn_net_parse(const char *text, conn_net *n, char *err, size_t errsize)
+{
+	memset(n, 0, sizeof(*n));
+	char addr[64];
+	const char *slash = strchr(text, '/');
+	size_t len = slash ? (size_t)(slash - text) : strlen(text);
+	if (len == 0 || len >= sizeof(addr)) {
+		snprintf(err, errsize, "'%s': expected an address or ADDRESS/PREFIX", text);
+		return false;
+	}
+	memcpy(addr, text, len);
+	addr[len] = '\0';
+	unsigned max;
+	if (inet_pton(AF_INET, addr, n->b) == 1) {
+		n->family = 4;
+		max = 32;
+	} else if (inet_pton(AF_INET6, addr, n->b) == 1) {
+		n->family = 6;
+		max = 128;
+	} else {
+		snprintf(err, errsize, "'%s': '%s' is not an IPv4 or IPv6 address", text, addr);
+		return false;
+	}
+	unsigned long bits = max;
+	if (slash) {
+		char *end;
+		errno = 0;
+		bits = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || errno || bits > max) {
+			snprintf(err, errsize, "'%s': the prefix length must be a number from 0 to %u", text, max);
+			return false;
+		}
+	}
+	n->bits = (unsigned char)bits;
+	return true;
+}
+
+static bool prefix_equal(const unsigned char *a, const unsigned char *b, unsigned bits)
+{
+	unsigned whole = bits / 8, rest = bits % 8;
+	if (memcmp(a, b, whole) != 0)
+		return false;
+	if (!rest)
+		return true;
+	unsigned char mask = (unsigned char)(0xff << (8 - rest));
+	return (a[whole] & mask) == (b[whole] & mask);
+}
+
+bool conn_allowed(const conn_net *nets, size_t n, const struct sockaddr *sa)
+{
+	if (!sa)
+		return false;
+	unsigned char a[16];
+	unsigned family;
+	if (sa->sa_family == AF_INET) {
+		memcpy(a, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		family = 4;
+	} else if (sa->sa_family == AF_INET6) {
+		const unsigned char *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+		static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		if (memcmp(b, mapped, sizeof(mapped)) == 0) {
+			memcpy(a, b + 12, 4);
+			family = 4;
+		} else {
+			memcpy(a, b, 16);
+			family = 6;
+		}
+	} else {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (nets[i].family == family && prefix_equal(a, nets[i].b, nets[i].bits))
+			return true;
+	return false;
 }

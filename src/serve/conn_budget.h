@@ -71,4 +71,15 @@ void conn_remove(conn_table *t, conn_slot *s);
 conn_slot *conn_expired(conn_table *t, double now);
 /* Seconds until the earliest deadline (at most cap_s); for the wait of the event loop. */
 double conn_next_deadline(const conn_table *t, double now, double cap_s);
+
+/* --allow: the networks whose clients may connect at all (others are closed on accept). */
+typedef struct conn_net {
+	unsigned char b[16];
+	unsigned char family; /* 4 or 6 */
+	unsigned char bits;
+} conn_net;
+/* "ADDRESS" or "ADDRESS/PREFIX", IPv4 or IPv6; false with err on anything else. */
+bool conn_net_parse(const char *text, conn_net *n, char *err, size_t errsize);
+/* True when sa is in one of the n networks (an IPv4-mapped IPv6 address is its IPv4 address). */
+bool conn_allowed(const conn_net *nets, size_t n, const struct sockaddr *sa);
 #endif

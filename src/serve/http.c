@@ -30,6 +30,8 @@ struct http_server {
 	unsigned port;
 	char address[128];
 	conn_table conns; /* touched only by the event loop thread (every callback runs there) */
+	conn_net *allow;
+	size_t nallow;
 	pthread_t loop;
 	bool loop_started;
 	atomic_bool stop;
@@ -78,6 +80,13 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		if (v == s)
 			break;
 	}
+}
+
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	http_server *h = cls;
+	(void)addrlen;
+	return !h->nallow || conn_allowed(h->allow, h->nallow, addr) ? MHD_YES : MHD_NO;
 }
 
 static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
@@ -291,6 +300,19 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		return NULL;
 	http_server *h = xcalloc(1, sizeof(*h));
 	h->ex = ex;
+	if (o->nallow) {
+		h->allow = xcalloc(o->nallow, sizeof(conn_net));
+		for (size_t i = 0; i < o->nallow; i++) {
+			char why[256];
+			if (!conn_net_parse(o->allow[i], &h->allow[i], why, sizeof(why))) {
+				snprintf(err, errsize, "--allow %s", why);
+				free(h->allow);
+				free(h);
+				return NULL;
+			}
+		}
+		h->nallow = o->nallow;
+	}
 	/* one thread of ours runs libmicrohttpd's epoll loop, the callbacks and the deadlines */
 	unsigned flags = MHD_USE_EPOLL;
 	struct sockaddr_storage ss;
@@ -305,6 +327,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		int gai = getaddrinfo(host, NULL, &hints, &res);
 		if (gai != 0 || !res) {
 			snprintf(err, errsize, "cannot resolve listen address '%s': %s", host, gai_strerror(gai));
+			free(h->allow);
 			free(h);
 			return NULL;
 		}
@@ -321,6 +344,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 	 * its per-address limit would refuse a scrape beside an address's idle connections */
 	unsigned hard = o->max_connections + HTTP_CLOSING_ROOM;
 	if (!fd_room(hard, err, errsize)) {
+		free(h->allow);
 		free(h);
 		return NULL;
 	}
@@ -336,11 +360,12 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		{all ? MHD_OPTION_END : MHD_OPTION_SOCK_ADDR, 0, all ? NULL : &ss},
 		{MHD_OPTION_END, 0, NULL},
 	};
-	h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, h, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	h->d = MHD_start_daemon(flags, (uint16_t)port, on_accept, h, handler, h, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errsize, "cannot listen on %s: %s", o->listen,
 			 errno ? strerror(errno) : "libmicrohttpd refused the options");
 		conn_table_free(&h->conns);
+		free(h->allow);
 		free(h);
 		return NULL;
 	}
@@ -349,6 +374,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		snprintf(err, errsize, "cannot start the http thread: %s", strerror(pe));
 		MHD_stop_daemon(h->d);
 		conn_table_free(&h->conns);
+		free(h->allow);
 		free(h);
 		return NULL;
 	}
@@ -383,5 +409,6 @@ void http_stop(http_server *h)
 		pthread_join(h->loop, NULL);
 	MHD_stop_daemon(h->d);
 	conn_table_free(&h->conns);
+	free(h->allow);
 	free(h);
 }

@@ -62,7 +62,7 @@ class Server:
         while time.time() < deadline and self.port is None:
             if self.p.poll() is not None:
                 raise Fail("gpuvet serve exited early: %s" % self.stderr())
-            m = re.search(r"serving http://[^ ]*:(\d+)/metrics", self.stderr())
+            m = re.search(r"serving http://[^ ]*:(\d+)", self.stderr())
             if m:
                 self.port = int(m.group(1))
             else:

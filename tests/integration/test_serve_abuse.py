@@ -5,6 +5,7 @@ serving, and its memory must stay bounded."""
 import os
 import selectors
 import socket
+import subprocess
 import time
 
 import gvtest
@@ -22,9 +23,9 @@ def scrape_ok(port, source="127.0.0.1"):
     return st == 200 and b"gpuvet_gpu_info{" in body
 
 
-def start(extra=()):
+def start(extra=(), listen="127.0.0.1:0"):
     env, _ = gvtest.fake_env(FAKE, CONFIG)
-    srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0"] + list(extra))
+    srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0"] + list(extra), listen=listen)
     gvtest.wait_for(lambda: scrape_ok(srv.port), 10, "a first sample")
     return srv
 
@@ -243,4 +244,27 @@ def test_huge_headers():
         srv.stop()
 
 
-gvtest.run([test_500_concurrent_scrapes, test_slow_clients, test_malformed_requests, test_huge_headers])
+def refused(port, source):
+    try:
+        st, _, _ = gvtest.http(port, source=source, timeout=2)
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    return st == 0
+
+
+def test_allow_list():
+    for listen in ("127.0.0.1:0", "0.0.0.0:0", ":0"):  # ":0" is dual stack: IPv4 clients come IPv4-mapped
+        srv = start(["--allow", "127.0.0.1", "--allow", "127.0.1.0/24"], listen)
+        try:
+            check(scrape_ok(srv.port, "127.0.0.1") and scrape_ok(srv.port, "127.0.1.200"),
+                  "--listen %s: a client of the allow-list was not served" % listen)
+            check(refused(srv.port, "127.0.0.2") and refused(srv.port, "127.0.2.1"),
+                  "--listen %s: a client outside the allow-list was answered" % listen)
+            check(srv.alive() and scrape_ok(srv.port), "not serving after refusing clients")
+        finally:
+            srv.stop()
+    r = subprocess.run([GPUVET, "serve", "--allow", "10.0.0.0/40"], capture_output=True, text=True, timeout=10)
+    check(r.returncode == 2 and "--allow '10.0.0.0/40'" in r.stderr, "a bad --allow: exit %d, %r" % (r.returncode, r.stderr))
+
+
+gvtest.run([test_500_concurrent_scrapes, test_slow_clients, test_malformed_requests, test_huge_headers, test_allow_list])

@@ -6,7 +6,9 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "serve/conn_budget.h"
 
@@ -168,6 +170,50 @@ static void test_whole_request_deadline(void **state)
 	conn_table_free(&t);
 }
 
+static bool allowed(const conn_net *nets, size_t n, const char *addr)
+{
+	struct sockaddr_storage ss = {0};
+	if (strchr(addr, ':')) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+		in6->sin6_family = AF_INET6;
+		assert_int_equal(inet_pton(AF_INET6, addr, &in6->sin6_addr), 1);
+	} else {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+		in->sin_family = AF_INET;
+		assert_int_equal(inet_pton(AF_INET, addr, &in->sin_addr), 1);
+	}
+	return conn_allowed(nets, n, (struct sockaddr *)&ss);
+}
+
+static void test_allow_list(void **state)
+{
+	(void)state;
+	conn_net nets[3];
+	char err[256];
+	assert_true(conn_net_parse("10.1.0.0/16", &nets[0], err, sizeof(err)));
+	assert_true(conn_net_parse("192.168.7.9", &nets[1], err, sizeof(err)));
+	assert_true(conn_net_parse("2001:db8::/33", &nets[2], err, sizeof(err)));
+	assert_true(allowed(nets, 3, "10.1.255.3"));
+	assert_false(allowed(nets, 3, "10.2.0.1"));
+	assert_true(allowed(nets, 3, "192.168.7.9"));
+	assert_false(allowed(nets, 3, "192.168.7.8"));
+	assert_true(allowed(nets, 3, "::ffff:10.1.2.3")); /* a dual-stack listener's IPv4 client */
+	assert_true(allowed(nets, 3, "2001:db8:7fff::1"));
+	assert_false(allowed(nets, 3, "2001:db8:8000::1"));
+	assert_false(allowed(nets, 0, "10.1.0.1"));
+	conn_net any;
+	assert_true(conn_net_parse("0.0.0.0/0", &any, err, sizeof(err)));
+	assert_true(allowed(&any, 1, "8.8.8.8"));
+	assert_false(allowed(&any, 1, "::1"));
+	static const char *const bad[] = {"", "/8", "10.0.0.0/", "10.0.0.0/33", "::/129", "10.0.0.0/8x", "example.org",
+					  "10.0.0.0/-1", "1.2.3.4.5"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_false(conn_net_parse(bad[i], &any, err, sizeof(err)));
+		assert_true(err[0] != '\0');
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_class_budget),
 		cmocka_unit_test(test_closed_slots_are_reused),
 		cmocka_unit_test(test_whole_request_deadline),
+		cmocka_unit_test(test_allow_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
