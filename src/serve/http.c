@@ -149,6 +149,8 @@ void http_opts_default(http_opts *o)
 	o->max_per_ip = 64;
 	o->timeout_seconds = 10;
 	o->connection_memory = 16 * 1024;
+	o->allow = NULL;
+	o->nallow = 0;
 }
 
 bool http_parse_listen(const char *listen, char *host, size_t hostsize, unsigned *port, bool *all, char *err,
