@@ -4,7 +4,9 @@
  * stdout is collected (bounded), a tick callback runs at a fixed period while waiting (to sample
  * something during the run), and the run can be stopped from outside (Ctrl-C).
  *
- * The child runs in its own process group with stdin on /dev/null. Stopping (the stop flag, or
+ * The child runs in its own process group with stdin on /dev/null, and gets SIGKILL when the
+ * calling thread ends (PR_SET_PDEATHSIG: gpuvet killed by SIGKILL leaves no child behind; call
+ * it from a thread that lives as long as the child should, the main thread). Stopping (the stop flag, or
  * the time limit) sends SIGINT (stop) or SIGTERM (time limit) to the whole group, so the child
  * can still print what it finished; after grace_ms the group gets SIGKILL. When the child exits
  * while something it started still holds the pipes, the rest of the group is killed too.
