@@ -15,6 +15,7 @@
 
 #include "core/util.h"
 #include "tune/tune_probe.h"
+#include "../tools/test_tmp.h"
 
 static char root[4096];
 
@@ -58,8 +59,7 @@ static void age(const char *rel, long seconds)
 static void test_stale_dirs(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(root, sizeof(root), "%s/gpuvet-tunetmp-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+	test_tmp_path(root, sizeof(root), "gpuvet-tunetmp-XXXXXX");
 	assert_non_null(mkdtemp(root));
 	/* a dead run: its lock held by nobody, a stray bytecode cache */
 	dir("gpuvet-tune-dead01");
