@@ -7,7 +7,8 @@ connection from 127.0.0.1 like a local Prometheus; at least 99% of its scrapes m
 in full within 1 s. After the attack the exporter's descriptors are back where they were.
 
 The figures (scrapes answered, p99 latency, RSS and descriptors before, during and after) are
-printed; docs/serve.md ("Under abuse") keeps a run of them."""
+printed; docs/serve.md ("Under abuse") keeps a run of them. With GPUVET_ATTACK_REAL_NVML=1 the
+exporter samples the machine's own GPUs instead of the fake NVML (scripts/device/serve_attack.sh)."""
 import multiprocessing
 import os
 import resource
@@ -155,6 +156,9 @@ def scrape(port):
 
 def under_attack(name, plan, extra=(), listen="127.0.0.1:0"):
     env, conf = gvtest.fake_env(FAKE, CONFIG)
+    if os.environ.get("GPUVET_ATTACK_REAL_NVML") == "1":
+        env.pop("GPUVET_NVML_LIB", None)
+        env.pop("GPUVET_FAKE_CONFIG", None)
     srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0"] + list(extra), listen=listen)
     proc = None
     try:
