@@ -153,6 +153,12 @@ void conn_remove(conn_table *t, conn_slot *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void conn_hung_up(conn_table *t, conn_slot *s)
+{
+	if (s && s->used && !s->closing)
+		mark_closing(t, s, CONN_HUNG_UP);
+}
+
 conn_slot *conn_expired(conn_table *t, double now)
 {
 	for (size_t i = 0; i < t->cap; i++) {

@@ -44,7 +44,7 @@ typedef struct conn_slot {
 	double since;     /* when the current request (or answer) began: the deadline runs from here */
 } conn_slot;
 
-typedef enum conn_reason { CONN_EVICTED, CONN_DEADLINE, CONN_REFUSED, CONN_REASONS } conn_reason;
+typedef enum conn_reason { CONN_EVICTED, CONN_DEADLINE, CONN_REFUSED, CONN_HUNG_UP, CONN_REASONS } conn_reason;
 
 typedef struct conn_table {
 	conn_slot *v;
@@ -67,6 +67,8 @@ conn_slot *conn_add(conn_table *t, int fd, const conn_key *key, double now);
 conn_slot *conn_victim(conn_table *t, conn_slot *newcomer, double now);
 void conn_set_state(conn_table *t, conn_slot *s, conn_state st, double now);
 void conn_remove(conn_table *t, conn_slot *s);
+/* The client hung up before a whole request: marked closing. */
+void conn_hung_up(conn_table *t, conn_slot *s);
 /* The next connection past its deadline at now, marked closing; NULL when none. */
 conn_slot *conn_expired(conn_table *t, double now);
 /* Seconds until the earliest deadline (at most cap_s); for the wait of the event loop. */

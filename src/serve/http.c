@@ -5,11 +5,13 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -32,6 +34,8 @@ struct http_server {
 	conn_table conns; /* touched only by the event loop thread (every callback runs there) */
 	conn_net *allow;
 	size_t nallow;
+	struct pollfd *pf; /* close_hung_up's, one per slot */
+	conn_slot **pf_slot;
 	pthread_t loop;
 	bool loop_started;
 	atomic_bool stop;
@@ -127,6 +131,39 @@ static bool fd_room(unsigned connections, char *err, size_t errsize)
 	return true;
 }
 
+/* Connections whose client hung up before a whole request, with nothing left unread: nothing
+ * can be asked on them any more (the event loop runs this after libmicrohttpd has read and
+ * parsed what there was). libmicrohttpd sometimes misses that end of stream on a connection it has just
+ * accepted (the client gave up while it waited in the listen queue) and would keep it until the
+ * deadline; shutting it down wakes the library. Answers under way are left alone (a client may
+ * half-close after its request). */
+static void close_hung_up(http_server *h)
+{
+	conn_table *t = &h->conns;
+	struct pollfd *pf = h->pf;
+	conn_slot **who = h->pf_slot;
+	nfds_t n = 0;
+	for (size_t i = 0; i < t->cap; i++) {
+		conn_slot *s = &t->v[i];
+		if (s->used && !s->closing && s->fd >= 0 && s->state != CONN_ANSWERING) {
+			pf[n].fd = s->fd;
+			pf[n].events = POLLRDHUP;
+			who[n++] = s;
+		}
+	}
+	if (n && poll(pf, n, 0) > 0)
+		for (nfds_t i = 0; i < n; i++) {
+			short r = pf[i].revents;
+			int unread = 0;
+			/* a request sent before the hang-up is still to be read: the library answers it */
+			if (!(r & (POLLHUP | POLLERR)) &&
+			    (!(r & POLLRDHUP) || ioctl(pf[i].fd, FIONREAD, &unread) != 0 || unread > 0))
+				continue;
+			conn_hung_up(t, who[i]);
+			close_conn(who[i]);
+		}
+}
+
 static void *event_loop(void *arg)
 {
 	http_server *h = arg;
@@ -138,6 +175,7 @@ static void *event_loop(void *arg)
 		conn_slot *s;
 		while ((s = conn_expired(&h->conns, now)) != NULL)
 			close_conn(s);
+		close_hung_up(h);
 	}
 	return NULL;
 }
@@ -351,6 +389,8 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		return NULL;
 	}
 	conn_table_init(&h->conns, o->max_connections, o->max_per_ip, o->timeout_seconds, hard);
+	h->pf = xcalloc(hard, sizeof(*h->pf));
+	h->pf_slot = xcalloc(hard, sizeof(*h->pf_slot));
 	struct MHD_OptionItem opts[] = {
 		{MHD_OPTION_CONNECTION_LIMIT, (intptr_t)hard, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)o->timeout_seconds, NULL},
@@ -367,6 +407,8 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		snprintf(err, errsize, "cannot listen on %s: %s", o->listen,
 			 errno ? strerror(errno) : "libmicrohttpd refused the options");
 		conn_table_free(&h->conns);
+		free(h->pf);
+		free(h->pf_slot);
 		free(h->allow);
 		free(h);
 		return NULL;
@@ -376,6 +418,8 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		snprintf(err, errsize, "cannot start the http thread: %s", strerror(pe));
 		MHD_stop_daemon(h->d);
 		conn_table_free(&h->conns);
+		free(h->pf);
+		free(h->pf_slot);
 		free(h->allow);
 		free(h);
 		return NULL;
@@ -411,6 +455,8 @@ void http_stop(http_server *h)
 		pthread_join(h->loop, NULL);
 	MHD_stop_daemon(h->d);
 	conn_table_free(&h->conns);
+	free(h->pf);
+	free(h->pf_slot);
 	free(h->allow);
 	free(h);
 }

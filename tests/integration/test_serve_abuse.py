@@ -244,6 +244,44 @@ def test_huge_headers():
         srv.stop()
 
 
+def test_hang_ups():
+    srv = start()
+    try:
+        # a client that sends its request and half-closes (HTTP/1.0 tools do) is still answered
+        for _ in range(50):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+            s.shutdown(socket.SHUT_WR)
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            s.close()
+            check(data.startswith(b"HTTP/1.") and b" 200 " in data[:20] and b"gpuvet_gpu_info{" in data,
+                  "a half-closed request was not answered: %r" % data[:80])
+        # clients that hang up before a whole request: their connections go at once, not at the
+        # deadline (10 s)
+        fds0 = len(os.listdir("/proc/%d/fd" % srv.p.pid))
+        socks = []
+        for i in range(40):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            if i % 2:
+                s.sendall(b"GET /metr")
+            socks.append(s)
+        time.sleep(0.3)
+        for s in socks:
+            s.shutdown(socket.SHUT_WR)  # the request can never be whole now
+        gvtest.wait_for(lambda: len(os.listdir("/proc/%d/fd" % srv.p.pid)) <= fds0, 3, "hung-up connections closed")
+        check(closed_by_server(socks, 0.1) == len(socks), "hung-up connections still open")
+        for s in socks:
+            s.close()
+        check(srv.alive() and scrape_ok(srv.port), "not serving after hang-ups")
+    finally:
+        srv.stop()
+
+
 def refused(port, source):
     try:
         st, _, _ = gvtest.http(port, source=source, timeout=2)
@@ -267,4 +305,5 @@ def test_allow_list():
     check(r.returncode == 2 and "--allow '10.0.0.0/40'" in r.stderr, "a bad --allow: exit %d, %r" % (r.returncode, r.stderr))
 
 
-gvtest.run([test_500_concurrent_scrapes, test_slow_clients, test_malformed_requests, test_huge_headers, test_allow_list])
+gvtest.run([test_500_concurrent_scrapes, test_slow_clients, test_malformed_requests, test_huge_headers, test_hang_ups,
+            test_allow_list])

@@ -167,6 +167,13 @@ static void test_whole_request_deadline(void **state)
 	assert_int_equal(t.closed[CONN_DEADLINE], 2);
 	assert_int_equal(t.live, 0);
 	assert_true(conn_next_deadline(&t, 3.0, 5) == 5);
+	/* a client that hung up: closing, counted once, never past a deadline afterwards */
+	conn_slot *gone = arrive(&t, 3, v4("10.0.0.1"), 3.0, &vfd);
+	conn_hung_up(&t, gone);
+	conn_hung_up(&t, gone);
+	assert_int_equal(t.closed[CONN_HUNG_UP], 1);
+	assert_int_equal(t.live, 0);
+	assert_null(conn_expired(&t, 10.0));
 	conn_table_free(&t);
 }
 
