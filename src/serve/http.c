@@ -132,10 +132,10 @@ static bool fd_room(unsigned connections, char *err, size_t errsize)
 }
 
 /* Connections whose client hung up before a whole request, with nothing left unread: nothing
- * can be asked on them any more (the event loop runs this after libmicrohttpd has read and
- * parsed what there was). libmicrohttpd sometimes misses that end of stream on a connection it has just
- * accepted (the client gave up while it waited in the listen queue) and would keep it until the
- * deadline; shutting it down wakes the library. Answers under way are left alone (a client may
+ * can be asked on them any more (this runs after libmicrohttpd has read and parsed what there
+ * was). libmicrohttpd sometimes misses that end of stream on a connection it has just accepted
+ * (the client gave up while it waited in the listen queue) and would keep it until its
+ * timeout; shutting it down wakes the library. Answers under way are left alone (a client may
  * half-close after its request). */
 static void close_hung_up(http_server *h)
 {
