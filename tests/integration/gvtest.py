@@ -41,6 +41,18 @@ def tmpdir():
     return _TMP[0]
 
 
+def short_tmpdir():
+    """A private directory whose path is short enough for a Unix socket inside it (108 bytes
+    in all): tmpdir() when it is, else one in /tmp; removed when the test exits."""
+    d = tmpdir()
+    if len(d) <= 60:
+        return d
+    if len(_TMP) < 2:
+        _TMP.append(tempfile.mkdtemp(prefix="gpuvet-sock-", dir="/tmp"))
+        atexit.register(shutil.rmtree, _TMP[1], True)
+    return _TMP[1]
+
+
 def fake_env(lib, config_text, extra=None):
     """An environment that loads the fake NVML with the given configuration (the file lives in
     tmpdir(): gone when the test exits)."""

@@ -167,6 +167,7 @@ def test_tui_in_tmux():
         return gvtest.SKIP
     sock = "gpuvet-test-%d" % os.getpid()
     env, cfg = gvtest.fake_env(FAKE, config("gpu.2.processes = 4242:python:3GiB;4343:zzz:1GiB"))
+    env["TMUX_TMPDIR"] = gvtest.short_tmpdir()  # tmux's socket: not in /tmp/tmux-UID, gone at exit
 
     def tmux(*a):
         return subprocess.run(["tmux", "-L", sock] + list(a), capture_output=True, timeout=10, env=env)

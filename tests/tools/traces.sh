@@ -8,9 +8,9 @@
 #                               "the user's history"), or a new entry in the real $HOME or /tmp;
 #                               then removes ROOT.
 # What is compared in the real $HOME: its top-level names and gpuvet's own directories (history,
-# config, cache) with sizes and times; in /tmp (and $TMPDIR): every name with "gpuvet" in it. A
-# gpuvet suite of another checkout running on the same machine at the same time shows up here
-# as well: the names say whose they are.
+# config, cache) with sizes and times; in /tmp (and $TMPDIR), two levels deep: every name with
+# "gpuvet" in it. A gpuvet suite of another checkout running on the same machine at the same
+# time shows up here as well: the names say whose they are.
 set -eu
 cmd=$1
 root=$2
@@ -23,8 +23,8 @@ real_state() {
 			[ -e "$h/$d" ] && find "$h/$d" -maxdepth 2 -printf "home: $d/%P %s %T@\n"
 		done
 	fi
-	for t in /tmp ${TMPDIR:-}; do
-		[ -d "$t" ] && ls -A "$t" | grep -i gpuvet | sed "s|^|tmp: $t/|"
+	for t in /tmp ${TMPDIR:-}; do # two levels: /tmp/tmux-UID/gpuvet-... counts too
+		[ -d "$t" ] && find "$t" -mindepth 1 -maxdepth 2 -iname '*gpuvet*' 2>/dev/null | sed "s|^|tmp: |"
 	done
 	return 0
 }
