@@ -38,6 +38,27 @@ conn_key conn_key_of(const struct sockaddr *sa)
 	return k;
 }
 
+const char *conn_reason_name(conn_reason r)
+{
+	static const char *const names[CONN_REASONS] = {"evicted", "deadline", "refused", "hung_up", "not_allowed"};
+	return (unsigned)r < CONN_REASONS ? names[r] : "unknown";
+}
+
+const char *conn_state_name(conn_state s)
+{
+	static const char *const names[] = {"idle", "headers", "answering"};
+	return (unsigned)s < GV_ARRAY_LEN(names) ? names[s] : "unknown";
+}
+
+size_t conn_count(const conn_table *t, conn_state st)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->v[i].used && !t->v[i].closing && t->v[i].state == st)
+			n++;
+	return n;
+}
+
 static bool same_key(const conn_key *a, const conn_key *b)
 {
 	return a->family == b->family && memcmp(a->b, b->b, sizeof(a->b)) == 0;

@@ -44,7 +44,18 @@ typedef struct conn_slot {
 	double since;     /* when the current request (or answer) began: the deadline runs from here */
 } conn_slot;
 
-typedef enum conn_reason { CONN_EVICTED, CONN_DEADLINE, CONN_REFUSED, CONN_HUNG_UP, CONN_REASONS } conn_reason;
+/* Why the exporter closed a connection (the reason label of gpuvet_http_connections_closed_total). */
+typedef enum conn_reason {
+	CONN_EVICTED,     /* to make room for a newcomer */
+	CONN_DEADLINE,    /* its request or answer took longer than the deadline */
+	CONN_REFUSED,     /* the newcomer itself: every other connection was an answer under way */
+	CONN_HUNG_UP,     /* the client hung up before a whole request */
+	CONN_NOT_ALLOWED, /* outside --allow */
+	CONN_REASONS
+} conn_reason;
+const char *conn_reason_name(conn_reason r); /* "evicted", "deadline", ... */
+const char *conn_state_name(conn_state s);   /* "idle", "headers", "answering" */
+
 
 typedef struct conn_table {
 	conn_slot *v;
@@ -71,6 +82,8 @@ void conn_remove(conn_table *t, conn_slot *s);
 void conn_hung_up(conn_table *t, conn_slot *s);
 /* The next connection past its deadline at now, marked closing; NULL when none. */
 conn_slot *conn_expired(conn_table *t, double now);
+/* Connections open now in state st. */
+size_t conn_count(const conn_table *t, conn_state st);
 /* Seconds until the earliest deadline (at most cap_s); for the wait of the event loop. */
 double conn_next_deadline(const conn_table *t, double now, double cap_s);
 

@@ -90,7 +90,10 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 {
 	http_server *h = cls;
 	(void)addrlen;
-	return !h->nallow || conn_allowed(h->allow, h->nallow, addr) ? MHD_YES : MHD_NO;
+	if (!h->nallow || conn_allowed(h->allow, h->nallow, addr))
+		return MHD_YES;
+	h->conns.closed[CONN_NOT_ALLOWED]++;
+	return MHD_NO;
 }
 
 static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
@@ -267,8 +270,22 @@ static void scrape_done(void *cls)
 	free(s);
 }
 
-static enum MHD_Result send_metrics(struct MHD_Connection *c, exporter *ex)
+/* The budget at scrape time: an exporter under attack says so (docs/serve.md, "Limits"). */
+static void render_conns(expo *e, const conn_table *t)
 {
+	expo_family(e, "gpuvet_http_connections", MT_GAUGE,
+		    "HTTP connections open now, by state: idle (no request yet), headers (request under way), answering.");
+	for (conn_state st = CONN_IDLE; st <= CONN_ANSWERING; st++)
+		expo_sample(e, (double)conn_count(t, st), "state", conn_state_name(st), NULL);
+	expo_family(e, "gpuvet_http_connections_closed_total", MT_COUNTER,
+		    "HTTP connections the exporter closed, by rule: evicted (to make room), deadline, refused, hung_up, not_allowed.");
+	for (conn_reason r = 0; r < CONN_REASONS; r++)
+		expo_sample(e, (double)t->closed[r], "reason", conn_reason_name(r), NULL);
+}
+
+static enum MHD_Result send_metrics(struct MHD_Connection *c, http_server *h)
+{
+	exporter *ex = h->ex;
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	expo_format fmt = expo_negotiate(accept);
 	struct scrape *s = xcalloc(1, sizeof(*s));
@@ -279,6 +296,7 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, exporter *ex)
 	expo e;
 	expo_init(&e, &sb, fmt);
 	metrics_render_status(&e, &st);
+	render_conns(&e, &h->conns);
 	if (!s->body)
 		expo_finish(&e); /* nothing sampled yet: the status alone is the whole exposition */
 	size_t plen = sb.len;
@@ -318,7 +336,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
 	if (strcmp(url, "/metrics") == 0)
-		return send_metrics(c, h->ex);
+		return send_metrics(c, h);
 	if (strcmp(url, "/healthz") == 0) {
 		char why[300], text[320];
 		bool alive = exporter_alive(h->ex, why, sizeof(why));

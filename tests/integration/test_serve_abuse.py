@@ -299,6 +299,9 @@ def test_allow_list():
             check(refused(srv.port, "127.0.0.2") and refused(srv.port, "127.0.2.1"),
                   "--listen %s: a client outside the allow-list was answered" % listen)
             check(srv.alive() and scrape_ok(srv.port), "not serving after refusing clients")
+            _, _, body = gvtest.http(srv.port)
+            n = gvtest.series(body.decode()).get('gpuvet_http_connections_closed_total{reason="not_allowed"}')
+            check(n == 2, "--listen %s: not_allowed counts %s, want the 2 refused" % (listen, n))
         finally:
             srv.stop()
     r = subprocess.run([GPUVET, "serve", "--allow", "10.0.0.0/40"], capture_output=True, text=True, timeout=10)

@@ -198,6 +198,13 @@ def under_attack(name, plan, extra=(), listen="127.0.0.1:0"):
               "(%d connects, %d closed by the exporter); fds %d before, %d peak, %d after; RSS %d KiB before, "
               "peak %d KiB, %d KiB after" % (name, ok, len(lat), ANSWER_WITHIN_S, p99, lat[-1], attackers, connects,
                                             closed, fds0, fds_peak, fds1, rss0, rss_peak, rss1))
+        # the exporter's own metrics say what it did
+        st, _, body = gvtest.http(srv.port)
+        v = gvtest.series(body.decode())
+        evicted = v.get('gpuvet_http_connections_closed_total{reason="evicted"}', -1)
+        print("  %s: closed by the exporter: %s" % (name, ", ".join(
+            "%s %d" % (k.split('"')[1], n) for k, n in sorted(v.items()) if k.startswith("gpuvet_http_connections_closed_total"))))
+        check(evicted > 0, "%s: gpuvet_http_connections_closed_total{reason=\"evicted\"} is %s after the attack" % (name, evicted))
         check(fds_peak >= fds0 + min(attackers, 512) * 3 // 4, "%s: the attack never held the exporter's connections" % name)
         check(ok * 100 >= len(lat) * 99, "%s: only %d of %d scrapes answered within %.0f s" % (name, ok, len(lat), ANSWER_WITHIN_S))
         check(fds1 <= fds0, "%s: %d descriptors after the attack, %d before" % (name, fds1, fds0))

@@ -44,6 +44,20 @@ static conn_slot *arrive(conn_table *t, int fd, conn_key k, double now, int *vic
 	return s;
 }
 
+static void test_names(void **state)
+{
+	(void)state;
+	/* label values: distinct, snake_case */
+	for (int i = 0; i < CONN_REASONS; i++) {
+		const char *n = conn_reason_name((conn_reason)i);
+		assert_true(n[0] >= 'a' && n[0] <= 'z');
+		assert_int_equal(strspn(n, "abcdefghijklmnopqrstuvwxyz_"), strlen(n));
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(n, conn_reason_name((conn_reason)j));
+	}
+	assert_string_equal(conn_state_name(CONN_ANSWERING), "answering");
+}
+
 static void test_keys(void **state)
 {
 	(void)state;
@@ -224,6 +238,7 @@ static void test_allow_list(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_idle_closed_first),
 		cmocka_unit_test(test_headers_then_stalled_answers),
