@@ -60,7 +60,7 @@ echo "probe gone within 10 s of SIGKILL: $gone" | tee -a "$OUT/verdict.txt"
 [ "$gone" = yes ] || { status=1; kill -KILL "$probe" 2>/dev/null; }
 left=$(ls "$T" | grep -c '^gpuvet-tune-')
 echo "directories left by the killed run: $left" | tee -a "$OUT/verdict.txt"
-TMPDIR=$T timeout 120 "$G" tune --models mlp --budget 20 --python python3 > "$OUT/tune-next.out" 2> "$OUT/tune-next.err"
+TMPDIR=$T timeout 120 "$G" tune --models mlp --budget 10 --python python3 > "$OUT/tune-next.out" 2> "$OUT/tune-next.err"
 echo "next tune exit $?" >> "$OUT/verdict.txt"
 after=$(ls "$T" | grep -c '^gpuvet-tune-')
 echo "directories left after the next run: $after" | tee -a "$OUT/verdict.txt"
