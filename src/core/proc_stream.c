@@ -118,16 +118,13 @@ static int ms_until(double deadline)
 	return (int)left + 1;
 }
 
-/* fork and exec, with what posix_spawn cannot do: the child gets SIGKILL when we die (even by
- * SIGKILL), so a killed run leaves no probe behind. Only async-signal-safe calls in the child.
- * Returns 0, or the errno of a child that could not start. */
-static int spawn_child(const proc_stream_opts *o, int out_fd, int err_fd, pid_t *pid_out)
+int proc_spawn(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd, pid_t *pid_out)
 {
 	int ep[2]; /* the child's exec errno; end of file when exec worked */
 	if (pipe2(ep, O_CLOEXEC) < 0)
 		return errno;
 	pid_t parent = getpid();
-	char *const *env = o->env ? o->env : environ;
+	char *const *env = envp ? envp : environ;
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -151,13 +148,13 @@ static int spawn_child(const proc_stream_opts *o, int out_fd, int err_fd, pid_t 
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		int in = open("/dev/null", O_RDONLY);
+		int in = in_fd >= 0 ? in_fd : open("/dev/null", O_RDONLY);
 		if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
 			int e = errno;
 			(void)!write(ep[1], &e, sizeof(e));
 			_exit(127);
 		}
-		execvpe(o->argv[0], o->argv, env);
+		execvpe(argv[0], argv, env);
 		int e = errno;
 		(void)!write(ep[1], &e, sizeof(e));
 		_exit(127);
@@ -200,7 +197,7 @@ int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res)
 	}
 	pid_t pid = -1;
 	double t0 = now_seconds();
-	int rc = spawn_child(o, po[1], pe[1], &pid);
+	int rc = proc_spawn(o->argv, o->env, -1, po[1], pe[1], &pid);
 	close(po[1]);
 	close(pe[1]);
 	if (rc != 0) {

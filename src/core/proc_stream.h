@@ -48,6 +48,15 @@ typedef struct proc_stream_result {
 	double seconds;
 } proc_stream_result;
 
+/* Starts argv (PATH searched) in a process group of its own, with stdin from in_fd (-1:
+ * /dev/null), stdout and stderr on out_fd and err_fd, signals unblocked and SIGINT, SIGTERM,
+ * SIGPIPE, SIGHUP at their defaults; the child gets SIGKILL when the calling thread ends
+ * (PR_SET_PDEATHSIG), so gpuvet killed outright leaves no child behind. fork and exec (posix_spawn
+ * cannot set that); only async-signal-safe calls in the child. Returns 0 with *pid, or the
+ * errno of a child that could not start. proc_run and proc_stream_run start their children so. */
+#include <sys/types.h>
+int proc_spawn(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd, pid_t *pid);
+
 /* Returns 0 when the child ran (whatever its outcome), -1 when it could not start. */
 int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res);
 void proc_stream_result_free(proc_stream_result *res);
