@@ -282,6 +282,45 @@ def test_hang_ups():
         srv.stop()
 
 
+def test_ipv6_class():
+    """On IPv6 a client class is a /64: one host's many addresses share one budget."""
+    try:
+        probe = socket.socket(socket.AF_INET6)
+        probe.bind(("::1", 0))
+        probe.close()
+    except OSError:
+        print("  no IPv6 loopback here: not run")
+        return gvtest.SKIP
+    env, _ = gvtest.fake_env(FAKE, CONFIG)
+    srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0", "--max-connections-per-ip", "8"],
+                        listen="[::1]:0")
+    try:
+        def scrape6():
+            s = socket.create_connection(("::1", srv.port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            s.close()
+            return data.startswith(b"HTTP/1.1 200") and b"gpuvet_gpu_info{" in data
+        gvtest.wait_for(scrape6, 10, "a first sample over IPv6")
+        idle = []
+        for _ in range(12):
+            idle.append(socket.create_connection(("::1", srv.port)))
+            time.sleep(0.01)
+        time.sleep(0.3)
+        check(closed_by_server(idle[:4], 0.1) == 4, "the oldest idle IPv6 connections beyond the class's 8 are open")
+        check(closed_by_server(idle[4:], 0.1) == 0, "younger idle IPv6 connections were closed")
+        check(scrape6(), "a scrape from the same /64 was not served beside its idle connections")
+        for s in idle:
+            s.close()
+    finally:
+        srv.stop()
+
+
 def refused(port, source):
     try:
         st, _, _ = gvtest.http(port, source=source, timeout=2)
@@ -309,4 +348,4 @@ def test_allow_list():
 
 
 gvtest.run([test_500_concurrent_scrapes, test_slow_clients, test_malformed_requests, test_huge_headers, test_hang_ups,
-            test_allow_list])
+            test_ipv6_class, test_allow_list])
