@@ -295,6 +295,8 @@ static char *switch_path(const cuda_env *e, int chosen, const char *value, const
 		if (strcmp(en, ".") == 0 && loader_sep)
 			continue; /* an empty LD_LIBRARY_PATH entry: the current directory, never wanted */
 		const char *m = sysroot_strip(en);
+		if (loader_sep && loader_is_stubs_dir(m))
+			continue; /* link-time placeholders: never on a run-time search path */
 		int owner = m[0] == '/' ? install_of(e, m) : -1;
 		if ((owner >= 0 && owner != chosen) || (m[0] == '/' && stale_cuda_entry(m)) || sl_contains(&seen, en))
 			continue;

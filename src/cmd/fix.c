@@ -135,6 +135,55 @@ static bool env_command(const char *line, char *cmd, size_t n, char *note, size_
 	return ok;
 }
 
+/* Several findings rewrite the same search path (lib.stubs-on-path drops the stubs,
+ * lib.ld-path-stale the vanished entries, lib.shadowed other cuDNN directories): sourced one after
+ * the other the last would undo the others, so they become one line keeping only the entries
+ * every rewrite keeps. Returns true when cmd was merged into an earlier line. */
+static bool merge_path_export(strlist *commands, const char *cmd, const char *id)
+{
+	static const char *const vars[] = {"LD_LIBRARY_PATH", "PATH"};
+	for (size_t v = 0; v < GV_ARRAY_LEN(vars); v++) {
+		char exp[64], uns[64];
+		snprintf(exp, sizeof(exp), "export %s=", vars[v]);
+		snprintf(uns, sizeof(uns), "unset %s", vars[v]);
+		bool is_export = str_starts(cmd, exp), is_unset = strcmp(cmd, uns) == 0;
+		if (!is_export && !is_unset)
+			continue;
+		for (size_t k = 0; k < commands->n; k++) {
+			char *old = commands->v[k];
+			bool old_export = str_starts(old, exp);
+			bool old_unset = str_starts(old, uns) && old[strlen(uns)] == ' ';
+			if (!old_export && !old_unset)
+				continue;
+			const char *hash = strstr(old, "   # ");
+			char *why = xstrdup(hash ? hash + 5 : "");
+			strbuf keep;
+			sb_init(&keep);
+			if (old_export && is_export) {
+				size_t ol = strcspn(old + strlen(exp), " ");
+				char *a = xstrndup(old + strlen(exp), ol);
+				strlist mine = {0}, theirs = {0};
+				sl_split(&mine, a, ":", false);
+				sl_split(&theirs, cmd + strlen(exp), ":", false);
+				for (size_t i = 0; i < mine.n; i++)
+					if (sl_contains(&theirs, mine.v[i]))
+						sb_addf(&keep, "%s%s", keep.len ? ":" : "", mine.v[i]);
+				sl_free(&mine);
+				sl_free(&theirs);
+				free(a);
+			}
+			char *line = keep.len ? xasprintf("%s%s   # %s, %s", exp, keep.buf, why, id)
+					      : xasprintf("%s   # %s, %s", uns, why, id);
+			free(commands->v[k]);
+			commands->v[k] = line;
+			sb_free(&keep);
+			free(why);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -231,7 +280,7 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 			bool dup = false;
 			for (size_t k2 = 0; k2 < env->commands.n && !dup; k2++)
 				dup = str_starts(env->commands.v[k2], cmd) && env->commands.v[k2][strlen(cmd)] == ' ';
-			if (dup)
+			if (dup || merge_path_export(&env->commands, cmd, x->id))
 				continue;
 			char line[2200];
 			snprintf(line, sizeof(line), "%s   # %s%s%s", cmd, x->id, note[0] ? ": " : "", note);

@@ -62,6 +62,7 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetComputeRunningProcesses)(nvmlDevice_t, unsigned *, void *);
 	nvmlReturn_t (*DeviceGetGraphicsRunningProcesses)(nvmlDevice_t, unsigned *, void *);
 	bool compute_procs_v1, graphics_procs_v1;
+	bool compute_procs_v3, graphics_procs_v3; /* the _v3 names were the ones found */
 	nvmlReturn_t (*DeviceGetGpuFabricInfo)(nvmlDevice_t, nvmlGpuFabricInfo_t *);
 	nvmlReturn_t (*DeviceGetGpuFabricInfoV)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t *);
 	nvmlReturn_t (*EventSetCreate)(nvmlEventSet_t *);
@@ -140,12 +141,16 @@ static void resolve(void)
 	SYM(DeviceGetFanSpeed, "nvmlDeviceGetFanSpeed");
 	SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3",
 	    "nvmlDeviceGetComputeRunningProcesses_v2");
+	fn.compute_procs_v3 = fn.DeviceGetComputeRunningProcesses &&
+			      dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3") == *(void **)&fn.DeviceGetComputeRunningProcesses;
 	if (!fn.DeviceGetComputeRunningProcesses) {
 		SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses");
 		fn.compute_procs_v1 = true;
 	}
 	SYM(DeviceGetGraphicsRunningProcesses, "nvmlDeviceGetGraphicsRunningProcesses_v3",
 	    "nvmlDeviceGetGraphicsRunningProcesses_v2");
+	fn.graphics_procs_v3 = fn.DeviceGetGraphicsRunningProcesses &&
+			       dlsym(lib, "nvmlDeviceGetGraphicsRunningProcesses_v3") == *(void **)&fn.DeviceGetGraphicsRunningProcesses;
 	if (!fn.DeviceGetGraphicsRunningProcesses) {
 		SYM(DeviceGetGraphicsRunningProcesses, "nvmlDeviceGetGraphicsRunningProcesses");
 		fn.graphics_procs_v1 = true;
@@ -723,6 +728,13 @@ static void snap_health(nvmlDevice_t dev, gv_nvml_device *d)
 	}
 }
 
+bool gv_nvml_procs_v3_layout(const char *driver_version)
+{
+	int major = 0, minor = 0;
+	return driver_version && sscanf(driver_version, "%d.%d", &major, &minor) == 2 && major == 535 && minor >= 43 &&
+	       minor < 98;
+}
+
 /* Fetches one process list (compute or graphics) into d->procs; returns the call's result. */
 static nvmlReturn_t fetch_procs(nvmlDevice_t dev, gv_nvml_device *d, bool graphics)
 {
@@ -731,7 +743,11 @@ static nvmlReturn_t fetch_procs(nvmlDevice_t dev, gv_nvml_device *d, bool graphi
 	bool v1 = graphics ? fn.graphics_procs_v1 : fn.compute_procs_v1;
 	if (!call)
 		return NVML_ERROR_FUNCTION_NOT_FOUND;
-	size_t esize = v1 ? sizeof(nvmlProcessInfo_v1_t) : sizeof(nvmlProcessInfo_t);
+	/* R535's ABI break (data/known_bad.csv): its _v3 calls fill nvmlProcessInfo_v3_t */
+	char ver[96] = "";
+	bool v3 = (graphics ? fn.graphics_procs_v3 : fn.compute_procs_v3) && fn.SystemGetDriverVersion &&
+		  fn.SystemGetDriverVersion(ver, sizeof(ver)) == NVML_SUCCESS && gv_nvml_procs_v3_layout(ver);
+	size_t esize = v1 ? sizeof(nvmlProcessInfo_v1_t) : v3 ? sizeof(nvmlProcessInfo_v3_t) : sizeof(nvmlProcessInfo_t);
 	unsigned cap = GV_NVML_MAX_PROCS, count = cap;
 	void *buf = xcalloc(cap, esize);
 	nvmlReturn_t rc = call(dev, &count, buf);
@@ -754,6 +770,9 @@ static nvmlReturn_t fetch_procs(nvmlDevice_t dev, gv_nvml_device *d, bool graphi
 		unsigned long long used;
 		if (v1) {
 			nvmlProcessInfo_v1_t *p = (nvmlProcessInfo_v1_t *)buf + i;
+			pid = p->pid, used = p->usedGpuMemory;
+		} else if (v3) {
+			nvmlProcessInfo_v3_t *p = (nvmlProcessInfo_v3_t *)buf + i;
 			pid = p->pid, used = p->usedGpuMemory;
 		} else {
 			nvmlProcessInfo_t *p = (nvmlProcessInfo_t *)buf + i;

@@ -112,6 +112,15 @@ typedef struct nvmlProcessInfo_st {
 	unsigned int gpuInstanceId;
 	unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
+/* what the _v3 process calls of R535 drivers 535.43 to 535.86 fill instead, without a version
+ * bump (a larger struct: reading it as nvmlProcessInfo_t shows one process, or garbage) */
+typedef struct nvmlProcessInfo_v3_st {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+	unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessInfo_v3_t;
 #define NVML_VALUE_NOT_AVAILABLE_ULL (~0ULL)
 
 typedef struct nvmlGpuFabricInfo_st {
@@ -329,6 +338,9 @@ void gv_nvml_device_clear(gv_nvml_device *d);
 const char *gv_nvml_compute_mode_name(unsigned long long mode);
 /* "not_supported", "not_started", "in_progress", "completed", or "unknown". */
 const char *gv_nvml_fabric_state_name(unsigned long long state);
+/* Whether this driver's _v3 process calls fill nvmlProcessInfo_v3_t instead of nvmlProcessInfo_t:
+ * R535 from 535.43 until 535.98 (which removed them; 535.104 brought them back with the old one). */
+bool gv_nvml_procs_v3_layout(const char *driver_version);
 /* Names of the set clock event reason bits joined by ",": "gpu_idle,sw_power_cap"; "none" for 0. */
 const char *gv_nvml_clock_reasons_text(unsigned long long mask, char *buf, size_t size);
 /* Reasons that mean the GPU is slowed against the user's will (thermal, hardware, power brake). */

@@ -13,7 +13,8 @@ static bool cuda_init_ok(const facts *f)
 /* Some sign that the NVIDIA driver is there: otherwise gpu.none / driver.not-loaded speak. */
 static bool driver_present(const facts *f)
 {
-	return facts_str(f, "hardware.kernel_module_version") || facts_true(f, "hardware.module.nvidia") ||
+	const fact *kmod = facts_get(f, "hardware.kernel_module_version");
+	return (kmod && kmod->state != FACT_ABSENT) || facts_true(f, "hardware.module.nvidia") ||
 	       facts_int_or(f, 0, "nvml.device_count") > 0 || facts_true(f, "devices.nvidiactl");
 }
 
@@ -28,10 +29,17 @@ static int gpu_nodes_present(const facts *f)
 	return n;
 }
 
+/* /dev could not be listed: how many nodes exist is unknown (files.unreadable says why), never 0. */
+static bool nodes_unknown(const facts *f)
+{
+	return fact_seen_but_unknown(facts_get(f, "devices.gpu.count"));
+}
+
 /* A container without any NVIDIA node is container.no-gpu's case. */
 static bool container_without_nodes(const facts *f)
 {
-	return facts_true(f, "container.inside") && !facts_true(f, "devices.nvidiactl") && gpu_nodes_present(f) == 0;
+	return facts_true(f, "container.inside") && !facts_true(f, "devices.nvidiactl") && gpu_nodes_present(f) == 0 &&
+	       !nodes_unknown(f);
 }
 
 static void uvm_missing(rule_ctx *c)
@@ -176,7 +184,7 @@ static void count_mismatch(rule_ctx *c)
 	if (!facts_int(f, &ngpus, "nvml.device_count") || ngpus <= 0)
 		return;
 	int present = gpu_nodes_present(f);
-	if (present >= ngpus || facts_true(f, "devices.dxg"))
+	if (present >= ngpus || facts_true(f, "devices.dxg") || nodes_unknown(f))
 		return;
 	finding *x = rule_emit(c, "NVML reports %lld GPU%s but only %d /dev/nvidiaN node%s exist%s", ngpus,
 			       ngpus == 1 ? "" : "s", present, present == 1 ? "" : "s", present == 1 ? "s" : "");
@@ -220,6 +228,131 @@ static void count_mismatch(rule_ctx *c)
 	sb_free(&missing);
 }
 
+/* ---- dev.wrong-node: a /dev/nvidia* path that is not the NVIDIA driver's device ---------- */
+
+/* The nodes and the device numbers the driver gives them (NV_MAJOR_DEVICE_NUMBER 195 is fixed;
+ * nvidia-uvm's and nvidia-caps' majors are dynamic, read from /proc/devices). minor -1: any. */
+typedef struct node_kind {
+	const char *prefix, *major_key, *module;
+	int major_default, minor;
+} node_kind;
+
+static const node_kind NODE_KINDS[] = {
+	{"devices.nvidiactl", "devices.major.nvidia", "nvidia", 195, 255},
+	{"devices.nvidia_modeset", "devices.major.nvidia", "nvidia-modeset", 195, 254},
+	{"devices.nvidia_uvm", "devices.major.nvidia_uvm", "nvidia-uvm", -1, 0},
+	{"devices.nvidia_uvm_tools", "devices.major.nvidia_uvm", "nvidia-uvm", -1, 1},
+};
+
+/* What a char node of another driver usually is: the memory devices a runtime binds by mistake. */
+static const char *known_node(long long maj, long long min)
+{
+	static const struct {
+		int maj, min;
+		const char *path;
+	} known[] = {{1, 3, "/dev/null"}, {1, 5, "/dev/zero"}, {1, 7, "/dev/full"}, {1, 8, "/dev/random"},
+		     {1, 9, "/dev/urandom"}, {5, 0, "/dev/tty"}, {5, 1, "/dev/console"}, {5, 2, "/dev/ptmx"}};
+	for (size_t i = 0; i < GV_ARRAY_LEN(known); i++)
+		if (known[i].maj == maj && known[i].min == min)
+			return known[i].path;
+	return NULL;
+}
+
+/* Judges one present node; appends an evidence line to bad when it is not the driver's. */
+static bool judge_node(const facts *f, const char *prefix, const char *major_key, const char *module,
+		       int major_default, long long want_minor, strlist *bad, strlist *paths)
+{
+	if (!facts_true(f, "%s", prefix))
+		return false;
+	const char *type = facts_str(f, "%s.type", prefix);
+	const char *path = facts_str(f, "%s.path", prefix);
+	if (!type || !path)
+		return false;
+	long long want_major = facts_int_or(f, major_default, "%s", major_key);
+	char want[96];
+	if (want_major >= 0 && want_minor >= 0)
+		snprintf(want, sizeof(want), "char %lld:%lld (%s)", want_major, want_minor, module);
+	else if (want_major >= 0)
+		snprintf(want, sizeof(want), "a char node of major %lld (%s)", want_major, module);
+	else
+		snprintf(want, sizeof(want), "a char node of the %s driver", module);
+	if (strcmp(type, "char") != 0) {
+		if (strcmp(type, "block") != 0 && facts_true(f, "devices.tree"))
+			return false; /* a --root tree's plain files stand in for the nodes */
+		sl_pushf(bad, "%s is a %s%s, not a character device; it should be %s", path,
+			 strcmp(type, "file") == 0 ? "regular file" : strcmp(type, "dir") == 0 ? "directory" : type,
+			 strcmp(type, "block") == 0 ? " device" : "", want);
+		sl_push(paths, path);
+		return true;
+	}
+	long long maj, min;
+	if (!facts_int(f, &maj, "%s.rdev_major", prefix) || !facts_int(f, &min, "%s.rdev_minor", prefix))
+		return false;
+	const char *drv = facts_str(f, "%s.rdev_driver", prefix);
+	bool wrong = (want_major >= 0 && maj != want_major) || (want_minor >= 0 && min != want_minor) ||
+		     (drv && strncmp(drv, "nvidia", 6) != 0);
+	if (!wrong)
+		return false;
+	const char *other = known_node(maj, min);
+	const char *mnt = facts_str(f, "%s.mounted", prefix);
+	sl_pushf(bad, "%s is char %lld:%lld%s%s%s%s%s%s, but it should be %s%s%s%s", path, maj, min, drv ? " (major of \"" : "",
+		 drv ? drv : "", drv ? "\" in /proc/devices" : "", other ? ": that is " : "", other ? other : "",
+		 drv ? ")" : "", want, mnt ? "; it is a mount (" : "", mnt ? mnt : "", mnt ? "), a bind mount of another file" : "");
+	sl_push(paths, path);
+	return true;
+}
+
+static void wrong_node(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	strlist bad = {0}, paths = {0};
+	for (int k = 0; k < facts_int_or(f, 0, "devices.gpu.count") && k < 256; k++) {
+		char p[48];
+		snprintf(p, sizeof(p), "devices.gpu.%d", k);
+		judge_node(f, p, "devices.major.nvidia", "nvidia", 195, facts_int_or(f, -1, "devices.gpu.%d.minor", k), &bad,
+			   &paths);
+	}
+	for (size_t i = 0; i < GV_ARRAY_LEN(NODE_KINDS); i++)
+		judge_node(f, NODE_KINDS[i].prefix, NODE_KINDS[i].major_key, NODE_KINDS[i].module, NODE_KINDS[i].major_default,
+			   NODE_KINDS[i].minor, &bad, &paths);
+	for (int k = 0; k < facts_int_or(f, 0, "devices.caps.count") && k < 64; k++) {
+		char p[48];
+		snprintf(p, sizeof(p), "devices.caps.%d", k);
+		judge_node(f, p, "devices.major.nvidia_caps", "nvidia-caps", -1, -1, &bad, &paths);
+	}
+	if (bad.n) {
+		strbuf all, words;
+		sb_init(&all);
+		sb_init(&words);
+		for (size_t i = 0; i < paths.n; i++) {
+			sb_addf(&all, "%s%s", i ? ", " : "", paths.v[i]);
+			sb_addf(&words, "%s%s", i ? " " : "", paths.v[i]);
+		}
+		finding *x = rule_emit(c, "%s %s not the NVIDIA driver's device node%s: CUDA and NVML cannot reach the GPU "
+					  "through %s", all.buf, paths.n == 1 ? "is" : "are", paths.n == 1 ? "" : "s",
+				       paths.n == 1 ? "it" : "them");
+		for (size_t i = 0; i < bad.n; i++)
+			finding_evidence(x, "%s", bad.v[i]);
+		finding_evidence(x, "opening such a path fails or reaches another device: cuInit and nvmlInit report no device or an "
+				    "unknown error, and PyTorch says no GPU is available");
+		if (facts_true(f, "container.inside")) {
+			finding_fix(x, "the container runtime set up the wrong node: recreate the container with --gpus all "
+				       "(or --device nvidia.com/gpu=all with CDI), not with -v or --device paths of your own");
+			finding_fix(x, "on the host, regenerate a stale CDI spec (a driver upgrade changes the nodes): sudo nvidia-ctk "
+				       "cdi generate --output=/etc/cdi/nvidia.yaml");
+		} else {
+			finding_fix(x, "if it is a mount (findmnt %s lists it): sudo umount %s", paths.v[0], paths.v[0]);
+			finding_fix(x, "otherwise remove it and let the driver create the right one: sudo rm %s && sudo "
+				       "nvidia-modprobe -c=0 -u   (-c=N for /dev/nvidiaN; or reboot: udev recreates the nodes)", words.buf);
+		}
+		x->rank = 0;
+		sb_free(&all);
+		sb_free(&words);
+	}
+	sl_free(&bad);
+	sl_free(&paths);
+}
+
 const rule rules_devices[] = {
 	{"driver.uvm-missing", "devices", SEV_FAIL, "devices.nvidia_uvm", uvm_missing,
 	 "/dev/nvidia-uvm missing or nvidia_uvm not loaded"},
@@ -227,5 +360,7 @@ const rule rules_devices[] = {
 	 "the NVIDIA device nodes are not readable and writable by this user"},
 	{"dev.count-mismatch", "devices", SEV_WARN, "devices.gpu.count nvml.device_count", count_mismatch,
 	 "fewer /dev/nvidiaN nodes than GPUs reported by NVML"},
+	{"dev.wrong-node", "devices", SEV_FAIL, "devices.nvidiactl", wrong_node,
+	 "a /dev/nvidia* path that is not the driver's device (another device number, a file, /dev/null bound over it)"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -4,17 +4,26 @@
  * persistence mode on datacenter GPUs.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kb/kb_nvidia.h"
 #include "nvidia/cuda.h"
 #include "nvidia/nvml.h"
+#include "loader/loader.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
 static const char *fact_error(const fact *ft)
 {
 	return ft && ft->error ? ft->error : "unknown error";
+}
+
+/* No /proc/driver/nvidia/version at all (not: there but unreadable or garbled). */
+static bool kernel_module_absent(const facts *f)
+{
+	const fact *ft = facts_get(f, "hardware.kernel_module_version");
+	return !ft || ft->state == FACT_ABSENT;
 }
 
 static bool library_missing(const facts *f, const char *key)
@@ -248,6 +257,15 @@ static void explain_cuda(const facts *f, finding *x, long long rc)
 			finding_evidence(x, "libcuda loaded from %s", lib);
 		finding_fix(x, "remove the toolkit's stubs directory (.../lib64/stubs) from LD_LIBRARY_PATH: it holds a "
 			       "link-time placeholder, not the driver");
+		const char *llp = facts_str(f, "loader.ld_library_path");
+		char *rest = llp ? loader_path_without_stubs(llp) : NULL;
+		if (rest && strcmp(rest, llp) != 0) {
+			if (*rest)
+				finding_fix(x, "export LD_LIBRARY_PATH=%s", rest);
+			else
+				finding_fix(x, "unset LD_LIBRARY_PATH");
+		}
+		free(rest);
 		break;
 	}
 	case CUDA_ERROR_DEVICE_UNAVAILABLE:
@@ -297,7 +315,7 @@ static void init_failed(rule_ctx *c)
 	long long nrc = facts_int_or(f, 0, "nvml.init_code");
 	long long crc = facts_int_or(f, 0, "cuda.init_code");
 	bool nvml_bad = ni && ni->state == FACT_ERROR && nrc != NVML_ERROR_LIB_RM_VERSION_MISMATCH &&
-			!(nrc == NVML_ERROR_DRIVER_NOT_LOADED && !facts_str(f, "hardware.kernel_module_version") &&
+			!(nrc == NVML_ERROR_DRIVER_NOT_LOADED && kernel_module_absent(f) &&
 			  !facts_true(f, "devices.dxg"));
 	/* 803 is the version mismatch when the versions differ: driver.version-mismatch says it */
 	const char *from;

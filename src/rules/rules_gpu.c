@@ -290,12 +290,110 @@ static void hot(rule_ctx *c)
 		       "temperature, and spread the load over more GPUs");
 }
 
+/* ---- gpu.memory-held: others hold so much memory that a new job cannot start ------------- */
+
+/* Whether GPU i's memory is held by others beyond the threshold: above 90 % of the total, or
+ * leaving less free than --memory-headroom MIB (config.memory_headroom_bytes). */
+static bool memory_held(const facts *f, int i, long long *used_out, long long *total_out, long long *free_out)
+{
+	long long used, total, freeb;
+	if (!facts_int(f, &used, "nvml.gpu.%d.memory_used_bytes", i) ||
+	    !facts_int(f, &total, "nvml.gpu.%d.memory_total_bytes", i) || total <= 0 || used <= 0)
+		return false;
+	if (!facts_int(f, &freeb, "nvml.gpu.%d.memory_free_bytes", i))
+		freeb = total > used ? total - used : 0;
+	long long headroom;
+	bool held = used * 10 > total * 9;
+	if (facts_int(f, &headroom, "config.memory_headroom_bytes") && headroom > 0 && freeb < headroom && used >= (256LL << 20))
+		held = true;
+	if (used_out)
+		*used_out = used, *total_out = total, *free_out = freeb;
+	return held;
+}
+
+static void memory_held_rule(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	int n = nv_gpu_count(f);
+	finding *x = NULL;
+	strlist pids = {0};
+	strbuf free_gpus;
+	sb_init(&free_gpus);
+	long long worst_free = -1;
+	for (int i = 0; i < n && i < 64; i++) {
+		long long used, total, freeb;
+		if (!memory_held(f, i, &used, &total, &freeb)) {
+			if (facts_int(f, &used, "nvml.gpu.%d.memory_used_bytes", i) &&
+			    facts_int(f, &total, "nvml.gpu.%d.memory_total_bytes", i) && total > 0 && used * 10 < total)
+				sb_addf(&free_gpus, "%s%d", free_gpus.len ? "," : "", i);
+			continue;
+		}
+		char label[160];
+		nv_gpu_label(f, i, label, sizeof(label));
+		if (!x)
+			x = rule_emit(c, "%s has only %lld MiB free: other processes hold %.1f %% of its memory", label,
+				      nv_mib(freeb), 100.0 * (double)used / (double)total);
+		else
+			finding_evidence(x, "%s: only %lld MiB free, %.1f %% held", label, nv_mib(freeb),
+					 100.0 * (double)used / (double)total);
+		if (worst_free < 0 || freeb < worst_free)
+			worst_free = freeb;
+		long long np = gpu_int(f, i, "processes.count", 0), shown = 0;
+		for (long long k = 0; k < np && k < 64; k++) {
+			const char *name = facts_str(f, "nvml.gpu.%d.processes.%lld.name", i, k);
+			long long pid = facts_int_or(f, 0, "nvml.gpu.%d.processes.%lld.pid", i, k), pu;
+			char mem[48] = "memory not reported";
+			if (facts_int(f, &pu, "nvml.gpu.%d.processes.%lld.used_bytes", i, k)) {
+				snprintf(mem, sizeof(mem), "%lld MiB", nv_mib(pu));
+				shown += pu;
+			}
+			finding_evidence(x, "%s: pid %lld %s holds %s", label, pid, name ? name : "(name unknown)", mem);
+			char ps[24];
+			snprintf(ps, sizeof(ps), "%lld", pid);
+			if (pid > 0 && !sl_contains(&pids, ps))
+				sl_push(&pids, ps);
+		}
+		if (np == 0 || used - shown > (1LL << 30))
+			finding_evidence(x, "%s: %lld MiB held by processes not visible here (another container or PID "
+					    "namespace, or a process that exited while its context lives on)",
+					 label, nv_mib(used - shown > 0 ? used - shown : used));
+		long long headroom;
+		if (facts_int(f, &headroom, "config.memory_headroom_bytes") && headroom > 0 && freeb < headroom)
+			finding_evidence(x, "%s: %lld MiB free is below the %lld MiB asked for (--memory-headroom)", label,
+					 nv_mib(freeb), nv_mib(headroom));
+	}
+	if (x) {
+		finding_evidence(x, "a job started now gets at most %lld MiB: allocations fail with \"CUDA out of memory\" "
+				    "(cudaErrorMemoryAllocation), and cuDNN and cuBLAS handle creation fails with "
+				    "CUDNN_STATUS_NOT_INITIALIZED / CUBLAS_STATUS_NOT_INITIALIZED (no memory for their workspace)",
+				 nv_mib(worst_free));
+		if (pids.n) {
+			strbuf all;
+			sb_init(&all);
+			for (size_t i = 0; i < pids.n; i++)
+				sb_addf(&all, "%s%s", i ? "," : "", pids.v[i]);
+			finding_fix(x, "see whose they are and since when: ps -o pid,user,etime,args -p %s; stop them when they "
+				       "are finished or stuck: kill %s", all.buf, all.buf);
+			sb_free(&all);
+		}
+		finding_fix(x, "a job that was killed can leave a process holding the memory: nvidia-smi "
+			       "--query-compute-apps=pid,process_name,used_memory --format=csv; sudo fuser -v /dev/nvidia*");
+		if (free_gpus.len)
+			finding_fix(x, "or run on a GPU that is free: CUDA_VISIBLE_DEVICES=%s", free_gpus.buf);
+		x->rank = 20;
+	}
+	sl_free(&pids);
+	sb_free(&free_gpus);
+}
+
 static void busy(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	finding *x = NULL;
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
+		if (memory_held(f, i, NULL, NULL, NULL))
+			continue; /* gpu.memory-held speaks for this GPU */
 		long long np = gpu_int(f, i, "processes.count", 0);
 		char label[160];
 		nv_gpu_label(f, i, label, sizeof(label));
@@ -505,6 +603,8 @@ const rule rules_gpu[] = {
 	{"gpu.throttled", "gpu", SEV_WARN, "nvml.init", throttled,
 	 "clocks held down by thermal, hardware or power-brake slowdown"},
 	{"gpu.hot", "gpu", SEV_WARN, "nvml.init", hot, "GPU at 80 C or within 5 C of its slowdown temperature"},
+	{"gpu.memory-held", "gpu", SEV_WARN, "nvml.device_count", memory_held_rule,
+	 "other processes hold over 90 % of a GPU's memory (or leave less than --memory-headroom)"},
 	{"gpu.busy", "gpu", SEV_INFO, "nvml.init", busy, "other processes hold GPU memory or compute"},
 	{"gpu.compute-mode", "gpu", SEV_WARN, "nvml.init", compute_mode,
 	 "compute mode prohibited, or exclusive while another process holds the GPU"},

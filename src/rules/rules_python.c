@@ -17,6 +17,7 @@
 #include "python/archlist.h"
 #include "python/fixplan.h"
 #include "python/pyparse.h"
+#include "loader/loader.h"
 #include "rules/registry.h"
 
 enum { RANK_ROOT_CAUSE = 1, RANK_SYMPTOM = 2 };
@@ -577,10 +578,14 @@ static void torch_cudnn_mismatch(rule_ctx *c)
 	}
 	if (!x)
 		return;
-	finding_evidence(x, "see lib.shadowed for which copy the loader picks and why");
+	bool shadowed = false; /* lib.shadowed runs first: point at it only when it is shown */
+	for (size_t i = 0; i < c->out->n && !shadowed; i++)
+		shadowed = strcmp(c->out->v[i].id, "lib.shadowed") == 0;
+	if (shadowed)
+		finding_evidence(x, "see lib.shadowed for which copy the loader picks and why");
 	if (pin && pkg)
 		finding_fix(x, "%s -m pip install --force-reinstall %s==%s", python_path(f), pkg, pin);
-	finding_fix(x, "and keep other cuDNN directories off LD_LIBRARY_PATH (see lib.shadowed)");
+	finding_fix(x, "and keep other cuDNN directories off LD_LIBRARY_PATH%s", shadowed ? " (see lib.shadowed)" : "");
 }
 
 /* ---- lib.shadowed (loader) ---- */
@@ -722,6 +727,9 @@ static void lib_shadowed(rule_ctx *c)
 	if (llp) {
 		char rest[2048];
 		ld_path_without(llp, &drop, rest, sizeof(rest));
+		char *clean = loader_path_without_stubs(rest); /* stubs never stay on a rewritten path */
+		str_copy(rest, sizeof(rest), clean);
+		free(clean);
 		finding_evidence(x, "LD_LIBRARY_PATH=%s", llp);
 		if (rest[0])
 			finding_fix(x, "export LD_LIBRARY_PATH=%s", rest);
@@ -874,7 +882,7 @@ static void cudnn_init_failed(rule_ctx *c)
 		if (used < 0 || total <= 0 || used * 10 < total * 9)
 			continue;
 		finding_evidence(x, "cause: GPU %lld memory is nearly full, %lld of %lld MiB used by %lld other process%s "
-				    "(see gpu.busy)",
+				    "(see gpu.memory-held)",
 				 i, used >> 20, total >> 20, procs, procs == 1 ? "" : "es");
 		finding_fix(x, "free the GPU: stop the other processes (nvidia-smi --query-compute-apps=pid,process_name,"
 			       "used_memory --format=csv), or choose another GPU with CUDA_VISIBLE_DEVICES");
@@ -882,7 +890,8 @@ static void cudnn_init_failed(rule_ctx *c)
 	}
 	for (size_t i = 0; i < c->out->n; i++) {
 		finding *o = &c->out->v[i];
-		if (strcmp(o->id, "lib.shadowed") == 0 || strcmp(o->id, "torch.cudnn-mismatch") == 0) {
+		if (strcmp(o->id, "lib.shadowed") == 0 || strcmp(o->id, "torch.cudnn-mismatch") == 0 ||
+		    strcmp(o->id, "release.known-bad") == 0) {
 			finding_evidence(x, "cause: %s (%s)", o->title, o->id);
 			for (size_t k = 0; k < o->fix.n && k < 2; k++)
 				finding_fix(x, "%s", o->fix.v[k]);
@@ -1020,7 +1029,7 @@ static void python_probe_failed(rule_ctx *c)
 
 static const char *const ROOT_CAUSES[] = {
 	"gpu.none",		 "driver.nouveau",	  "driver.not-loaded",	   "container.no-gpu", "wsl.v1",
-	"driver.libcuda-missing", "driver.version-mismatch", "driver.uvm-missing",    "dev.permission",   "driver.init-failed",
+	"driver.libcuda-missing", "driver.version-mismatch", "driver.uvm-missing",    "dev.permission", "dev.wrong-node",   "lib.stubs-on-path", "driver.init-failed",
 	"env.visible-devices",	 "container.capabilities", "torch.cpu-build",	   "torch.driver-too-old",
 	"lib.runtime-newer-than-driver", "lib.shadowed",   "torch.import-failed",   NULL,
 };

@@ -1,8 +1,10 @@
 /* Rules of the toolkit layer: is there a CUDA toolkit, is it on PATH, do PATH, CUDA_HOME and
  * /usr/local/cuda agree, and does the driver run what it builds. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "loader/loader.h"
 #include "rules/cuda_facts.h"
 #include "rules/registry.h"
 
@@ -222,9 +224,13 @@ static void newer_than_driver(rule_ctx *c)
 		finding_fix(x, "upgrade the driver to one that supports CUDA %s", mm);
 	int a = 0, b = 0;
 	version_parse(mm, &a, &b, NULL);
+	const char *llp = facts_str(f, "loader.ld_library_path");
+	char *rest = llp ? loader_path_without_stubs(llp) : NULL;
+	bool had_stubs = llp && strcmp(rest, llp) != 0; /* a rewritten path drops the stubs */
 	finding_fix(x, "datacenter GPUs only (not GeForce/RTX): sudo apt install cuda-compat-%d-%d, then "
-		       "export LD_LIBRARY_PATH=/usr/local/cuda-%d.%d/compat:$LD_LIBRARY_PATH",
-		    a, b, a, b);
+		       "export LD_LIBRARY_PATH=/usr/local/cuda-%d.%d/compat%s%s",
+		    a, b, a, b, had_stubs ? (*rest ? ":" : "") : ":$LD_LIBRARY_PATH", had_stubs ? rest : "");
+	free(rest);
 	/* an installed toolkit the driver does run */
 	int fit = -1;
 	char fm[32], best[32] = "";

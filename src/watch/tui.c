@@ -153,16 +153,19 @@ static bool gpu_visible(const tui *t, const gpu_sample *g)
 }
 
 /* The GPU row: index, name, utilization and memory bars, temperature, power, clock, link. */
-static void draw_gpu_row(tui *t, int y, int cols, const gpu_sample *g, bool selected)
+static void draw_gpu_row(tui *t, int y, int cols, const gpu_sample *g, bool selected, int namew)
 {
 	health_state hs = health_gpu(t->o->health, g->index);
 	move(y, 0);
 	if (selected)
 		style_on(t, C_SEL, true);
-	addf("%c%-2d %-14.14s", selected ? '>' : ' ', g->index, g->lost ? "(lost)" : g->name);
+	char name[64];
+	view_gpu_name(name, sizeof(name), g->lost ? "(lost)" : g->name, namew);
+	addf("%c%-2d %-*s ", selected ? '>' : ' ', g->index, namew, name);
 	if (selected)
 		style_off(t, C_SEL, true);
-	int rest = cols - 18;
+	int x0 = 4 + namew + 1; /* the name column and its gap */
+	int rest = cols - x0;
 	/* fixed fields on the right: temp, power, clock, link, state (~50 columns) */
 	char temp[24], power[24], clk[16], link[16];
 	if (sv_has(g->temp))
@@ -190,7 +193,7 @@ static void draw_gpu_row(tui *t, int y, int cols, const gpu_sample *g, bool sele
 		barw = 0;
 		right = rest;
 	}
-	int x = 18;
+	int x = x0;
 	if (barw > 0) {
 		double u = sv_has(g->util_gpu) ? g->util_gpu.v / 100 : 0;
 		putf(y, x, "UTIL");
@@ -345,9 +348,17 @@ static void draw(tui *t)
 		t->scroll = selpos - fit + 1;
 	t->scroll = clampi(t->scroll, 0, nvis > fit ? nvis - fit : 0);
 	y++;
+	/* the name column: as wide as the longest name, within what the terminal can spare */
+	int cap = cols >= 140 ? 30 : cols >= 100 ? 22 : 14, namew = 6;
+	for (int k = 0; k < nvis; k++) {
+		const gpu_sample *g = &s->gpus[visible[k]];
+		int l = (int)strlen(g->lost ? "(lost)" : g->name);
+		namew = l > namew ? l : namew;
+	}
+	namew = namew > cap ? cap : namew;
 	for (int k = t->scroll; k < nvis && k < t->scroll + fit && y < rows - 2; k++) {
 		const gpu_sample *g = &s->gpus[visible[k]];
-		draw_gpu_row(t, y++, cols, g, g->index == t->sel);
+		draw_gpu_row(t, y++, cols, g, g->index == t->sel, namew);
 		if (per == 2 && y < rows - 2)
 			draw_spark_row(t, y++, cols, g, now);
 	}

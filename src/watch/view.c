@@ -132,6 +132,32 @@ static bool show_proc(const view_opts *o, const gpu_process *p)
 	return !o || !o->job || job_has(o->job, p->pid);
 }
 
+const char *view_gpu_name(char *buf, size_t size, const char *name, int width)
+{
+	if (!name)
+		name = "";
+	if (width < 1 || size < 2) {
+		if (size)
+			buf[0] = '\0';
+		return buf;
+	}
+	size_t w = (size_t)width < size - 1 ? (size_t)width : size - 1;
+	if (strlen(name) > w && strncmp(name, "NVIDIA ", 7) == 0)
+		name += 7;
+	size_t n = strlen(name);
+	if (n <= w) {
+		memcpy(buf, name, n + 1);
+		return buf;
+	}
+	size_t k = w - 1;
+	while (k > 0 && name[k - 1] == ' ')
+		k--;
+	memcpy(buf, name, k);
+	buf[k] = '~';
+	buf[k + 1] = '\0';
+	return buf;
+}
+
 void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view_opts *o)
 {
 	char when[32] = "";
@@ -179,8 +205,10 @@ void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view
 				 (sv_has(g->pcie_width_max) && g->pcie_width.v < g->pcie_width_max.v) ? "!" : "");
 		else
 			str_copy(pcie, sizeof(pcie), "n/a");
-		fprintf(out, "%-3d %-22.22s %5s %5s %-19s %5s %5s %-11s %8s %-7s %s\n", g->index,
-			g->lost ? "(lost)" : g->name, util, memu, mem, temp, margin, power, sm, pcie,
+		char name[32];
+		view_gpu_name(name, sizeof(name), g->lost ? "(lost)" : g->name, 22);
+		fprintf(out, "%-3d %-22s %5s %5s %-19s %5s %5s %-11s %8s %-7s %s\n", g->index, name, util, memu, mem, temp,
+			margin, power, sm, pcie,
 			health_state_name(health_gpu(h, g->index)));
 		if (sv_has(g->clock_reasons) && ((unsigned long long)g->clock_reasons.v & ~(unsigned long long)CLK_GPU_IDLE)) {
 			char words[200];

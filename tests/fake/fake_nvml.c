@@ -438,6 +438,17 @@ static int parse_procs(const char *v, struct fproc *out, int max)
 	return n;
 }
 
+/* R535's ABI break, as the real drivers 535.43 to 535.86 have it: their _v3 process calls write
+ * the larger nvmlProcessInfo_v3_t */
+static bool v3_layout(const char *fn)
+{
+	char buf[256];
+	const char *v = fake_pick("driver_version", buf, sizeof(buf));
+	int major = 0, minor = 0;
+	return strstr(fn, "_v3") && v && sscanf(v, "%d.%d", &major, &minor) == 2 && major == 535 && minor >= 43 &&
+	       minor < 98;
+}
+
 static nvmlReturn_t procs(const char *fn, nvmlDevice_t dev, unsigned *count, void *infos, bool graphics, bool v1)
 {
 	nvmlReturn_t rc = enter(fn, dev);
@@ -467,6 +478,13 @@ static nvmlReturn_t procs(const char *fn, nvmlDevice_t dev, unsigned *count, voi
 			nvmlProcessInfo_v1_t *p = (nvmlProcessInfo_v1_t *)infos + k++;
 			p->pid = all[i].pid;
 			p->usedGpuMemory = all[i].used;
+		} else if (v3_layout(fn)) {
+			nvmlProcessInfo_v3_t *p = (nvmlProcessInfo_v3_t *)infos + k++;
+			p->pid = all[i].pid;
+			p->usedGpuMemory = all[i].used;
+			p->gpuInstanceId = ~0u;
+			p->computeInstanceId = ~0u;
+			p->usedGpuCcProtectedMemory = 0;
 		} else {
 			nvmlProcessInfo_t *p = (nvmlProcessInfo_t *)infos + k++;
 			p->pid = all[i].pid;
