@@ -218,6 +218,7 @@ def test_tui_name_column():
     sock = "gpuvet-names-%d" % os.getpid()
     env, cfg = gvtest.fake_env(FAKE, "device_count = 2\ngpu.0.name = NVIDIA A100-SXM4-80GB\n"
                                "gpu.1.name = NVIDIA RTX 6000 Ada Generation\n")
+    env["TMUX_TMPDIR"] = gvtest.short_tmpdir()  # tmux's socket: not in /tmp/tmux-UID, gone at exit
 
     def tmux(*a):
         return subprocess.run(["tmux", "-L", sock] + list(a), capture_output=True, timeout=10, env=env)
