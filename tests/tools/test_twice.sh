@@ -17,7 +17,7 @@ cd "$build" || exit 1
 snap >"$build/twice-0.txt"
 status=0
 for i in 1 2; do
-	ctest -j2 >"$build/twice-run$i.log" 2>&1 || { echo "run $i: tests failed (twice-run$i.log)"; status=1; }
+	ctest -j2 --output-on-failure >"$build/twice-run$i.log" 2>&1 || { echo "run $i: tests failed (twice-run$i.log)"; status=1; }
 	snap >"$build/twice-$i.txt"
 	if ! diff "$build/twice-0.txt" "$build/twice-$i.txt"; then
 		echo "run $i changed /tmp or \$HOME (above)"
