@@ -11,6 +11,7 @@
 #include "kb/kb.h"
 #include "probes/probes.h"
 #include "render/render.h"
+#include "render/text.h"
 #include "rules/policy.h"
 #include "rules/rules.h"
 
@@ -180,11 +181,7 @@ int cmd_check(int argc, char **argv)
 		}
 	}
 	if (json) {
-		cJSON *doc = render_check_json(f, &fs, &ro);
-		char *s = cJSON_Print(doc);
-		puts(s);
-		free(s);
-		cJSON_Delete(doc);
+		json_print_doc(stdout, render_check_json(f, &fs, &ro));
 	} else if (!junit || strcmp(junit, "-") != 0) {
 		render_check_text(stdout, f, &fs, &ro);
 	}

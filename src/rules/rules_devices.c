@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "render/shell.h"
 #include "rules/registry.h"
 
 static bool cuda_init_ok(const facts *f)
@@ -150,16 +151,21 @@ static void dev_permission(rule_ctx *c)
 				 user ? " (" : "", user ? user : "", user ? ")" : "",
 				 groups && *groups ? groups : (facts_str(f, "devices.user.gids") ? facts_str(f, "devices.user.gids") : "?"));
 		for (size_t i = 0; i < d.groups.n; i++)
-			finding_fix(x, "sudo usermod -aG %s $USER   (then log out and back in)", d.groups.v[i]);
+			finding_fix(x, "sudo usermod -aG %s $USER   (then log out and back in)",
+				    shell_word_or_comment((char[512]){0}, 512, "the group", d.groups.v[i]));
 		for (size_t i = 0; i < d.relogin.n; i++)
 			finding_fix(x, "you are already listed in group %s, but this login started before that: log out and "
 				       "back in, or run `newgrp %s`", d.relogin.v[i], d.relogin.v[i]);
 		if (d.paths.n) {
 			strbuf all;
 			sb_init(&all);
-			for (size_t i = 0; i < d.paths.n; i++)
-				sb_addf(&all, " %s", d.paths.v[i]);
-			finding_fix(x, "now (until reboot): sudo chmod 0666%s", all.buf);
+			bool quoted = true;
+			for (size_t i = 0; i < d.paths.n && quoted; i++) {
+				sb_addc(&all, ' ');
+				quoted = sb_add_shell_word(&all, d.paths.v[i]);
+			}
+			if (quoted)
+				finding_fix(x, "now (until reboot): sudo chmod 0666%s", all.buf);
 			finding_fix(x, "for good, a udev rule: echo 'KERNEL==\"nvidia*\", MODE=\"0666\"' | sudo tee "
 				       "/etc/udev/rules.d/70-nvidia-permissions.rules; or the driver's own option: echo "
 				       "'options nvidia NVreg_DeviceFileMode=0666' | sudo tee /etc/modprobe.d/nvidia-permissions.conf "

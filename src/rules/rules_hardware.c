@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "render/shell.h"
 #include "rules/registry.h"
 
 static int pci_count(const facts *f)
@@ -93,12 +94,14 @@ static void driver_not_loaded(rule_ctx *c)
 		finding_evidence(x, "no nvidia.ko under /lib/modules/%s", release ? release : "(unknown kernel)");
 		if (facts_str(f, "hardware.dkms_module"))
 			finding_fix(x, "rebuild the DKMS module for this kernel: sudo dkms autoinstall -k %s",
-				    release ? release : "$(uname -r)");
+				    release ? shell_word_or_comment((char[512]){0}, 512, "the kernel release", release)
+					    : "$(uname -r)");
 		else
 			finding_fix(x, "install the driver: sudo apt install nvidia-driver (Debian) or sudo ubuntu-drivers "
 				       "install (Ubuntu)");
 		if (release)
-			finding_fix(x, "kernel headers are needed to build it: sudo apt install linux-headers-%s", release);
+			finding_fix(x, "kernel headers are needed to build it: sudo apt install linux-headers-%s",
+				    shell_word_or_comment((char[512]){0}, 512, "the kernel release", release));
 	}
 	finding_fix(x, "then reboot");
 	x->rank = 0;

@@ -7,6 +7,7 @@
 #include "kb/kb_cudnn.h"
 #include "loader/loader.h"
 #include "toolkit/cudalibs.h"
+#include "render/shell.h"
 #include "rules/cuda_facts.h"
 #include "rules/registry.h"
 
@@ -134,8 +135,11 @@ static void ld_path_stale(rule_ctx *c)
 		stale++;
 	}
 	if (x) {
-		if (keep.len)
-			finding_fix(x, "export LD_LIBRARY_PATH=%s", keep.buf);
+		char q[4096];
+		if (keep.len && shell_word(q, sizeof(q), keep.buf))
+			finding_fix(x, "export LD_LIBRARY_PATH=%s", q);
+		else if (keep.len)
+			finding_fix_refused(x, "the LD_LIBRARY_PATH value", keep.buf);
 		else
 			finding_fix(x, "unset LD_LIBRARY_PATH");
 		finding_fix(x, "and remove the old entries where they are set (~/.bashrc, ~/.profile, /etc/profile.d, "
@@ -263,7 +267,7 @@ static void cudnn_cuda_major(rule_ctx *c)
 			       "(NVIDIA's apt repository), or pip install nvidia-cudnn-cu%d",
 			    want, cm > 0 ? cm : 9, want, want);
 		finding_fix(x, "and remove the other build from the search path (dpkg -S %s names its package)",
-			    facts_str(f, "loader.lib.%d.path", k));
+			    shell_word_or_comment((char[4608]){0}, 4608, "the library", facts_str(f, "loader.lib.%d.path", k)));
 	}
 	sb_free(&desc);
 }

@@ -18,6 +18,7 @@
 #include "python/fixplan.h"
 #include "python/pyparse.h"
 #include "loader/loader.h"
+#include "render/shell.h"
 #include "rules/registry.h"
 
 enum { RANK_ROOT_CAUSE = 1, RANK_SYMPTOM = 2 };
@@ -77,6 +78,13 @@ static const char *python_path(const facts *f)
 	return p ? p : "python3";
 }
 
+/* The interpreter as a word of a fix command: quoted for the shell, or a comment that refuses it. */
+static const char *python_cmd(const facts *f)
+{
+	static _Thread_local char buf[4096 + 512];
+	return shell_word_or_comment(buf, sizeof(buf), "the interpreter", python_path(f));
+}
+
 /* The arch list torch carries and where it was read. */
 static const char *torch_arch(const facts *f, const kb *k, char *buf, size_t n, const char **source)
 {
@@ -112,7 +120,7 @@ static void add_pip_fix(finding *x, const facts *f, const kb *k, const char *lea
 	fix_choose(k, &m, &ch);
 	if (ch.found) {
 		char line[768];
-		fix_pip_line(&ch, python_path(f), line, sizeof(line));
+		fix_pip_line(&ch, python_cmd(f), line, sizeof(line));
 		finding_fix(x, "%s%s", lead ? lead : "", line);
 		finding_fix(x, "(%s; `gpuvet fix` prints the conda alternative and a Dockerfile)", ch.why);
 	} else if (ch.need_driver) {
@@ -198,7 +206,7 @@ static void torch_cpu_build(rule_ctx *c)
 				 facts_str(f, "nvml.gpu.0.name") ? facts_str(f, "nvml.gpu.0.name") : "?");
 	else
 		finding_evidence(x, "an NVIDIA GPU is on the PCI bus");
-	finding_fix(x, "%s -m pip uninstall -y torch torchvision torchaudio", python_path(f));
+	finding_fix(x, "%s -m pip uninstall -y torch torchvision torchaudio", python_cmd(f));
 	add_pip_fix(x, f, c->kb, "then: ");
 	if (conda_cpu)
 		finding_fix(x, "in conda: conda remove cpuonly first");
@@ -325,7 +333,7 @@ static void ext_arch_missing(rule_ctx *c)
 		finding_fix(x, "install a wheel of %s built for sm_%s, or rebuild it for this GPU:", dist, want);
 		finding_fix(x, "TORCH_CUDA_ARCH_LIST=\"%s\" %s -m pip install --no-cache-dir --force-reinstall "
 			       "--no-build-isolation --no-binary %s %s",
-			    want, python_path(f), dist, dist);
+			    want, python_cmd(f), dist, dist);
 		x->rank = 50;
 	}
 }
@@ -382,7 +390,7 @@ static void torch_multiple(rule_ctx *c)
 		else
 			finding_fix(x, "remove the copies you do not use: %s -m pip uninstall torch (repeat until one is left), "
 				       "then reinstall the one you want",
-				    python_path(f));
+				    python_cmd(f));
 		return;
 	}
 	/* torch elsewhere, but not for the interpreter in use */
@@ -417,7 +425,13 @@ static void torch_multiple(rule_ctx *c)
 		if (prefix && !str_starts(pp, prefix)) {
 			finding *x = rule_emit(c, "%s points at %s, but python3 on PATH is %s", origin, prefix, pp);
 			finding_evidence(x, "the environment is set but its bin directory is not first on PATH");
-			finding_fix(x, "activate it again: . %s/bin/activate (venv) or conda activate %s", prefix, prefix);
+			char *act = xasprintf("%s/bin/activate", prefix);
+			char qa[4608], qp[4608];
+			if (shell_word(qa, sizeof(qa), act) && shell_word(qp, sizeof(qp), prefix))
+				finding_fix(x, "activate it again: . %s (venv) or conda activate %s", qa, qp);
+			else
+				finding_fix_refused(x, "the environment", prefix);
+			free(act);
 		}
 	}
 }
@@ -501,7 +515,7 @@ static void torch_cudnn_disabled(rule_ctx *c)
 			if (so && str_starts(so, "libcudnn.so"))
 				pin = facts_str(f, "python.lib.%lld.expected_package", i);
 		}
-		finding_fix(x, "reinstall torch's cuDNN: %s -m pip install --force-reinstall %s", python_path(f),
+		finding_fix(x, "reinstall torch's cuDNN: %s -m pip install --force-reinstall %s", python_cmd(f),
 			    pin ? pin : "nvidia-cudnn-cu12 (or -cu13, matching torch.version.cuda)");
 	}
 }
@@ -584,7 +598,7 @@ static void torch_cudnn_mismatch(rule_ctx *c)
 	if (shadowed)
 		finding_evidence(x, "see lib.shadowed for which copy the loader picks and why");
 	if (pin && pkg)
-		finding_fix(x, "%s -m pip install --force-reinstall %s==%s", python_path(f), pkg, pin);
+		finding_fix(x, "%s -m pip install --force-reinstall %s==%s", python_cmd(f), pkg, pin);
 	finding_fix(x, "and keep other cuDNN directories off LD_LIBRARY_PATH%s", shadowed ? " (see lib.shadowed)" : "");
 }
 
@@ -731,8 +745,11 @@ static void lib_shadowed(rule_ctx *c)
 		str_copy(rest, sizeof(rest), clean);
 		free(clean);
 		finding_evidence(x, "LD_LIBRARY_PATH=%s", llp);
-		if (rest[0])
-			finding_fix(x, "export LD_LIBRARY_PATH=%s", rest);
+		char q[sizeof(rest) + 512];
+		if (rest[0] && shell_word(q, sizeof(q), rest))
+			finding_fix(x, "export LD_LIBRARY_PATH=%s", q);
+		else if (rest[0])
+			finding_fix_refused(x, "the LD_LIBRARY_PATH value", rest);
 		else
 			finding_fix(x, "unset LD_LIBRARY_PATH");
 		finding_fix(x, "and remove the line that adds it from ~/.bashrc (or the job script), so torch loads its own "
@@ -740,11 +757,11 @@ static void lib_shadowed(rule_ctx *c)
 	} else if (via_rpath) {
 		finding_fix(x, "torch's own RPATH points at another directory: reinstall torch (%s -m pip install "
 			       "--force-reinstall torch)",
-			    python_path(f));
+			    python_cmd(f));
 	} else {
 		finding_fix(x, "remove the duplicate package that provides these files, or reinstall torch so its own "
 			       "copies are found first: %s -m pip install --force-reinstall torch",
-			    python_path(f));
+			    python_cmd(f));
 	}
 	sl_free(&drop);
 }
@@ -943,7 +960,7 @@ static void torch_smoke_failed(rule_ctx *c)
 	} else {
 		finding_fix(x, "run the same operation by hand with CUDA_LAUNCH_BLOCKING=1 to see where it fails: %s -c "
 			       "\"import torch; a=torch.randn(128,128,device='cuda'); print((a@a).sum())\"",
-			    python_path(f));
+			    python_cmd(f));
 	}
 }
 
@@ -972,9 +989,9 @@ static void torch_import_failed(rule_ctx *c)
 		lib[strcspn(lib, ": ")] = '\0';
 		finding_fix(x, "%s is missing: reinstall torch with its dependencies: %s -m pip install --force-reinstall "
 			       "torch (the nvidia-* wheels provide %s)",
-			    lib, python_path(f), lib);
+			    lib, python_cmd(f), lib);
 	} else {
-		finding_fix(x, "reinstall torch: %s -m pip install --force-reinstall torch", python_path(f));
+		finding_fix(x, "reinstall torch: %s -m pip install --force-reinstall torch", python_cmd(f));
 	}
 	x->rank = RANK_ROOT_CAUSE;
 }
@@ -1038,7 +1055,7 @@ static const char *const ROOT_CAUSES[] = {
 static void explain_warning(finding *x, const char *w, const facts *f, const kb *k)
 {
 	if (!w) {
-		finding_fix(x, "run %s -c \"import torch; torch.cuda.init()\" to see CUDA's own error", python_path(f));
+		finding_fix(x, "run %s -c \"import torch; torch.cuda.init()\" to see CUDA's own error", python_cmd(f));
 		return;
 	}
 	if (strstr(w, "Found no NVIDIA driver")) {
@@ -1067,7 +1084,7 @@ static void explain_warning(finding *x, const char *w, const facts *f, const kb 
 				    "or not accessible");
 		finding_fix(x, "sudo nvidia-modprobe -u -c=0, and add the user to the group that owns /dev/nvidia*");
 	} else {
-		finding_fix(x, "run %s -c \"import torch; torch.cuda.init()\" to see CUDA's own error", python_path(f));
+		finding_fix(x, "run %s -c \"import torch; torch.cuda.init()\" to see CUDA's own error", python_cmd(f));
 	}
 }
 

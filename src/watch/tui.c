@@ -1,5 +1,7 @@
 #include "watch/tui.h"
 
+#include "doctor/doctor.h"
+
 #include <curses.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "nvidia/nvml.h"
 
 enum { C_OK = 1, C_WARN, C_BAD, C_DIM, C_HEAD, C_SEL };
 enum { SORT_MEMORY, SORT_PID, SORT_GPU, SORT_NAME, SORT_N };
@@ -236,7 +239,9 @@ static void draw_spark_row(tui *t, int y, int cols, const gpu_sample *g, double 
 {
 	if (g->index < 0 || g->index >= t->nrings)
 		return;
-	int w = (cols - 28) / 2;
+	/* GPM activity at the end of the row, where the GPU has it and the terminal room */
+	bool act = g->gpm_support == GV_GPM_ON && (cols - 28 - 27) / 2 >= 8;
+	int w = (cols - 28 - (act ? 27 : 0)) / 2;
 	if (w < 8)
 		return;
 	float *v = xmalloc((size_t)w * sizeof(*v));
@@ -253,6 +258,15 @@ static void draw_spark_row(tui *t, int y, int cols, const gpu_sample *g, double 
 	ring_series(&t->rings[g->index], now, t->span, w, 1, v);
 	draw_spark(t, v, w);
 	free(v);
+	if (act) {
+		char a[3][8];
+		static const int k[3] = {GV_GPM_SM_ACTIVE, GV_GPM_TENSOR_ACTIVE, GV_GPM_DRAM_ACTIVE};
+		for (int i = 0; i < 3; i++)
+			fmt_val(a[i], sizeof(a[i]), sv_has(g->gpm[k[i]]) ? sv_ok(g->gpm[k[i]].v * 100) : g->gpm[k[i]], "%");
+		style_on(t, C_DIM, false);
+		putf(y, 20 + 2 * w, "SM %4s TENS %4s DRAM %4s", a[0], a[1], a[2]);
+		style_off(t, C_DIM, false);
+	}
 }
 
 typedef struct prow {
@@ -369,6 +383,15 @@ static void draw(tui *t)
 	}
 	if (t->o->job && nvis == 0)
 		putf(y++, 2, "process %u and its descendants hold no GPU", t->o->job->root);
+
+	/* the job doctor's running verdict (watch --pid) */
+	if (t->o->doctor && t->o->doctor->have && y < rows - 3) {
+		style_on(t, t->o->doctor->v.level == DOCTOR_WARN ? C_WARN : C_DIM, false);
+		putf(y++, 2, "job doctor: %s [%s]", t->o->doctor->v.title, t->o->doctor->v.id);
+		style_off(t, t->o->doctor->v.level == DOCTOR_WARN ? C_WARN : C_DIM, false);
+		if (t->o->doctor->v.nfix && y < rows - 3)
+			putf(y++, 4, "-> %s", t->o->doctor->v.fix[0]);
+	}
 
 	/* health messages, most severe first, at most 3 rows */
 	int nh = 0;
