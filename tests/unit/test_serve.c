@@ -197,7 +197,8 @@ static void test_family_types(void **st)
 static int promtool(const char *text, char **out)
 {
 	/* through a file: proc_run's stdin is one pipe buffer (64 KiB), the exposition is longer */
-	char path[] = "/tmp/gpuvet-promtool-XXXXXX";
+	char path[4096];
+	test_tmp_path(path, sizeof(path), "gpuvet-promtool-XXXXXX");
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	size_t len = strlen(text);
