@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "core/child.h"
 #include "sampler/sampler.h"
+#include "serve/conn_budget.h"
 #include "serve/exporter.h"
 #include "serve/http.h"
 #include "serve/textfile.h"
@@ -25,6 +26,8 @@ static const char serve_usage[] =
 	"\n"
 	"  --listen ADDR             HOST:PORT, [IPv6]:PORT, or :PORT for every interface\n"
 	"                            (default 127.0.0.1:10134: loopback only)\n"
+	"  --allow NET               only clients in NET (ADDRESS or ADDRESS/PREFIX, IPv4 or IPv6) may\n"
+	"                            connect; repeat for more (default: every client that reaches --listen)\n"
 	"  --interval S              seconds between samples (default 1)\n"
 	"  --dcgm-compat             also the DCGM exporter's names and labels (DCGM_FI_DEV_GPU_UTIL ...),\n"
 	"                            for dashboards built on dcgm-exporter (Grafana 12239); labels gpu,\n"
@@ -50,10 +53,12 @@ static const char serve_usage[] =
 	"  --once                    with --textfile: write once and exit\n"
 	"  -v, --verbose             log sampler errors on stderr\n"
 	"\n"
-	"limits (each bounds memory under abuse)\n"
-	"  --max-connections N       connections at once (default 512)\n"
-	"  --max-connections-per-ip N  (default 64)\n"
-	"  --timeout S               drop a connection idle this long (default 10)\n"
+	"limits (a scrape is answered whatever other clients do: docs/serve.md)\n"
+	"  --max-connections N       connections at once (default 512); a new one over it closes the\n"
+	"                            oldest idle one, then the oldest still sending its request\n"
+	"  --max-connections-per-ip N  the same budget for one address (an IPv6 /64) (default 64; 0: none)\n"
+	"  --timeout S               a whole request must arrive, and a whole answer be taken, within S;\n"
+	"                            an idle keep-alive connection is closed after S (default 10)\n"
 	"  --connection-memory BYTES request line and headers of one connection (default 16384)\n"
 	"\n"
 	"Endpoints: /metrics (text format 0.0.4, or OpenMetrics 1.0.0 when the Accept header asks),\n"
@@ -164,9 +169,10 @@ enum { OPT_NO_GPM = 1024, OPT_PROC_SERIES }; /* apart from the other options' en
 int cmd_serve(int argc, char **argv)
 {
 	enum { OPT_LISTEN = 256, OPT_INTERVAL, OPT_DCGM, OPT_PROCS, OPT_HOST, OPT_CHECK_INTERVAL, OPT_CHECK_FULL,
-	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL };
+	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL, OPT_ALLOW };
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"allow", required_argument, NULL, OPT_ALLOW},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"dcgm-compat", no_argument, NULL, OPT_DCGM},
 		{"dcgm-model-name", no_argument, NULL, OPT_DCGM_MODEL},
@@ -196,6 +202,8 @@ int cmd_serve(int argc, char **argv)
 	health_cfg_default(&hc);
 	eo.health = &hc;
 	const char *textfile = NULL, *hostname = NULL;
+	const char *allow[64];
+	size_t nallow = 0;
 	bool once = false;
 	int c;
 	bool no_gpm = false;
@@ -206,6 +214,16 @@ int cmd_serve(int argc, char **argv)
 		double d;
 		switch (c) {
 		case OPT_LISTEN: ho.listen = optarg; break;
+		case OPT_ALLOW: {
+			conn_net net;
+			char why[256];
+			if (!conn_net_parse(optarg, &net, why, sizeof(why)))
+				return usage_error(serve_usage, "--allow %s", why);
+			if (nallow == GV_ARRAY_LEN(allow))
+				return usage_error(serve_usage, "--allow: at most %zu networks", GV_ARRAY_LEN(allow));
+			allow[nallow++] = optarg;
+			break;
+		}
 		case OPT_INTERVAL:
 			if (!parse_double_opt("--interval", optarg, 0.05, 3600, &eo.interval))
 				return EXIT_USAGE;
@@ -264,6 +282,10 @@ int cmd_serve(int argc, char **argv)
 		return usage_error(serve_usage, "unexpected argument '%s'", argv[optind]);
 	if (eo.dcgm_model_name && !eo.dcgm)
 		return usage_error(serve_usage, "--dcgm-model-name goes with --dcgm-compat");
+	ho.allow = allow;
+	ho.nallow = nallow;
+	if (nallow && textfile)
+		return usage_error(serve_usage, "--allow goes with serving, not with --textfile");
 	if (once && !textfile)
 		return usage_error(serve_usage, "--once goes with --textfile DIR");
 	char hostbuf[256];

@@ -17,6 +17,7 @@
 
 #include "core/proc.h"
 #include "core/util.h"
+#include "test_tmp.h"
 
 static int failures;
 
@@ -233,7 +234,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot open %s: %s\n", spath, strerror(errno));
 		return 2;
 	}
-	char tmpl[] = "/tmp/gpuvet-scenario-XXXXXX";
+	char tmpl[4096];
+	test_tmp_path(tmpl, sizeof(tmpl), "gpuvet-scenario-XXXXXX");
 	if (!mkdtemp(tmpl)) {
 		perror("mkdtemp");
 		return 2;
