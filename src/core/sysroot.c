@@ -21,8 +21,8 @@ static int real_open(const char *path, int flags, ...)
 	return open(path, flags, mode);
 }
 
-static const sys_ops real_ops = {real_open, read, close, stat, lstat, readlink, opendir, access};
-sys_ops gv_sys = {real_open, read, close, stat, lstat, readlink, opendir, access};
+static const sys_ops real_ops = {real_open, read, close, stat, lstat, readlink, opendir, access, fstat};
+sys_ops gv_sys = {real_open, read, close, stat, lstat, readlink, opendir, access, fstat};
 
 void sysroot_reset_ops(void)
 {
@@ -188,13 +188,14 @@ static int read_file(const char *abs, size_t max, char **out, size_t *len, bool 
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+	if (gv_sys.fstat(fd, &st) != 0) { /* what it is stays unknown: not read as a file */
+		int e = errno;
+		gv_sys.close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) { /* a device node is never read as a text file, nor a FIFO */
 		gv_sys.close(fd);
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	}
-	if (S_ISCHR(st.st_mode)) { /* a device node is never read as a text file */
-		gv_sys.close(fd);
-		return -EINVAL;
 	}
 	size_t cap = 4096 < max + 1 ? 4096 : max + 1, n = 0;
 	char *buf = xmalloc(cap);

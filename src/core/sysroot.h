@@ -24,6 +24,7 @@ typedef struct sys_ops {
 	ssize_t (*readlink)(const char *path, char *buf, size_t n);
 	DIR *(*opendir)(const char *path);
 	int (*access)(const char *path, int mode);
+	int (*fstat)(int fd, struct stat *st);
 } sys_ops;
 
 /* The table in use; tests may replace entries and must restore them. */

@@ -93,6 +93,14 @@ static DIR *opendir_eacces(const char *path)
 	return NULL;
 }
 
+static int fstat_eoverflow(int fd, struct stat *st)
+{
+	(void)fd;
+	memset(st, 0xa5, sizeof(*st)); /* what a failed call may leave: nothing to go by */
+	errno = EOVERFLOW;
+	return -1;
+}
+
 static void write_text(const char *path, const char *text)
 {
 	FILE *fp = fopen(path, "w");
@@ -131,10 +139,15 @@ static void test_sysroot_notes_problems(void **s)
 	gv_sys.opendir = opendir_eacces;
 	assert_null(sysroot_opendir("/dir"));
 	sysroot_reset_ops();
+	/* a file whose fstat fails is not read as if it were one (st would be garbage) */
+	gv_sys.fstat = fstat_eoverflow;
+	assert_int_equal(sysroot_read("/file", 100, &out, &len, NULL), -EOVERFLOW);
+	assert_null(out);
+	sysroot_reset_ops();
 	/* the same path twice is one problem */
 	assert_int_equal(sysroot_read("/fifo", 100, &out, &len, NULL), -EINVAL);
 
-	assert_int_equal(sysroot_problems(v, SYSROOT_PROBLEMS_MAX), 3);
+	assert_int_equal(sysroot_problems(v, SYSROOT_PROBLEMS_MAX), 3); /* /file once: EIO, then EOVERFLOW */
 	assert_string_equal(v[0].path, "/dir");
 	assert_int_equal(v[0].err, EISDIR);
 	assert_string_equal(v[0].what, "is a directory, not a file");
