@@ -5,6 +5,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,40 @@ static void test_proc_timeout_and_bound(void **s)
 	proc_result_free(&r);
 }
 
+/* The one runner (core/proc_stream.c) behind proc_run: stdin fed whole as the child reads, stderr
+ * kept, a child that closes its stdin costs us no SIGPIPE, and the child's signals are at their
+ * defaults whatever we ignore (serve ignores SIGPIPE). */
+static void test_proc_stdin_stderr_signals(void **s)
+{
+	(void)s;
+	proc_result r;
+	size_t big = 1 << 20; /* well over a pipe's buffer */
+	char *text = xmalloc(big + 1);
+	memset(text, 'x', big);
+	text[big] = '\0';
+	char *count[] = {"sh", "-c", "wc -c; echo to-stderr >&2", NULL};
+	proc_run(count, NULL, text, 20000, 1024, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(atol(r.out), (long)big);
+	assert_string_equal(r.err, "to-stderr\n");
+	proc_result_free(&r);
+
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	char *closes[] = {"sh", "-c", "exec 0<&-; sleep 0.1", NULL};
+	proc_run(closes, NULL, text, 20000, 1024, &r);
+	assert_int_equal(r.status, 0);
+	assert_false(r.timed_out);
+	proc_result_free(&r);
+	/* `yes` dies of SIGPIPE quietly when it has the default; ignored, it complains on stderr */
+	char *pipe_default[] = {"sh", "-c", "yes | head -c 10 >/dev/null", NULL};
+	proc_run(pipe_default, NULL, NULL, 20000, 1024, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.err_len, 0);
+	proc_result_free(&r);
+	signal(SIGPIPE, old);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_facts_many),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_proc_timeout_and_bound),
+		cmocka_unit_test(test_proc_stdin_stderr_signals),
 		cmocka_unit_test(test_facts_replaced_stays_valid),
 		cmocka_unit_test(test_facts_long_keys),
 		cmocka_unit_test(test_facts_threads),
