@@ -1,6 +1,7 @@
 #include "core/util.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,20 @@ char *str_trim(char *s)
 	while (n > 0 && isspace((unsigned char)s[n - 1]))
 		s[--n] = '\0';
 	return s;
+}
+
+bool str_fmt_whole(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < size)
+		return true;
+	if (size)
+		buf[0] = '\0';
+	errno = ENAMETOOLONG;
+	return false;
 }
 
 void str_copy(char *dst, size_t dst_size, const char *src)

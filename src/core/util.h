@@ -51,6 +51,9 @@ bool str_ends(const char *s, const char *suffix);
 char *str_trim(char *s); /* in place; returns s advanced past leading blanks */
 /* Copies at most dst_size-1 bytes, always terminates. */
 void str_copy(char *dst, size_t dst_size, const char *src);
+/* snprintf for a path or a key that must not be cut: false, with buf "" and errno ENAMETOOLONG,
+ * when the whole text does not fit, so a cut one is never taken for another. */
+bool str_fmt_whole(char *buf, size_t size, const char *fmt, ...) GV_PRINTF(3, 4);
 /* Replaces bytes that are not printable ASCII with '?', so garbage read from files stays readable. */
 void str_sanitize(char *s);
 

@@ -300,6 +300,17 @@ static void test_proc_stdin_stderr_signals(void **s)
 	free(text);
 }
 
+static void test_str_fmt_whole(void **s)
+{
+	(void)s;
+	char buf[8];
+	assert_true(str_fmt_whole(buf, sizeof(buf), "%s/%d", "ab", 12));
+	assert_string_equal(buf, "ab/12");
+	assert_false(str_fmt_whole(buf, sizeof(buf), "%s/%s", "/usr/lib", "libcuda.so.1"));
+	assert_string_equal(buf, ""); /* never "/usr/li", another path */
+	assert_false(str_fmt_whole(buf, sizeof(buf), "12345678"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_facts_many),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_proc_timeout_and_bound),
+		cmocka_unit_test(test_str_fmt_whole),
 		cmocka_unit_test(test_proc_stdin_stderr_signals),
 		cmocka_unit_test(test_facts_replaced_stays_valid),
 		cmocka_unit_test(test_facts_long_keys),
