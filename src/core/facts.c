@@ -288,30 +288,18 @@ static const fact *vget(const facts *f, const char *fmt, va_list ap)
 	return ft;
 }
 
-const fact *facts_get(const facts *f, const char *keyfmt, ...)
-{
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
-	return ft;
-}
+/* Declares ft, the fact of the key the variadic getter was given. */
+#define GET_FACT(keyfmt)                                                                                               \
+	const fact *ft;                                                                                                \
+	do {                                                                                                           \
+		va_list ap_;                                                                                           \
+		va_start(ap_, keyfmt);                                                                                 \
+		ft = vget(f, keyfmt, ap_);                                                                             \
+		va_end(ap_);                                                                                           \
+	} while (0)
 
-const char *facts_str(const facts *f, const char *keyfmt, ...)
+static bool ok_as_int(const fact *ft, long long *out)
 {
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
-	return (ft && ft->state == FACT_OK && ft->type == FV_STR) ? ft->str : NULL;
-}
-
-bool facts_int(const facts *f, long long *out, const char *keyfmt, ...)
-{
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
 	if (!ft || ft->state != FACT_OK)
 		return false;
 	if (ft->type == FV_INT || ft->type == FV_BOOL) {
@@ -325,12 +313,27 @@ bool facts_int(const facts *f, long long *out, const char *keyfmt, ...)
 	return false;
 }
 
+const fact *facts_get(const facts *f, const char *keyfmt, ...)
+{
+	GET_FACT(keyfmt);
+	return ft;
+}
+
+const char *facts_str(const facts *f, const char *keyfmt, ...)
+{
+	GET_FACT(keyfmt);
+	return (ft && ft->state == FACT_OK && ft->type == FV_STR) ? ft->str : NULL;
+}
+
+bool facts_int(const facts *f, long long *out, const char *keyfmt, ...)
+{
+	GET_FACT(keyfmt);
+	return ok_as_int(ft, out);
+}
+
 bool facts_real(const facts *f, double *out, const char *keyfmt, ...)
 {
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
+	GET_FACT(keyfmt);
 	if (!ft || ft->state != FACT_OK)
 		return false;
 	if (ft->type == FV_REAL) {
@@ -346,26 +349,15 @@ bool facts_real(const facts *f, double *out, const char *keyfmt, ...)
 
 bool facts_true(const facts *f, const char *keyfmt, ...)
 {
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
+	GET_FACT(keyfmt);
 	return ft && ft->state == FACT_OK && (ft->type == FV_BOOL || ft->type == FV_INT) && ft->i != 0;
 }
 
 long long facts_int_or(const facts *f, long long dflt, const char *keyfmt, ...)
 {
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
-	if (!ft || ft->state != FACT_OK)
-		return dflt;
-	if (ft->type == FV_INT || ft->type == FV_BOOL)
-		return ft->i;
-	if (ft->type == FV_REAL && isfinite(ft->d))
-		return (long long)ft->d;
-	return dflt;
+	GET_FACT(keyfmt);
+	long long v;
+	return ok_as_int(ft, &v) ? v : dflt;
 }
 
 size_t facts_count(const facts *f)
