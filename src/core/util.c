@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void out_of_memory(void)
 {
@@ -208,6 +209,20 @@ char *str_trim(char *s)
 	while (n > 0 && isspace((unsigned char)s[n - 1]))
 		s[--n] = '\0';
 	return s;
+}
+
+size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(offset + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
 }
 
 bool str_fmt_whole(char *buf, size_t size, const char *fmt, ...)

@@ -51,6 +51,8 @@ bool str_ends(const char *s, const char *suffix);
 char *str_trim(char *s); /* in place; returns s advanced past leading blanks */
 /* Copies at most dst_size-1 bytes, always terminates. */
 void str_copy(char *dst, size_t dst_size, const char *src);
+/* pread until n bytes or the end of the file (EINTR and short reads retried); returns how many. */
+size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset);
 /* snprintf for a path or a key that must not be cut: false, with buf "" and errno ENAMETOOLONG,
  * when the whole text does not fit, so a cut one is never taken for another. */
 bool str_fmt_whole(char *buf, size_t size, const char *fmt, ...) GV_PRINTF(3, 4);
