@@ -40,6 +40,13 @@ static const char *find(const char *hay, size_t len, const char *needle)
 	return NULL;
 }
 
+/* Just past the first marker in the first len bytes of text (NULL text or no marker: NULL). */
+static const char *after(const char *text, size_t len, const char *marker)
+{
+	const char *p = text ? find(text, len, marker) : NULL;
+	return p ? p + strlen(marker) : NULL;
+}
+
 bool cuda_version_from_json(const char *text, size_t len, char *out, size_t n)
 {
 	if (n)
@@ -69,21 +76,17 @@ bool cuda_version_from_txt(const char *text, size_t len, char *out, size_t n)
 {
 	if (n)
 		out[0] = '\0';
-	const char *p = text ? find(text, len, "CUDA Version ") : NULL;
-	if (!p)
-		return false;
-	p += strlen("CUDA Version ");
-	return take_version(p, len - (size_t)(p - text), out, n);
+	const char *p = after(text, len, "CUDA Version ");
+	return p && take_version(p, len - (size_t)(p - text), out, n);
 }
 
 bool cuda_version_from_nvcc(const char *text, size_t len, char *out, size_t n)
 {
 	if (n)
 		out[0] = '\0';
-	const char *p = text ? find(text, len, "release ") : NULL;
-	if (!p)
+	const char *rel = after(text, len, "release ");
+	if (!rel)
 		return false;
-	const char *rel = p + strlen("release ");
 	size_t rest = len - (size_t)(rel - text);
 	char release[32];
 	if (!take_version(rel, rest, release, sizeof(release)))
