@@ -211,6 +211,33 @@ char *str_trim(char *s)
 	return s;
 }
 
+char *path_fold(const char *path)
+{
+	strlist comps = {0}, out = {0};
+	sl_split(&comps, path, "/", false);
+	for (size_t c = 0; c < comps.n; c++) {
+		if (strcmp(comps.v[c], ".") == 0)
+			continue;
+		if (strcmp(comps.v[c], "..") == 0) {
+			if (out.n)
+				free(out.v[--out.n]);
+			continue;
+		}
+		sl_push(&out, comps.v[c]);
+	}
+	strbuf sb;
+	sb_init(&sb);
+	for (size_t c = 0; c < out.n; c++) {
+		sb_addc(&sb, '/');
+		sb_add(&sb, out.v[c]);
+	}
+	if (!sb.len)
+		sb_addc(&sb, '/');
+	sl_free(&comps);
+	sl_free(&out);
+	return sb_steal(&sb);
+}
+
 size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset)
 {
 	size_t got = 0;

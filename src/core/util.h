@@ -51,6 +51,9 @@ bool str_ends(const char *s, const char *suffix);
 char *str_trim(char *s); /* in place; returns s advanced past leading blanks */
 /* Copies at most dst_size-1 bytes, always terminates. */
 void str_copy(char *dst, size_t dst_size, const char *src);
+/* An absolute path with "." and ".." folded lexically ("/a/./b/../c" -> "/a/c"; ".." at the top
+ * stays at "/"), malloc'd. */
+char *path_fold(const char *path);
 /* pread until n bytes or the end of the file (EINTR and short reads retried); returns how many. */
 size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset);
 /* snprintf for a path or a key that must not be cut: false, with buf "" and errno ENAMETOOLONG,

@@ -311,6 +311,17 @@ static void test_str_fmt_whole(void **s)
 	assert_false(str_fmt_whole(buf, sizeof(buf), "12345678"));
 }
 
+static void test_path_fold(void **s)
+{
+	(void)s;
+	const char *cases[][2] = {{"/a/./b/../c", "/a/c"}, {"/../..", "/"}, {"//usr//lib/", "/usr/lib"}, {"/", "/"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *f = path_fold(cases[i][0]);
+		assert_string_equal(f, cases[i][1]);
+		free(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_proc_timeout_and_bound),
 		cmocka_unit_test(test_str_fmt_whole),
+		cmocka_unit_test(test_path_fold),
 		cmocka_unit_test(test_proc_stdin_stderr_signals),
 		cmocka_unit_test(test_facts_replaced_stays_valid),
 		cmocka_unit_test(test_facts_long_keys),
