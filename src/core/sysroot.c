@@ -285,6 +285,10 @@ char *sysroot_readlink(const char *abs)
 	ssize_t n = gv_sys.readlink(sysroot_path(p, sizeof(p), abs), target, sizeof(target) - 1);
 	if (n < 0)
 		return NULL;
+	if ((size_t)n >= sizeof(target) - 1) { /* it may go on: a cut target names another file */
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
 	target[n] = '\0';
 	return xstrdup(target);
 }

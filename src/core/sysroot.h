@@ -10,6 +10,7 @@
 #define GPUVET_SYSROOT_H
 #include <stdio.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -59,7 +60,7 @@ int sysroot_errno_parse(const char *name); /* 0 when unknown */
  * at most SYSROOT_PROBLEMS_MAX paths are kept (the count goes on). */
 #define SYSROOT_PROBLEMS_MAX 64
 typedef struct sysroot_problem {
-	char path[512]; /* inside the root */
+	char path[PATH_MAX]; /* inside the root: every path that can be opened fits whole */
 	int err;        /* errno */
 	char what[128]; /* sysroot_read_problem's words */
 } sysroot_problem;
