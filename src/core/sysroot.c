@@ -281,7 +281,7 @@ bool sysroot_is_regular(const char *abs)
 
 char *sysroot_readlink(const char *abs)
 {
-	char p[PATH_MAX], target[PATH_MAX];
+	char p[PATH_MAX], target[PATH_MAX + 1]; /* a whole target is at most PATH_MAX - 1 bytes */
 	ssize_t n = gv_sys.readlink(sysroot_path(p, sizeof(p), abs), target, sizeof(target) - 1);
 	if (n < 0)
 		return NULL;

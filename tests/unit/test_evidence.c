@@ -101,6 +101,13 @@ static int fstat_eoverflow(int fd, struct stat *st)
 	return -1;
 }
 
+static ssize_t readlink_fills(const char *path, char *buf, size_t n)
+{
+	(void)path;
+	memset(buf, 'x', n); /* a target at least as long as the buffer: the kernel cut it */
+	return (ssize_t)n;
+}
+
 static void write_text(const char *path, const char *text)
 {
 	FILE *fp = fopen(path, "w");
@@ -139,6 +146,23 @@ static void test_sysroot_notes_problems(void **s)
 	gv_sys.opendir = opendir_eacces;
 	assert_null(sysroot_opendir("/dir"));
 	sysroot_reset_ops();
+	/* a link target is whole or refused, never cut */
+	char *longlink = xasprintf("%s/long", tmp);
+	char target[4001];
+	memset(target, 'a', sizeof(target) - 1);
+	target[sizeof(target) - 1] = '\0';
+	assert_int_equal(symlink(target, longlink), 0);
+	char *got = sysroot_readlink("/long");
+	assert_non_null(got);
+	assert_int_equal(strlen(got), sizeof(target) - 1);
+	free(got);
+	gv_sys.readlink = readlink_fills;
+	errno = 0;
+	assert_null(sysroot_readlink("/long"));
+	assert_int_equal(errno, ENAMETOOLONG);
+	sysroot_reset_ops();
+	unlink(longlink);
+	free(longlink);
 	/* a file whose fstat fails is not read as if it were one (st would be garbage) */
 	gv_sys.fstat = fstat_eoverflow;
 	assert_int_equal(sysroot_read("/file", 100, &out, &len, NULL), -EOVERFLOW);
