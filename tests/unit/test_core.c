@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "core/facts.h"
 #include "core/findings.h"
@@ -322,6 +324,67 @@ static void test_path_fold(void **s)
 	}
 }
 
+/* The child dies with us (PR_SET_PDEATHSIG): a process running proc_run killed by SIGKILL takes
+ * its child along, so a killed gpuvet leaves no probe behind. */
+static bool process_gone(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return true;
+	bool gone = false;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, "State:", 6) == 0)
+			gone = strchr(line, 'Z') != NULL; /* a zombie whose new parent does not reap it */
+	fclose(fp);
+	return gone;
+}
+
+static void test_proc_child_dies_with_us(void **s)
+{
+	(void)s;
+	const char *tmp = getenv("TMPDIR");
+	char *pidfile = xasprintf("%s/gpuvet-proc-pid-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(pidfile);
+	assert_true(fd >= 0);
+	close(fd);
+	pid_t runner = fork();
+	assert_true(runner >= 0);
+	if (runner == 0) {
+		char *cmd = xasprintf("echo $$ > %s; exec sleep 30", pidfile);
+		char *argv[] = {"sh", "-c", cmd, NULL};
+		proc_result r;
+		proc_run(argv, NULL, NULL, 60000, 1024, &r);
+		_exit(0);
+	}
+	long child = 0;
+	for (int i = 0; i < 500 && child <= 0; i++) { /* up to 5 s for the child to start */
+		FILE *fp = fopen(pidfile, "r");
+		if (fp) {
+			if (fscanf(fp, "%ld", &child) != 1)
+				child = 0;
+			fclose(fp);
+		}
+		if (child <= 0)
+			usleep(10000);
+	}
+	assert_true(child > 0);
+	kill(runner, SIGKILL);
+	waitpid(runner, NULL, 0);
+	bool gone = false;
+	for (int i = 0; i < 500 && !gone; i++) {
+		gone = process_gone((pid_t)child);
+		if (!gone)
+			usleep(10000);
+	}
+	if (!gone)
+		kill((pid_t)child, SIGKILL);
+	unlink(pidfile);
+	free(pidfile);
+	assert_true(gone);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_str_fmt_whole),
 		cmocka_unit_test(test_path_fold),
 		cmocka_unit_test(test_proc_stdin_stderr_signals),
+		cmocka_unit_test(test_proc_child_dies_with_us),
 		cmocka_unit_test(test_facts_replaced_stays_valid),
 		cmocka_unit_test(test_facts_long_keys),
 		cmocka_unit_test(test_facts_threads),
