@@ -43,11 +43,12 @@ test-tsan: test-deps
 		$(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 	cd build-tsan && ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
 
-# libFuzzer targets, a short run each.
+# libFuzzer targets: FUZZ_SECONDS each (default 60), JOBS of them at a time (docs/fuzzing.md).
+FUZZ_SECONDS ?= 60
 fuzz: test-deps
-	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DGPUVET_FUZZ=ON -DCMAKE_C_COMPILER=clang
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DGPUVET_FUZZ=ON -DCMAKE_C_COMPILER=clang -DGPUVET_FUZZ_SECONDS=$(FUZZ_SECONDS)
 	cmake --build build-fuzz -j$(JOBS)
-	cd build-fuzz && ctest --output-on-failure -L fuzz
+	cd build-fuzz && ctest --output-on-failure -L fuzz -j$(JOBS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
