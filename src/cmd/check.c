@@ -11,7 +11,7 @@
 #include "kb/kb.h"
 #include "probes/probes.h"
 #include "render/render.h"
-#include "render/text.h"
+#include "core/text.h"
 #include "rules/policy.h"
 #include "rules/rules.h"
 

@@ -366,7 +366,7 @@ void probe_nvml(facts *f, const probe_opts *o)
 		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.init");
 		return;
 	}
-	double limit = probe_driver_timeout(30);
+	double limit = gv_driver_timeout(30);
 	if (!probe_run_with_deadline(f, nvml_body, o, limit)) {
 		char why[160];
 		snprintf(why, sizeof(why), "NVML did not answer within %.0f s (nvmlInit or a device query hangs)", limit);

@@ -54,9 +54,9 @@ static void wait_child(struct job *j)
 {
 	gv_child_report *r = xcalloc(1, sizeof(*r));
 	/* +2 s: the probe's own deadline inside the child (nvmlInit, cuInit) reports first */
-	double limit = probe_driver_timeout(j->p->child_timeout) + 2;
+	double limit = gv_driver_timeout(j->p->child_timeout) + 2;
 	/* loading is quick or hangs: a constructor gets the NVML bound even in cuInit's child */
-	gv_child_set_call_limit(j->child, "dlopen", probe_driver_timeout(30) + 2);
+	gv_child_set_call_limit(j->child, "dlopen", gv_driver_timeout(30) + 2);
 	gv_child_wait(j->child, limit, j->f, r);
 	j->child = NULL;
 	for (size_t i = 0; i < SYSROOT_PROBLEMS_MAX; i++) {

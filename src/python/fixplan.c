@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "python/archlist.h"
+#include "cuda/archlist.h"
 
 static void add_gpu(fix_machine *m, const char *name, const char *cc, const char *src)
 {

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "render/render.h"
-#include "render/text.h"
+#include "core/text.h"
 #include "rules/rules.h"
 
 /* Through the text sanitizer first: XML 1.0 has no control characters, and the file is UTF-8. */

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "render/render.h"
-#include "render/text.h"
+#include "core/text.h"
 #include "rules/rules.h"
 
 static const char *sev_mark(severity s)

@@ -11,7 +11,7 @@
 #include "health/conditions.h"
 #include "kb/kb_nvidia.h"
 #include "nvidia/nvml.h"
-#include "render/shell.h"
+#include "core/shell.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 

@@ -1,4 +1,4 @@
-#include "python/archlist.h"
+#include "cuda/archlist.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "python/fatbin.h"
+#include "cuda/fatbin.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "render/shell.h"
+#include "core/shell.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/findings.h"
-#include "render/text.h"
+#include "core/text.h"
 
 const char *shell_unquotable(const char *s)
 {

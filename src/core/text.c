@@ -1,4 +1,4 @@
-#include "render/text.h"
+#include "core/text.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

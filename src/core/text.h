@@ -8,8 +8,8 @@
  * the line and paragraph separators and the bidirectional-text controls (which reorder what a
  * terminal shows). JSON output escapes the same characters as JSON (json_text_safe).
  */
-#ifndef GPUVET_RENDER_TEXT_H
-#define GPUVET_RENDER_TEXT_H
+#ifndef GPUVET_CORE_TEXT_H
+#define GPUVET_CORE_TEXT_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

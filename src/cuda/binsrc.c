@@ -1,4 +1,4 @@
-#include "python/binsrc.h"
+#include "cuda/binsrc.h"
 
 #include <errno.h>
 #include <fcntl.h>

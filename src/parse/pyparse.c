@@ -1,4 +1,4 @@
-#include "python/pyparse.h"
+#include "parse/pyparse.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -10,8 +10,8 @@
  * bytes that are not UTF-8 (a paste does not carry them), and the bidirectional-text controls (the
  * word shown is not the word run). A refused word has no shell form: say so, print no command.
  */
-#ifndef GPUVET_RENDER_SHELL_H
-#define GPUVET_RENDER_SHELL_H
+#ifndef GPUVET_CORE_SHELL_H
+#define GPUVET_CORE_SHELL_H
 #include <stdbool.h>
 #include <stddef.h>
 

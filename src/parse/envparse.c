@@ -1,5 +1,5 @@
 /* Parsers of CUDA_VISIBLE_DEVICES, TORCH_CUDA_ARCH_LIST and PYTORCH_(CUDA_)ALLOC_CONF. */
-#include "probes/envparse.h"
+#include "parse/envparse.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "render/render.h"
+#include "core/color.h"
 
 const char *col_fail(bool on) { return on ? "\033[1;31m" : ""; }
 const char *col_warn(bool on) { return on ? "\033[1;33m" : ""; }

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "python/binsrc.h"
+#include "cuda/binsrc.h"
 
 #define FATBIN_MAGIC 0xBA55ED50u
 #define FATBIN_MAX_ARCHS 64
