@@ -269,6 +269,15 @@ bool gv_nvml_has_symbol(const char *sym)
 	return lib && dlsym(lib, sym) != NULL;
 }
 
+void *gv_nvml_symbol(const char *sym)
+{
+	gv_nvml_load();
+	pthread_mutex_lock(&lock);
+	void *p = lib && status.loaded ? dlsym(lib, sym) : NULL;
+	pthread_mutex_unlock(&lock);
+	return p;
+}
+
 /* ---- error names ---- */
 
 static const struct {

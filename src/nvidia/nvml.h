@@ -212,6 +212,9 @@ const char *gv_nvml_return_name(nvmlReturn_t rc);
 const char *gv_nvml_error_string(nvmlReturn_t rc);
 /* Whether the library exports sym (looked up as given). */
 bool gv_nvml_has_symbol(const char *sym);
+/* The address of sym in the loaded library, NULL when it is not there (for the calls of other
+ * modules, such as nvidia/nvlink.c, that declare their own function types). */
+void *gv_nvml_symbol(const char *sym);
 
 /* ---- values with a validity per field ---- */
 
