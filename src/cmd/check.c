@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/history_record.h"
+#include "cmd/nvlink_history.h"
 #include "core/sysroot.h"
 #include "kb/kb.h"
 #include "probes/probes.h"
@@ -55,6 +56,7 @@ static void record_check(const char *db, const facts *f, const findings *fs, int
 	hist_run *r = history_run_begin(HIST_CHECK, argc, argv);
 	history_run_context_from_facts(r, f);
 	history_run_add_findings(r, fs);
+	nvlink_history_add(r, f);
 	history_record(db, r);
 }
 
@@ -144,6 +146,8 @@ int cmd_check(int argc, char **argv)
 		}
 	} else {
 		f = facts_new();
+		if (history_wanted(no_history))
+			nvlink_history_previous(f, db); /* nvlink.errors-grew compares with the last check */
 	}
 	findings fs;
 	findings_init(&fs);

@@ -6,6 +6,7 @@ const rule *const rule_tables[] = {
 	rules_devices,
 	rules_driver,
 	rules_gpu,
+	rules_nvlink,
 	rules_env,
 	rules_container,
 	rules_toolkit,

@@ -1,0 +1,121 @@
+#include "cmd/nvlink_history.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+
+#define NVLINK_MAX 18
+
+static const char *const counters[] = {"crc_flit_errors", "crc_data_errors", "replay_errors", "recovery_errors"};
+
+void nvlink_history_add(hist_run *r, const facts *f)
+{
+	long long n = facts_int_or(f, 0, "nvml.device_count");
+	for (long long i = 0; i < n && i < 256; i++) {
+		long long links = 0;
+		if (!facts_int(f, &links, "nvml.gpu.%lld.nvlink.count", i) || links <= 0)
+			continue;
+		bool any = false;
+		for (long long l = 0; l < links && l < NVLINK_MAX; l++)
+			for (size_t k = 0; k < GV_ARRAY_LEN(counters); k++) {
+				long long v = 0;
+				if (!facts_int(f, &v, "nvml.gpu.%lld.nvlink.%lld.%s", i, l, counters[k]))
+					continue;
+				any = true;
+				if (v == 0)
+					continue; /* a zero is implied by the mark below: 18 links x 4 counters stay small */
+				char name[96];
+				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, counters[k]);
+				history_run_add_result(r, &(hist_result){.name = name, .value = (double)v, .unit = "errors",
+									 .better = HIST_LOWER_BETTER, .min = NAN, .max = NAN,
+									 .gpu = (int)i});
+			}
+		if (any)
+			history_run_add_result(r, &(hist_result){.name = "nvlink.links", .value = (double)links,
+								 .better = HIST_NEUTRAL, .min = NAN, .max = NAN, .gpu = (int)i});
+	}
+}
+
+/* The run is of this machine: the same host and the same --root (or none). */
+static bool same_machine(const hist_run_row *run)
+{
+	char host[256] = "";
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		host[0] = '\0';
+	if (!run->host || strcmp(run->host, host) != 0)
+		return false;
+	const char *root = NULL;
+	for (size_t m = 0; m < run->nmeta; m++)
+		if (strcmp(run->meta[m].key, "root") == 0)
+			root = run->meta[m].value;
+	if (!gopts.root || !root)
+		return !gopts.root && !root;
+	return strcmp(gopts.root, root) == 0;
+}
+
+static void put_run(facts *f, const hist_run_row *run)
+{
+	const char *src = "history";
+	int gpus = 0;
+	for (size_t g = 0; g < run->ngpus; g++) {
+		const hist_gpu_row *gr = &run->gpus[g];
+		long long links = -1;
+		for (size_t k = 0; k < run->nresults; k++)
+			if (run->results[k].gpu == gr->index && strcmp(run->results[k].name, "nvlink.links") == 0)
+				links = (long long)run->results[k].value;
+		if (links <= 0 || !gr->uuid)
+			continue; /* no counters were recorded for it */
+		int p = gpus++;
+		facts_put_str(f, src, gr->uuid, "history.nvlink.gpu.%d.uuid", p);
+		for (long long l = 0; l < links && l < NVLINK_MAX; l++)
+			for (size_t c = 0; c < GV_ARRAY_LEN(counters); c++) {
+				char name[96];
+				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, counters[c]);
+				double v = 0;
+				for (size_t k = 0; k < run->nresults; k++)
+					if (run->results[k].gpu == gr->index && strcmp(run->results[k].name, name) == 0)
+						v = run->results[k].value;
+				facts_put_int(f, src, (long long)v, "history.nvlink.gpu.%d.%lld.%s", p, l, counters[c]);
+			}
+	}
+	if (!gpus)
+		return;
+	facts_put_int(f, src, gpus, "history.nvlink.gpu_count");
+	facts_put_int(f, src, run->id, "history.nvlink.previous_run");
+	facts_put_str(f, src, run->finished_utc ? run->finished_utc : run->started_utc, "history.nvlink.previous_utc");
+}
+
+void nvlink_history_previous(facts *f, const char *db_path)
+{
+	char *path = history_default_path(db_path);
+	struct stat st;
+	if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		free(path);
+		return; /* no history yet: nothing to compare */
+	}
+	char *err = NULL;
+	history *h = history_open(path, HISTORY_READ, &err);
+	free(path);
+	if (!h) {
+		free(err);
+		return;
+	}
+	hist_query q = {.any_kind = false, .kind = HIST_CHECK, .limit = 50};
+	hist_run_row *runs = NULL;
+	size_t n = 0;
+	if (history_list(h, &q, &runs, &n, &err)) {
+		for (size_t i = 0; i < n; i++)
+			if (same_machine(&runs[i])) {
+				put_run(f, &runs[i]);
+				break;
+			}
+		hist_runs_free(runs, n);
+	}
+	free(err);
+	history_close(h);
+}
