@@ -44,6 +44,7 @@ void probe_nvml(facts *f, const probe_opts *o);
 void probe_cudalib(facts *f, const probe_opts *o);
 void probe_cuda(facts *f, const probe_opts *o);
 void probe_kmsg(facts *f, const probe_opts *o);
+void probe_topology(facts *f, const probe_opts *o);
 /* NVLink facts of one GPU (probes/nvlink.c), called by probe_nvml per GPU */
 void probe_nvlink_gpu(facts *f, int gpu);
 #endif

@@ -3,6 +3,7 @@
 
 #include "core/sysroot.h"
 #include "probes/probes.h"
+#include "probes/topology.h"
 
 const probe probe_table[] = {
 	/* the slowest first, so its thread starts first: cuInit takes ~0.4 s on an H200 machine */
@@ -18,6 +19,7 @@ const probe probe_table[] = {
 	{"python_live", PROBE_PYTHON_LIVE, probe_python_live},
 	{"toolkit", 0, probe_toolkit},
 	{"loader", 0, probe_loader},
+	{"topology", 0, probe_topology},
 	{NULL, 0, NULL},
 };
 
@@ -76,5 +78,6 @@ void probes_run(facts *f, const probe_opts *o)
 		if (jobs[i].started)
 			pthread_join(jobs[i].tid, NULL);
 	free(jobs);
+	topology_derive(f); /* needs the facts of several probes */
 	put_unreadable(f);
 }
