@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "core/sysroot.h"
+#include "nvidia/nvml.h"
 #include "probes/probes.h"
 #include "probes/topology.h"
 
@@ -293,4 +294,24 @@ void topology_derive(facts *f)
 	}
 	if (npci > 0 || ngpu > 0)
 		facts_put_int(f, "sysfs", nic, "topology.nic.count");
+}
+
+void topology_collect(facts *f)
+{
+	probe_topology(f, NULL);
+	unsigned n = 0;
+	if (gv_nvml_device_count(&n) != NVML_SUCCESS)
+		return;
+	if (n > 64)
+		n = 64;
+	facts_put_int(f, "nvmlDeviceGetCount", n, "nvml.device_count");
+	gv_nvml_device *d = xcalloc(1, sizeof(*d));
+	for (unsigned i = 0; i < n; i++) {
+		gv_nvml_device_clear(d);
+		if (gv_nvml_device_snapshot(i, GV_NVML_IDENTITY, d) == NVML_SUCCESS && GV_OK(d->pci_bus_id))
+			facts_put_str(f, "nvmlDeviceGetPciInfo", d->pci_bus_id.v, "nvml.gpu.%u.pci_bus_id", i);
+		probe_nvlink_gpu(f, (int)i);
+	}
+	free(d);
+	topology_derive(f);
 }

@@ -10,4 +10,7 @@ const char *topology_pci_relation(const char *path_a, int numa_a, const char *pa
 /* From the facts of every probe (topology.pci.*, nvml.gpu.N.pci_bus_id, nvml.gpu.N.nvlink.*):
  * topology.gpu.I.gpu.J, topology.gpu.I.nic.K, topology.gpu.I.numa_node, topology.nic.*. */
 void topology_derive(facts *f);
+/* For commands other than check (bench's P2P matrix): probes sysfs, NVML's bus ids and NVLink of
+ * every GPU (NVML initialised, or initialised here) into f, then topology_derive. */
+void topology_collect(facts *f);
 #endif
