@@ -187,6 +187,7 @@ void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view
 			fprintf(out, "    clocks held back by: %s\n",
 				clock_reasons_text((unsigned long long)g->clock_reasons.v, words, sizeof(words)));
 		}
+		view_nvlink_text(out, g);
 	}
 	if (o && o->job && o->job->alive && shown == 0)
 		fprintf(out, "(process %u and its descendants hold no GPU)\n", o->job->root);
@@ -305,6 +306,7 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 		add_val(x, "remap_pending", g->remap_pending, 1);
 		add_val(x, "remap_failure", g->remap_failure, 1);
 		add_val(x, "fan_ratio", g->fan, 0.01);
+		view_nvlink_json(x, g);
 		cJSON *xids = cJSON_AddArrayToObject(x, "xids");
 		for (size_t k = 0; k < g->nxid; k++) {
 			cJSON *e = cJSON_CreateObject();
