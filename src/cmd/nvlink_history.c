@@ -98,8 +98,18 @@ void nvlink_history_previous(facts *f, const char *db_path)
 		free(path);
 		return; /* no history yet: nothing to compare */
 	}
+	/* opened for writing, as the record at the end will: a corrupt file of ours is moved aside
+	 * intact (a reading connection may rewrite its header first), and said so once, here */
 	char *err = NULL;
-	history *h = history_open(path, HISTORY_READ, &err);
+	history *h = history_open(path, HISTORY_WRITE, &err);
+	if (h && history_notice(h))
+		gv_warning("%s", history_notice(h));
+	if (!h) {
+		/* a file gpuvet may not write is still read as it is */
+		free(err);
+		err = NULL;
+		h = history_open(path, HISTORY_READ, &err);
+	}
 	free(path);
 	if (!h) {
 		free(err);
