@@ -8,6 +8,7 @@
 #   smi-topo-m.txt, smi-fabric.txt       nvidia-smi topo -m; the fabric part of nvidia-smi -q
 #   smi-nvlink-gt.txt                    nvidia-smi nvlink -gt d (traffic counters), when it has it
 #   check.json, check.txt                gpuvet check --fast (JSON, and text: the Topology matrix)
+#   serve-nvlink.prom, watch.json        serve's NVLink series (--textfile --once --dcgm-compat), watch --once --json
 #   history.txt                          two checks against one fresh database: nothing grows
 #   compare.txt                          one OK/DIFF/INFO line per value compared
 #   summary.txt                          the lines to read first
@@ -20,6 +21,8 @@
 #     counters as nvidia-smi nvlink -e prints them; every GPU-GPU and GPU-NIC cell and the NUMA
 #     affinity of nvidia-smi topo -m. On one H200 the matrix is one row, and NVLink may show no
 #     active link: both are valid results to compare.
+#   - compare.txt also: serve's gpuvet_gpu_nvlink_up per link and watch's active count agree
+#     with check's link states;
 #   - history.txt: the second check has no nvlink.errors-grew (the counters did not move).
 #   - no fail finding from the nvlink.* rules on a healthy machine.
 set -u
@@ -45,6 +48,11 @@ nvidia-smi topo -m > "$OUT/smi-topo-m.txt" 2>&1
 nvidia-smi -q | grep -i -A4 fabric > "$OUT/smi-fabric.txt" 2>&1
 timeout 20 nvidia-smi nvlink -gt d > "$OUT/smi-nvlink-gt.txt" 2>&1
 "$GPUVET" check --fast --no-history > "$OUT/check.txt" 2>&1
+# serve's and watch's view of the same links (one textfile write; watch: one JSON snapshot)
+mkdir -p "$TMP/tf"
+GPUVET_NO_HISTORY=1 timeout 60 "$GPUVET" serve --textfile "$TMP/tf" --once --dcgm-compat > "$OUT/serve.err" 2>&1
+grep -i nvlink "$TMP/tf/gpuvet.prom" > "$OUT/serve-nvlink.prom" 2>&1
+timeout 30 "$GPUVET" watch --once --json > "$OUT/watch.json" 2> "$OUT/watch.err"
 
 # the history path: two checks against a fresh database
 {
@@ -73,8 +81,8 @@ def fact(layer, key):
     v = layer.get(key)
     return None if v is None or v.get("state") != "ok" else v.get("value")
 
-def line(ok, what, a, b):
-    print("%-4s %-44s gpuvet=%s nvidia-smi=%s" % ("OK" if ok else "DIFF", what, a, b))
+def line(ok, what, a, b, names=("gpuvet", "nvidia-smi")):
+    print("%-4s %-44s %s=%s %s=%s" % ("OK" if ok else "DIFF", what, names[0], a, names[1], b))
 
 def per_gpu(text):
     """{gpu index: [lines]} of nvidia-smi's 'GPU N: ...' blocks"""
@@ -160,6 +168,29 @@ for l in rows:
             line(str(numa) == smi, "topo GPU%d NUMA affinity" % g, numa, smi)
         else:
             print("INFO GPU%d NUMA affinity: gpuvet=%s nvidia-smi=%s" % (g, numa, smi))
+# serve: one gpuvet_gpu_nvlink_up series per link that check saw, with the same state
+try:
+    up = {}
+    for l in open(out + "/serve-nvlink.prom"):
+        m = re.match(r'gpuvet_gpu_nvlink_up\{gpu="(\d+)",uuid="[^"]*",link="(\d+)"\} (\S+)', l)
+        if m:
+            up[(int(m.group(1)), int(m.group(2)))] = float(m.group(3))
+    for g in range(n):
+        for l in range(fact(nv, "gpu.%d.nvlink.count" % g) or 0):
+            st = fact(nv, "gpu.%d.nvlink.%d.state" % (g, l))
+            if st is None:
+                continue
+            line(up.get((g, l)) == (1.0 if st == "active" else 0.0), "serve GPU %d link %d up" % (g, l),
+                 up.get((g, l)), st, ("serve", "check"))
+    w = json.load(open(out + "/watch.json"))
+    for gj in w.get("gpus", []):
+        g = gj.get("index", gj.get("gpu"))
+        nvw = gj.get("nvlink")
+        act = fact(nv, "gpu.%d.nvlink.active_count" % g) if g is not None else None
+        line((nvw or {}).get("active", 0) == (act or 0), "watch GPU %s active links" % g,
+             (nvw or {}).get("active"), act, ("watch", "check"))
+except Exception as ex:
+    print("DIFF serve/watch comparison failed: %r" % ex)
 print("INFO nvlink findings:", ", ".join("%s(%s)" % (f["id"], f["severity"]) for f in doc["findings"]
                                         if f["id"].startswith("nvlink.")) or "none")
 EOF
