@@ -54,7 +54,12 @@ static void link_down(rule_ctx *c)
 	int n = nv_gpu_count(f);
 	int with_links = 0, with_active = 0;
 	for (int i = 0; i < n; i++) {
-		if (link_count(f, i) > 0)
+		/* a GPU counts when one of its links has a known state: links that could not be read
+		 * (NO_PERMISSION on every one) are not links known to be down */
+		bool known = false;
+		for (int l = 0; l < link_count(f, i) && !known; l++)
+			known = link_active(f, i, l) >= 0;
+		if (known)
 			with_links++;
 		if (active_links(f, i) > 0)
 			with_active++;
@@ -70,7 +75,10 @@ static void link_down(rule_ctx *c)
 			return;
 		x = rule_emit_sev(c, SEV_WARN, "no NVLink is active on any GPU: GPU-to-GPU traffic goes over PCIe");
 		for (int i = 0; i < n; i++) {
-			if (link_count(f, i) == 0)
+			int down = 0;
+			for (int l = 0; l < link_count(f, i); l++)
+				down += link_active(f, i, l) == 0;
+			if (down == 0)
 				continue;
 			char label[160];
 			nv_gpu_label(f, i, label, sizeof(label));
