@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
@@ -276,6 +277,31 @@ static void errors(rule_ctx *c)
 			    "normal, counters that grow are not");
 	finding_fix(x, "run gpuvet check again later (the history keeps these counters): nvlink.errors-grew names "
 		       "the links whose counters climb");
+}
+
+/* The NVML index of the GPU with this PCI bus id ("0000:18:00.0" as CUDA writes it). */
+static int nvml_index_of(const facts *f, const char *bus)
+{
+	if (!bus)
+		return -1;
+	int n = nv_gpu_count(f);
+	for (int i = 0; i < n; i++) {
+		const char *b = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
+		if (!b)
+			continue;
+		/* NVML: 8-digit domain; CUDA: 4 */
+		const char *x = strlen(b) == 16 ? b + 4 : b, *y = strlen(bus) == 16 ? bus + 4 : bus;
+		if (strcasecmp(x, y) == 0)
+			return i;
+	}
+	return -1;
+}
+
+const char *nv_cuda_pair_path(const facts *f, long long i, long long j)
+{
+	int a = nvml_index_of(f, facts_str(f, "cuda.dev.%lld.pci_bus_id", i));
+	int b = nvml_index_of(f, facts_str(f, "cuda.dev.%lld.pci_bus_id", j));
+	return a < 0 || b < 0 ? NULL : facts_str(f, "topology.gpu.%d.gpu.%d", a, b);
 }
 
 const rule rules_nvlink[] = {
