@@ -16,6 +16,8 @@ static const char *const counters[] = {"crc_flit_errors", "crc_data_errors", "re
 void nvlink_history_add(hist_run *r, const facts *f)
 {
 	long long n = facts_int_or(f, 0, "nvml.device_count");
+	strbuf marks; /* meta nvlink.links: "GPU:LINKS,..." of the GPUs whose counters were recorded */
+	sb_init(&marks);
 	for (long long i = 0; i < n && i < 256; i++) {
 		long long links = 0;
 		if (!facts_int(f, &links, "nvml.gpu.%lld.nvlink.count", i) || links <= 0)
@@ -36,9 +38,34 @@ void nvlink_history_add(hist_run *r, const facts *f)
 									 .gpu = (int)i});
 			}
 		if (any)
-			history_run_add_result(r, &(hist_result){.name = "nvlink.links", .value = (double)links,
-								 .better = HIST_NEUTRAL, .min = NAN, .max = NAN, .gpu = (int)i});
+			sb_addf(&marks, "%s%lld:%lld", marks.len ? "," : "", i, links);
 	}
+	if (marks.len)
+		history_run_set(r, "nvlink.links", marks.buf);
+	sb_free(&marks);
+}
+
+/* The links recorded for GPU index in a run's nvlink.links meta, or -1. */
+static long long marked_links(const hist_run_row *run, int index)
+{
+	for (size_t m = 0; m < run->nmeta; m++) {
+		if (strcmp(run->meta[m].key, "nvlink.links") != 0 || !run->meta[m].value)
+			continue;
+		const char *p = run->meta[m].value;
+		while (*p) {
+			char *end;
+			long g = strtol(p, &end, 10);
+			if (end == p || *end != ':')
+				return -1;
+			long long links = strtoll(end + 1, &end, 10);
+			if (g == index)
+				return links;
+			if (*end != ',')
+				return -1;
+			p = end + 1;
+		}
+	}
+	return -1;
 }
 
 /* The run is of this machine: the same host and the same --root (or none). */
@@ -64,10 +91,7 @@ static void put_run(facts *f, const hist_run_row *run)
 	int gpus = 0;
 	for (size_t g = 0; g < run->ngpus; g++) {
 		const hist_gpu_row *gr = &run->gpus[g];
-		long long links = -1;
-		for (size_t k = 0; k < run->nresults; k++)
-			if (run->results[k].gpu == gr->index && strcmp(run->results[k].name, "nvlink.links") == 0)
-				links = (long long)run->results[k].value;
+		long long links = marked_links(run, gr->index);
 		if (links <= 0 || !gr->uuid)
 			continue; /* no counters were recorded for it */
 		int p = gpus++;

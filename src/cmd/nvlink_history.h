@@ -1,7 +1,7 @@
 /*
  * NVLink error counters across check runs: a check keeps each GPU's non-zero link counters as
- * results of its run (nvlink.L.COUNTER, and nvlink.links per GPU as the mark that they were
- * recorded); the next check reads the previous check of this machine back as facts
+ * results of its run (nvlink.L.COUNTER per GPU; zeros left out) and in the run's meta
+ * nvlink.links ("0:18,1:18") which GPUs had theirs recorded, so a missing result reads as 0; the next check reads the previous check of this machine back as facts
  * (history.nvlink.*) for the rule nvlink.errors-grew. docs/facts/nvidia.md has the keys.
  */
 #ifndef GPUVET_CMD_NVLINK_HISTORY_H
