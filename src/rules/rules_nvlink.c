@@ -74,7 +74,15 @@ static void link_down(rule_ctx *c)
 		 * several GPUs whose links are all down talk over PCIe */
 		if (with_links < 2)
 			return;
-		x = rule_emit_sev(c, SEV_WARN, "no NVLink is active on any GPU: GPU-to-GPU traffic goes over PCIe");
+		/* an NVSwitch board (the GPUs have a fabric) is built for NVLink: a warning; PCIe boards
+		 * may simply have no bridge installed: said, as information */
+		bool nvswitch = false;
+		for (int i = 0; i < n; i++) {
+			const char *fs = facts_str(f, "nvml.gpu.%d.fabric_state", i);
+			nvswitch |= fs && strcmp(fs, "not_supported") != 0;
+		}
+		x = rule_emit_sev(c, nvswitch ? SEV_WARN : SEV_INFO,
+				  "no NVLink is active on any GPU: GPU-to-GPU traffic goes over PCIe");
 		for (int i = 0; i < n; i++) {
 			int down = 0;
 			for (int l = 0; l < link_count(f, i); l++)
@@ -88,7 +96,9 @@ static void link_down(rule_ctx *c)
 			if (fs && strcmp(fs, "completed") != 0 && strcmp(fs, "not_supported") != 0)
 				fabric_pending = true;
 		}
-		finding_evidence(x, "boards without an NVLink bridge installed report their links inactive too");
+		if (!nvswitch)
+			finding_evidence(x, "no NVSwitch fabric: boards without an NVLink bridge installed report their "
+					    "links inactive too");
 	} else {
 		for (int i = 0; i < n; i++) {
 			int links = link_count(f, i), act = active_links(f, i);
@@ -134,14 +144,46 @@ static void link_down(rule_ctx *c)
 		       "tray): collect sudo nvidia-bug-report.sh for the vendor");
 }
 
+static void slow_links_of_model(rule_ctx *c, const char *model, finding **xp);
+
 static void slow_link(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	int n = nv_gpu_count(f);
+	finding *x = NULL;
+	/* links are compared among GPUs of one model: an A100 beside an H100 is slower by design */
+	for (int m = 0; m < n; m++) {
+		const char *model = facts_str(f, "nvml.gpu.%d.name", m);
+		bool first = true;
+		for (int k = 0; k < m && first; k++) {
+			const char *other = facts_str(f, "nvml.gpu.%d.name", k);
+			first = !((model && other && strcmp(model, other) == 0) || (!model && !other));
+		}
+		if (first)
+			slow_links_of_model(c, model, &x);
+	}
+	if (!x)
+		return;
+	finding_fix(x, "see each link's speed: nvidia-smi nvlink -s; a link trained below the others is a failing "
+		       "bridge, connector or NVSwitch port");
+	finding_fix(x, "reboot to retrain; if it stays slow, collect sudo nvidia-bug-report.sh for the vendor");
+}
+
+static bool same_model(const facts *f, int i, const char *model)
+{
+	const char *name = facts_str(f, "nvml.gpu.%d.name", i);
+	return (name && model && strcmp(name, model) == 0) || (!name && !model);
+}
+
+static void slow_links_of_model(rule_ctx *c, const char *model, finding **xp)
+{
+	const facts *f = c->facts;
+	int n = nv_gpu_count(f);
+	finding *x = *xp;
 	long long best_speed = 0, best_version = 0;
 	for (int i = 0; i < n; i++)
 		for (int l = 0; l < link_count(f, i); l++) {
-			if (link_active(f, i, l) != 1)
+			if (!same_model(f, i, model) || link_active(f, i, l) != 1)
 				continue;
 			long long s = facts_int_or(f, 0, "nvml.gpu.%d.nvlink.%d.speed_mbps", i, l);
 			long long v = facts_int_or(f, 0, "nvml.gpu.%d.nvlink.%d.version", i, l);
@@ -150,10 +192,9 @@ static void slow_link(rule_ctx *c)
 			if (v > best_version)
 				best_version = v;
 		}
-	finding *x = NULL;
 	for (int i = 0; i < n; i++)
 		for (int l = 0; l < link_count(f, i); l++) {
-			if (link_active(f, i, l) != 1)
+			if (!same_model(f, i, model) || link_active(f, i, l) != 1)
 				continue;
 			long long s = 0, v = 0;
 			bool has_s = facts_int(f, &s, "nvml.gpu.%d.nvlink.%d.speed_mbps", i, l) && s > 0;
@@ -169,14 +210,11 @@ static void slow_link(rule_ctx *c)
 			char speed[64] = "";
 			if (has_s)
 				snprintf(speed, sizeof(speed), "%.3f GB/s", s / 1000.0);
-			finding_evidence(x, "%s link %d: %s%sNVLink %lld; the fastest link: %.3f GB/s, NVLink %lld", label, l,
-					 speed, has_s ? ", " : "", v, best_speed / 1000.0, best_version);
+			finding_evidence(x, "%s link %d: %s%sNVLink %lld; the fastest link of this model: %.3f GB/s, "
+					    "NVLink %lld",
+					 label, l, speed, has_s ? ", " : "", v, best_speed / 1000.0, best_version);
 		}
-	if (!x)
-		return;
-	finding_fix(x, "see each link's speed: nvidia-smi nvlink -s; a link trained below the others is a failing "
-		       "bridge, connector or NVSwitch port");
-	finding_fix(x, "reboot to retrain; if it stays slow, collect sudo nvidia-bug-report.sh for the vendor");
+	*xp = x;
 }
 
 /* The previous check's index of the GPU with this UUID, or -1. */
