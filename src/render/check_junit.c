@@ -1,11 +1,15 @@
+#include <stdlib.h>
 #include <string.h>
 
 #include "render/render.h"
+#include "render/text.h"
 #include "rules/rules.h"
 
-static void xml_escape(FILE *out, const char *s)
+/* Through the text sanitizer first: XML 1.0 has no control characters, and the file is UTF-8. */
+static void xml_escape(FILE *out, const char *raw)
 {
-	for (; *s; s++) {
+	char *safe = text_safe_dup(raw);
+	for (const char *s = safe; *s; s++) {
 		switch (*s) {
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
@@ -16,6 +20,7 @@ static void xml_escape(FILE *out, const char *s)
 				fputc(*s, out);
 		}
 	}
+	free(safe);
 }
 
 /* One test case per rule: failure for a fail finding (and warn under --strict), skipped for a

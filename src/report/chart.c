@@ -13,7 +13,9 @@ const char *chart_color(size_t i)
 	return palette[i % (sizeof(palette) / sizeof(palette[0]))];
 }
 
-#define BAR_LABEL_W 250
+#define BAR_LABEL_W 330
+/* longer labels are cut with an ellipsis; the whole label stays in the bar's tooltip */
+#define BAR_LABEL_CHARS 52
 #define BAR_W 360
 #define BAR_ROW 24
 
@@ -38,7 +40,18 @@ void chart_bars(FILE *out, const char *title, const chart_bar *bars, size_t n)
 		int y = 6 + (int)i * BAR_ROW;
 		fprintf(out, "<g class=\"bar%s\"><text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"label\">", b->bad ? " bad" : "",
 			BAR_LABEL_W - 8, y + 15);
-		html_text(out, b->label);
+		if (b->label && strlen(b->label) > BAR_LABEL_CHARS) {
+			char cut[BAR_LABEL_CHARS + 1];
+			size_t k = BAR_LABEL_CHARS - 1;
+			while (k > 0 && ((unsigned char)b->label[k] & 0xc0) == 0x80)
+				k--; /* not inside a UTF-8 sequence */
+			memcpy(cut, b->label, k);
+			cut[k] = '\0';
+			html_text(out, cut);
+			fputs("\xe2\x80\xa6", out);
+		} else {
+			html_text(out, b->label);
+		}
 		fputs("</text>", out);
 		if (isfinite(b->pct)) {
 			double p = b->pct < 0 ? 0 : b->pct > 100 ? 100 : b->pct;

@@ -981,10 +981,19 @@ static int cmp_tune_row(const void *a, const void *b)
 	return sx < sy ? 1 : sx > sy ? -1 : strcmp(x->setting, y->setting);
 }
 
+/* The first n bytes of s into out, cut to fit. */
+static void seg_copy_n(char *out, size_t size, const char *s, size_t n)
+{
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
 static void tune_table(FILE *out, tune_row *rows, size_t n)
 {
 	qsort(rows, n, sizeof(*rows), cmp_tune_row);
-	fputs("<table class=\"tune\"><tr><th>#</th><th>setting</th><th>model</th><th>speed-up</th><th>memory saved</th><th>the code</th></tr>\n",
+	fputs("<table class=\"tune\"><tr><th>#</th><th>setting</th><th>model</th><th>speed-up over the run it changes</th><th>memory saved</th><th>the code</th></tr>\n",
 	      out);
 	for (size_t i = 0; i < n; i++) {
 		const tune_row *r = &rows[i];
@@ -1058,14 +1067,31 @@ static size_t tune_rows_history(const cJSON *run, tune_row **out)
 		const char *name = jstr(x, "name");
 		if (!name || !str_starts(name, "tune.") || !str_ends(name, ".ms"))
 			continue;
-		/* tune . model . shape . gpu . setting . ms */
+		/* tune . MODEL . SHAPE . gpu . SETTING . ms, where SHAPE holds dots ("bs64.img224") */
 		strlist parts = {0};
 		sl_split(&parts, name, ".", true);
-		if (parts.n == 6 && strcmp(parts.v[3], "gpu") == 0 && strcmp(parts.v[4], "fp32") != 0) {
+		size_t np = parts.n;
+		if (np >= 6 && strcmp(parts.v[np - 3], "gpu") == 0 && strcmp(parts.v[np - 2], "fp32") != 0) {
+			const char *model = parts.v[1], *setting = parts.v[np - 2];
+			/* the shape: the name between the model and ".gpu." */
+			const char *sh = name + strlen("tune.") + strlen(model) + 1;
+			const char *gpu_at = strstr(sh, ".gpu.");
+			char shape[128];
+			seg_copy_n(shape, sizeof(shape), sh, gpu_at ? (size_t)(gpu_at - sh) : 0);
+			/* the gain is over the run this setting changes (params.base, as tune measured it;
+			 * fp32 for runs stored before the base was kept) */
+			const tune_setting_info *info = tune_setting(setting);
+			const char *based_on = jstr(jget(x, "params"), "base");
+			if (!based_on)
+				based_on = "fp32";
+			if (info && strcmp(info->group, "reference") == 0) {
+				sl_free(&parts);
+				continue; /* the anchors' settings: measured for comparison, not advice */
+			}
 			char base[256], peak[256], basepeak[256];
-			snprintf(base, sizeof(base), "tune.%s.%s.gpu.fp32.ms", parts.v[1], parts.v[2]);
-			snprintf(peak, sizeof(peak), "tune.%s.%s.gpu.%s.peak_mib", parts.v[1], parts.v[2], parts.v[4]);
-			snprintf(basepeak, sizeof(basepeak), "tune.%s.%s.gpu.fp32.peak_mib", parts.v[1], parts.v[2]);
+			snprintf(base, sizeof(base), "tune.%s.%s.gpu.%s.ms", model, shape, based_on);
+			snprintf(peak, sizeof(peak), "tune.%s.%s.gpu.%s.peak_mib", model, shape, setting);
+			snprintf(basepeak, sizeof(basepeak), "tune.%s.%s.gpu.%s.peak_mib", model, shape, based_on);
 			double b = NAN, p = NAN, bp = NAN;
 			const cJSON *y;
 			cJSON_ArrayForEach(y, results)
@@ -1082,9 +1108,8 @@ static size_t tune_rows_history(const cJSON *run, tune_row **out)
 			}
 			double ms = jnum(x, "value");
 			tune_row *r = &(*out)[n++];
-			const tune_setting_info *info = tune_setting(parts.v[4]);
-			str_copy(r->setting, sizeof(r->setting), info ? info->title : parts.v[4]);
-			snprintf(r->model, sizeof(r->model), "%s %s", parts.v[1], parts.v[2]);
+			str_copy(r->setting, sizeof(r->setting), info ? info->title : setting);
+			snprintf(r->model, sizeof(r->model), "%s %s (over %s)", model, shape, based_on);
 			r->speedup = isfinite(b) && ms > 0 ? b / ms : NAN;
 			r->mem_saving = isfinite(p) && bp > 0 ? 1 - p / bp : NAN;
 			const char *code = info ? tune_setting_code(info, torch) : NULL;
