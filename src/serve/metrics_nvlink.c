@@ -1,7 +1,9 @@
 /*
  * serve's NVLink families (docs/serve.md): per GPU and link, state, error counters and payload
- * bytes; per GPU the traffic rate. With --dcgm-compat also the DCGM exporter's per-GPU
- * DCGM_FI_DEV_NVLINK_* totals and DCGM_FI_PROF_NVLINK_TX/RX_BYTES rates. Pure, like metrics.c.
+ * bytes (counters: rate() gives the traffic). With --dcgm-compat also the DCGM exporter's per-GPU
+ * DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL. The traffic rates (gpuvet_gpu_nvlink_tx/rx_bytes_per_second,
+ * DCGM_FI_PROF_NVLINK_TX/RX_BYTES) are GPM's (nvidia/gpm_fields.h): one family, one writer.
+ * Pure, like metrics.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -85,22 +87,6 @@ static void render_ours(expo *e, const snapshot *s)
 				sample_link(e, k->rx_bytes.v, g, l, "direction", "rx");
 		}
 	}
-	declared = false;
-	for (int i = 0; i < s->ngpus; i++) {
-		const gpu_sample *g = &s->gpus[i];
-		if (!has_links(g) || (!sv_has(g->nvlink_tx_bps) && !sv_has(g->nvlink_rx_bps)))
-			continue;
-		if (!declared)
-			declared = expo_family(e, "gpuvet_gpu_nvlink_throughput_bytes_per_second", MT_GAUGE,
-					       "NVLink payload rate over all links between the last two samples, by direction.");
-		char idx[16];
-		snprintf(idx, sizeof(idx), "%d", g->index);
-		const char *names[] = {"gpu", "uuid", "direction"};
-		if (sv_has(g->nvlink_tx_bps))
-			expo_sample_v(e, g->nvlink_tx_bps.v, 3, names, (const char *const[]){idx, g->uuid, "tx"});
-		if (sv_has(g->nvlink_rx_bps))
-			expo_sample_v(e, g->nvlink_rx_bps.v, 3, names, (const char *const[]){idx, g->uuid, "rx"});
-	}
 }
 
 /* DCGM's labels, as metrics.c writes them */
@@ -143,27 +129,6 @@ static void render_dcgm(expo *e, const snapshot *s, const metrics_input *in)
 			if (!declared)
 				declared = expo_family(e, totals[k].name, MT_UNTYPED, totals[k].help);
 			dcgm_sample(e, sum, g, in);
-		}
-	}
-	static const struct {
-		const char *name, *help;
-		bool tx;
-	} rates[] = {
-		{"DCGM_FI_PROF_NVLINK_TX_BYTES", "The rate of data transmitted over NVLink, not including protocol headers, "
-						 "in bytes per second (gpuvet: NVML's NVLink data counters).", true},
-		{"DCGM_FI_PROF_NVLINK_RX_BYTES", "The rate of data received over NVLink, not including protocol headers, in "
-						 "bytes per second (gpuvet: NVML's NVLink data counters).", false},
-	};
-	for (size_t k = 0; k < GV_ARRAY_LEN(rates); k++) {
-		bool declared = false;
-		for (int i = 0; i < s->ngpus; i++) {
-			const gpu_sample *g = &s->gpus[i];
-			sval v = rates[k].tx ? g->nvlink_tx_bps : g->nvlink_rx_bps;
-			if (!has_links(g) || !sv_has(v))
-				continue;
-			if (!declared)
-				declared = expo_family(e, rates[k].name, MT_GAUGE, rates[k].help);
-			dcgm_sample(e, v.v, g, in);
 		}
 	}
 }
