@@ -48,7 +48,7 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The first entry of DIR (a NIC's net/ or infiniband/ folder) into buf. */
+/* The first entry of DIR (a NIC's infiniband/ folder) into buf. */
 static bool first_entry(const char *dir, char *buf, size_t size)
 {
 	DIR *d = sysroot_opendir(dir);
@@ -98,10 +98,16 @@ void probe_topology(facts *f, const probe_opts *o)
 		if (!read_hex(path, &cls))
 			continue;
 		const char *kind = NULL;
-		if (vendor == 0x10de && (cls >> 16) == 0x03)
+		char rdma[128] = "";
+		if (vendor == 0x10de && (cls >> 16) == 0x03) {
 			kind = "gpu";
-		else if ((cls >> 8) == 0x0200 || (cls >> 8) == 0x0207)
-			kind = "nic"; /* Ethernet, InfiniBand */
+		} else if ((cls >> 8) == 0x0200 || (cls >> 8) == 0x0207) {
+			/* Ethernet or InfiniBand, and RDMA-capable (an infiniband/ device: IB or RoCE), as
+			 * nvidia-smi topo -m lists them: only those take part in GPUDirect RDMA */
+			snprintf(path, sizeof(path), PCI_DIR "/%s/infiniband", names.v[i]);
+			if (first_entry(path, rdma, sizeof(rdma)))
+				kind = "nic";
+		}
 		if (!kind)
 			continue;
 		int k = count++;
@@ -131,16 +137,9 @@ void probe_topology(facts *f, const probe_opts *o)
 			facts_put_read_error(f, path, -errno, "no NUMA information (a kernel without NUMA)",
 					     "topology.pci.%d.numa_node", k);
 		}
-		if (strcmp(kind, "nic") == 0) {
-			char dev[128];
+		if (rdma[0]) {
 			snprintf(path, sizeof(path), PCI_DIR "/%s/infiniband", names.v[i]);
-			bool ib = first_entry(path, dev, sizeof(dev));
-			if (!ib) {
-				snprintf(path, sizeof(path), PCI_DIR "/%s/net", names.v[i]);
-				ib = first_entry(path, dev, sizeof(dev));
-			}
-			if (ib)
-				facts_put_str(f, path, dev, "topology.pci.%d.name", k);
+			facts_put_str(f, path, rdma, "topology.pci.%d.name", k);
 		}
 	}
 	sl_free(&names);
