@@ -121,6 +121,7 @@ for g in range(n):
             line(mbps is not None and abs(mbps / 1000.0 - float(m.group(1))) < 0.01,
                  "GPU %d link %d speed GB/s" % (g, l), mbps and mbps / 1000.0, m.group(1))
 e = per_gpu(open(out + "/smi-nvlink-e.txt").read())
+compared_e = 0
 names = {"replay errors": ["replay_errors"], "recovery errors": ["recovery_errors"],
          "crc errors": ["crc_flit_errors", "crc_data_errors"]}
 for g in range(n):
@@ -129,9 +130,11 @@ for g in range(n):
         if not m or m.group(2).strip().lower() not in names:
             continue
         link, what, val = int(m.group(1)), m.group(2).strip().lower(), int(m.group(3))
+        compared_e += 1
         ours = [fact(nv, "gpu.%d.nvlink.%d.%s" % (g, link, k)) for k in names[what]]
         line(val in ours or (len(ours) > 1 and val == sum(x or 0 for x in ours)),
              "GPU %d link %d %s" % (g, link, what), ours, val)
+print("INFO nvidia-smi nvlink -e: %d counters compared" % compared_e)
 # nvidia-smi topo -m: the matrix, then the NIC legend
 t = open(out + "/smi-topo-m.txt").read()
 rows = [re.sub(r"\x1b\[[0-9;]*m", "", l).rstrip() for l in t.splitlines()]
