@@ -4,6 +4,38 @@
 
 #include "render/render.h"
 
+/* Under the stack summary: "  NVLink    GPU0 18/18, GPU1 16/18 links up (NVLink 4, 26.562 GB/s a link)" */
+static void nvlink_line(FILE *out, const facts *f, long long ngpu)
+{
+	bool any = false;
+	long long version = 0, speed = 0;
+	for (long long i = 0; i < ngpu; i++) {
+		long long links = 0;
+		if (!facts_int(f, &links, "nvml.gpu.%lld.nvlink.count", i) || links <= 0)
+			continue;
+		fprintf(out, "%s%lld %lld/%lld", any ? ", GPU" : "  NVLink    GPU", i,
+			facts_int_or(f, 0, "nvml.gpu.%lld.nvlink.active_count", i), links);
+		any = true;
+		for (long long l = 0; l < links && l < 18; l++) {
+			const char *st = facts_str(f, "nvml.gpu.%lld.nvlink.%lld.state", i, l);
+			if (!st || strcmp(st, "active") != 0)
+				continue;
+			long long v = facts_int_or(f, 0, "nvml.gpu.%lld.nvlink.%lld.version", i, l);
+			long long sp = facts_int_or(f, 0, "nvml.gpu.%lld.nvlink.%lld.speed_mbps", i, l);
+			version = v > version ? v : version;
+			speed = sp > speed ? sp : speed;
+		}
+	}
+	if (!any)
+		return;
+	fprintf(out, " links up");
+	if (version > 0 && speed > 0)
+		fprintf(out, " (NVLink %lld, %.3f GB/s a link)", version, speed / 1000.0);
+	else if (version > 0)
+		fprintf(out, " (NVLink %lld)", version);
+	fputc('\n', out);
+}
+
 void render_topology_text(FILE *out, const facts *f, bool color)
 {
 	long long ngpu = facts_int_or(f, 0, "nvml.device_count");
@@ -12,6 +44,7 @@ void render_topology_text(FILE *out, const facts *f, bool color)
 		ngpu = 16;
 	if (nnic > 16)
 		nnic = 16;
+	nvlink_line(out, f, ngpu);
 	/* one GPU and no NIC has no path to show */
 	if (ngpu < 1 || (ngpu < 2 && nnic < 1))
 		return;
