@@ -117,8 +117,10 @@ void probe_topology(facts *f, const probe_opts *o)
 		char *real = sysroot_realpath(path);
 		if (real) {
 			/* "/sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0" -> from "pci0000:17" on */
-			const char *p = strstr(real, "/devices/");
-			facts_put_str(f, path, p ? p + strlen("/devices/") : real, "topology.pci.%d.path", k);
+			if (strncmp(real, "/sys/devices/", strlen("/sys/devices/")) == 0)
+				facts_put_str(f, path, real + strlen("/sys/devices/"), "topology.pci.%d.path", k);
+			else /* a directory, not the kernel's link into the device tree: no path to tell */
+				facts_put_state(f, FACT_ABSENT, path, "not a link into /sys/devices", "topology.pci.%d.path", k);
 			free(real);
 		} else {
 			facts_put_read_error(f, path, -errno, "the device's link does not resolve", "topology.pci.%d.path", k);
