@@ -157,6 +157,8 @@ int cmd_check(int argc, char **argv)
 		}
 	} else {
 		f = facts_new();
+		/* ^C or SIGTERM end us at once, and take the library children along */
+		gv_child_signals_install();
 		if (history_wanted(no_history))
 			nvlink_history_previous(f, db); /* nvlink.errors-grew compares with the last check */
 	}

@@ -1,15 +1,16 @@
+#include "core/child.h"
 #include "core/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/proc_stream.h"
 #include "core/util.h"
 
 extern char **environ;
@@ -53,24 +54,10 @@ int proc_run(char *const argv[], char *const env[], const char *stdin_data, int 
 		close(pe[1]);
 		goto fail_early;
 	}
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pi[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-	posix_spawnattr_t attr;
-	posix_spawnattr_init(&attr);
-	/* own process group, so a timeout kills the child's children too */
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-	posix_spawnattr_setpgroup(&attr, 0);
-	sigset_t none;
-	sigemptyset(&none);
-	posix_spawnattr_setsigmask(&attr, &none);
-	pid_t pid;
+	/* own process group, so a timeout kills the child's children too; dies with us */
+	pid_t pid = -1;
 	double t0 = now_seconds();
-	int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, env ? env : environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
+	int rc = proc_spawn(argv, env, pi[0], po[1], pe[1], &pid);
 	close(pi[0]);
 	close(po[1]);
 	close(pe[1]);
@@ -82,6 +69,7 @@ int proc_run(char *const argv[], char *const env[], const char *stdin_data, int 
 		res->spawn_errno = rc;
 		return -1;
 	}
+	gv_child_track(pid); /* ^C and SIGTERM of gpuvet kill it too (core/child.h) */
 	/* stdin: write what fits without blocking, then close */
 	if (stdin_data) {
 		fcntl(pi[1], F_SETFL, O_NONBLOCK);
@@ -100,7 +88,11 @@ int proc_run(char *const argv[], char *const env[], const char *stdin_data, int 
 			res->timed_out = true;
 			break;
 		}
-		int n = poll(fds, 2, left);
+		if (gv_child_stop_pending()) { /* serve blocks these for sigwait: give up so it gets to them */
+			res->timed_out = true;
+			break;
+		}
+		int n = poll(fds, 2, left < 100 ? left : 100);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -147,6 +139,7 @@ int proc_run(char *const argv[], char *const env[], const char *stdin_data, int 
 		}
 		usleep(2000);
 	}
+	gv_child_untrack(pid);
 	res->seconds = now_seconds() - t0;
 	if (WIFEXITED(st))
 		res->status = WEXITSTATUS(st);

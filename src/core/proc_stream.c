@@ -4,9 +4,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,6 +118,63 @@ static int ms_until(double deadline)
 	return (int)left + 1;
 }
 
+int proc_spawn(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd, pid_t *pid_out)
+{
+	int ep[2]; /* the child's exec errno; end of file when exec worked */
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		return errno;
+	pid_t parent = getpid();
+	char *const *env = envp ? envp : environ;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(ep[0]);
+		close(ep[1]);
+		return e;
+	}
+	if (pid == 0) {
+		/* own process group: a stop reaches the child's children (DataLoader workers, DDP
+		 * ranks), and the terminal's Ctrl-C reaches only us, so we decide what the child gets */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) /* we died before the line above */
+			_exit(127);
+		static const int defaults[] = {SIGINT, SIGTERM, SIGPIPE, SIGHUP};
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+			sigaction(defaults[i], &dfl, NULL);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		int in = in_fd >= 0 ? in_fd : open("/dev/null", O_RDONLY);
+		if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
+			int e = errno;
+			(void)!write(ep[1], &e, sizeof(e));
+			_exit(127);
+		}
+		execvpe(argv[0], argv, env);
+		int e = errno;
+		(void)!write(ep[1], &e, sizeof(e));
+		_exit(127);
+	}
+	close(ep[1]);
+	int e = 0;
+	ssize_t n;
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		return e ? e : ECHILD;
+	}
+	*pid_out = pid;
+	return 0;
+}
+
 int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -138,31 +195,9 @@ int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res)
 		close(po[1]);
 		return -1;
 	}
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-	posix_spawnattr_t attr;
-	posix_spawnattr_init(&attr);
-	/* own process group: a stop reaches the child's children (DataLoader workers, DDP ranks),
-	 * and the terminal's Ctrl-C reaches only us, so we decide what the child gets */
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setpgroup(&attr, 0);
-	sigset_t none, defaults;
-	sigemptyset(&none);
-	posix_spawnattr_setsigmask(&attr, &none);
-	sigemptyset(&defaults);
-	sigaddset(&defaults, SIGINT);
-	sigaddset(&defaults, SIGTERM);
-	sigaddset(&defaults, SIGPIPE);
-	sigaddset(&defaults, SIGHUP);
-	posix_spawnattr_setsigdefault(&attr, &defaults);
-	pid_t pid;
+	pid_t pid = -1;
 	double t0 = now_seconds();
-	int rc = posix_spawnp(&pid, o->argv[0], &fa, &attr, o->argv, o->env ? o->env : environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
+	int rc = proc_spawn(o->argv, o->env, -1, po[1], pe[1], &pid);
 	close(po[1]);
 	close(pe[1]);
 	if (rc != 0) {

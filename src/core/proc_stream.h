@@ -4,7 +4,9 @@
  * stdout is collected (bounded), a tick callback runs at a fixed period while waiting (to sample
  * something during the run), and the run can be stopped from outside (Ctrl-C).
  *
- * The child runs in its own process group with stdin on /dev/null. Stopping (the stop flag, or
+ * The child runs in its own process group with stdin on /dev/null, and gets SIGKILL when the
+ * calling thread ends (PR_SET_PDEATHSIG: gpuvet killed by SIGKILL leaves no child behind; call
+ * it from a thread that lives as long as the child should, the main thread). Stopping (the stop flag, or
  * the time limit) sends SIGINT (stop) or SIGTERM (time limit) to the whole group, so the child
  * can still print what it finished; after grace_ms the group gets SIGKILL. When the child exits
  * while something it started still holds the pipes, the rest of the group is killed too.
@@ -45,6 +47,15 @@ typedef struct proc_stream_result {
 	size_t lines;      /* stderr lines handed over */
 	double seconds;
 } proc_stream_result;
+
+/* Starts argv (PATH searched) in a process group of its own, with stdin from in_fd (-1:
+ * /dev/null), stdout and stderr on out_fd and err_fd, signals unblocked and SIGINT, SIGTERM,
+ * SIGPIPE, SIGHUP at their defaults; the child gets SIGKILL when the calling thread ends
+ * (PR_SET_PDEATHSIG), so gpuvet killed outright leaves no child behind. fork and exec (posix_spawn
+ * cannot set that); only async-signal-safe calls in the child. Returns 0 with *pid, or the
+ * errno of a child that could not start. proc_run and proc_stream_run start their children so. */
+#include <sys/types.h>
+int proc_spawn(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd, pid_t *pid);
 
 /* Returns 0 when the child ran (whatever its outcome), -1 when it could not start. */
 int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res);

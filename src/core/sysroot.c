@@ -305,6 +305,11 @@ static void note_problem(const char *abs, int rc)
 	pthread_mutex_unlock(&problems_lock);
 }
 
+void sysroot_problem_note(const char *abs, int rc)
+{
+	note_problem(abs, rc);
+}
+
 static int read_file(const char *abs, size_t max, char **out, size_t *len, bool *truncated);
 
 int sysroot_read(const char *abs, size_t max, char **out, size_t *len, bool *truncated)

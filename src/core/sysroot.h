@@ -75,6 +75,8 @@ typedef struct sysroot_problem {
 	char what[128]; /* sysroot_read_problem's words */
 } sysroot_problem;
 void sysroot_problems_clear(void);
+/* Notes a problem seen elsewhere (a probe's supervised child, core/child.h); rc is -errno. */
+void sysroot_problem_note(const char *abs, int rc);
 /* Copies the problems noted so far into out (up to max); returns how many were noted in all. */
 size_t sysroot_problems(sysroot_problem *out, size_t max);
 

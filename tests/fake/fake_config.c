@@ -1,6 +1,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +327,11 @@ int fake_error(const char *fn, int gpu)
 	long long ms;
 	if (hang && fake_parse_num(hang, &ms))
 		fake_sleep_ms(ms);
+	/* crash.FN = SIG: the call dies of that signal (a driver bug, a GPU whose BAR went away) */
+	const char *crash = lookup2("crash.", fn, base, "", key, sizeof(key));
+	long long sig;
+	if (crash && fake_parse_num(crash, &sig) && sig > 0 && sig < 65)
+		raise((int)sig);
 
 	const char *code = NULL;
 	if (gpu >= 0) {

@@ -19,6 +19,7 @@
 #include "core/facts.h"
 #include "core/sysroot.h"
 #include "core/util.h"
+#include "../tools/test_tmp.h"
 
 static void test_states_apart(void **s)
 {
@@ -75,7 +76,7 @@ static void test_states_apart(void **s)
 	facts_free(f);
 }
 
-static char tmp[64];
+static char tmp[4096];
 
 static ssize_t read_eio(int fd, void *buf, size_t n)
 {
@@ -104,7 +105,7 @@ static void write_text(const char *path, const char *text)
 static void test_sysroot_notes_problems(void **s)
 {
 	(void)s;
-	strcpy(tmp, "/tmp/gpuvet-evidence-XXXXXX");
+	test_tmp_path(tmp, sizeof(tmp), "gpuvet-evidence-XXXXXX");
 	assert_non_null(mkdtemp(tmp));
 	char *p = xasprintf("%s/file", tmp);
 	write_text(p, "text\n");
