@@ -118,28 +118,9 @@ struct record_ctx {
 
 static void lexical_normalize(char *path)
 {
-	strlist comps = {0}, out = {0};
-	sl_split(&comps, path, "/", false);
-	for (size_t c = 0; c < comps.n; c++) {
-		if (strcmp(comps.v[c], ".") == 0)
-			continue;
-		if (strcmp(comps.v[c], "..") == 0) {
-			if (out.n)
-				free(out.v[--out.n]);
-			continue;
-		}
-		sl_push(&out, comps.v[c]);
-	}
-	strbuf sb;
-	sb_init(&sb);
-	for (size_t c = 0; c < out.n; c++) {
-		sb_addc(&sb, '/');
-		sb_add(&sb, out.v[c]);
-	}
-	str_copy(path, PATH_MAX, sb.len ? sb.buf : "/");
-	sb_free(&sb);
-	sl_free(&comps);
-	sl_free(&out);
+	char *folded = path_fold(path);
+	str_copy(path, PATH_MAX, folded); /* never longer than path */
+	free(folded);
 }
 
 static void record_line(const char *rel, void *ctx)

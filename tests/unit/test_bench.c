@@ -395,7 +395,7 @@ static void test_ptxas(void **s)
 
 /* ---- watchdog ---- */
 
-static volatile int hook_status = -1;
+static _Atomic int hook_status = -1; /* set by the watchdog's thread */
 static void hook(int status)
 {
 	hook_status = status;
