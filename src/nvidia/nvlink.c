@@ -222,6 +222,12 @@ nvmlReturn_t gv_nvlink_snapshot(unsigned index, unsigned what, gv_nvlink_gpu *g)
 	g->handle_rc = rc;
 	if (rc != NVML_SUCCESS)
 		return rc;
+	gv_nvlink_snapshot_dev(dev, what, g);
+	return NVML_SUCCESS;
+}
+
+void gv_nvlink_snapshot_dev(nvmlDevice_t dev, unsigned what, gv_nvlink_gpu *g)
+{
 	nvlink_fns fn;
 	resolve(&fn);
 	if (what & GV_NVLINK_STATE)
@@ -230,7 +236,6 @@ nvmlReturn_t gv_nvlink_snapshot(unsigned index, unsigned what, gv_nvlink_gpu *g)
 		snap_errors(&fn, dev, g);
 	if (what & GV_NVLINK_TRAFFIC)
 		snap_traffic(&fn, dev, g);
-	return NVML_SUCCESS;
 }
 
 const char *gv_nvlink_remote_type_name(unsigned long long type)

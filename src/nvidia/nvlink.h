@@ -100,6 +100,8 @@ typedef struct gv_nvlink_gpu {
  * gv_nvml_init. Returns the handle lookup's result. GV_NVLINK_ERRORS and _TRAFFIC use the links
  * found by an earlier or the same GV_NVLINK_STATE. */
 nvmlReturn_t gv_nvlink_snapshot(unsigned index, unsigned what, gv_nvlink_gpu *g);
+/* The same with the device's handle already at hand (a sampler keeps it between samples). */
+void gv_nvlink_snapshot_dev(nvmlDevice_t dev, unsigned what, gv_nvlink_gpu *g);
 
 /* "gpu", "ibmnpu", "nvswitch", "unknown" */
 const char *gv_nvlink_remote_type_name(unsigned long long type);

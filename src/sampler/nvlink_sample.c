@@ -15,8 +15,12 @@ void nvlink_sample(unsigned index, nvlink_track *t, bool full, double now, gpu_s
 	unsigned what = GV_NVLINK_TRAFFIC;
 	if (full || !t->have_state)
 		what |= GV_NVLINK_STATE | GV_NVLINK_ERRORS;
-	if (gv_nvlink_snapshot(index, what, &t->g) != NVML_SUCCESS)
+	/* the handle once per state read: one lookup per GPU every health tick, not every sample */
+	if ((what & GV_NVLINK_STATE) && gv_nvml_device_handle(index, &t->dev) != NVML_SUCCESS)
+		t->dev = NULL;
+	if (!t->dev)
 		return;
+	gv_nvlink_snapshot_dev(t->dev, what, &t->g);
 	if (what & GV_NVLINK_STATE)
 		t->have_state = true;
 	out->nvlinks = 0;

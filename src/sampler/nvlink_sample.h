@@ -10,6 +10,7 @@
 typedef struct nvlink_track {
 	gv_nvlink_gpu g;       /* kept between samples: links found by the last state read */
 	bool have_state;
+	nvmlDevice_t dev;      /* the handle, looked up with the state (handles stay for an NVML session) */
 	double last_time;      /* now_seconds() of the last traffic read; 0 before */
 	double last_tx, last_rx; /* bytes over all links then */
 } nvlink_track;
