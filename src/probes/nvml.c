@@ -305,6 +305,7 @@ static void probe_device(facts *f, int i)
 		put_state_of(f, d->fabric_state.st, d->fabric_state.rc, fab, key);
 	}
 	free(d);
+	probe_nvlink_gpu(f, i);
 }
 
 /* nvmlInit and the queries: under a deadline, since a wedged driver can hang them for minutes */

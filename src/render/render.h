@@ -16,6 +16,8 @@ typedef struct render_opts {
 } render_opts;
 
 void render_check_text(FILE *out, const facts *f, const findings *fs, const render_opts *o);
+/* The GPU/NIC path matrix of the topology.* facts (render/topology_text.c); nothing without paths. */
+void render_topology_text(FILE *out, const facts *f, bool color);
 /* The gpuvet.check/1 document; caller frees with cJSON_Delete. */
 struct cJSON *render_check_json(const facts *f, const findings *fs, const render_opts *o);
 void render_check_junit(FILE *out, const findings *fs, const render_opts *o);

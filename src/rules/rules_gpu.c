@@ -590,8 +590,10 @@ static void p2p_blocked(rule_ctx *c)
 						 "through host memory");
 			const char *a = facts_str(f, "cuda.dev.%lld.pci_bus_id", i);
 			const char *b = facts_str(f, "cuda.dev.%lld.pci_bus_id", j);
-			finding_evidence(x, "CUDA device %lld (%s) cannot access device %lld (%s)", i, a ? a : "?", j,
-					 b ? b : "?");
+			const char *path = nv_cuda_pair_path(f, i, j);
+			finding_evidence(x, "CUDA device %lld (%s) cannot access device %lld (%s)%s%s%s", i, a ? a : "?", j,
+					 b ? b : "?", path ? ", path " : "", path ? path : "",
+					 path ? " (nvidia-smi topo -m)" : "");
 		}
 	if (!x)
 		return;
