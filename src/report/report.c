@@ -887,12 +887,14 @@ static void section_history(FILE *out, const report_data *d, double threshold_pc
 				t->tips = xrealloc(t->tips, (t->n + 1) * sizeof(*t->tips));
 				char val[96];
 				value_text(val, sizeof(val), x);
-				t->tips[t->n] = xasprintf("%s: %s", jstr(v[i]->run, "started_utc"), val);
+				const char *when = jstr(v[i]->run, "started_utc");
+				t->tips[t->n] = xasprintf("%s: %s", when ? when : "time unknown", val);
 				t->pts[t->n] = (chart_point){v[i]->t, jnum(x, "value"), false, t->tips[t->n]};
 				t->n++;
 			}
 		}
-		qsort(tr, ntr, sizeof(*tr), cmp_trend);
+		if (ntr)
+			qsort(tr, ntr, sizeof(*tr), cmp_trend);
 		for (size_t i = 0; i < ntr; i++) {
 			trend *t = &tr[i];
 			if (t->n < 2)
