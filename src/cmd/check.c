@@ -161,7 +161,7 @@ int cmd_check(int argc, char **argv)
 			gv_error("cannot write JUnit report %s: %m", junit);
 			rc = EXIT_INTERNAL;
 		} else {
-			render_check_junit(jf, &fs, &ro);
+			render_check_junit(jf, &fs, &requires, &ro);
 			if (jf != stdout && fclose(jf) != 0) {
 				gv_error("cannot write JUnit report %s: %m", junit);
 				rc = EXIT_INTERNAL;

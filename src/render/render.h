@@ -17,7 +17,8 @@ typedef struct render_opts {
 void render_check_text(FILE *out, const facts *f, const findings *fs, const render_opts *o);
 /* The gpuvet.check/1 document; caller frees with cJSON_Delete. */
 struct cJSON *render_check_json(const facts *f, const findings *fs, const render_opts *o);
-void render_check_junit(FILE *out, const findings *fs, const render_opts *o);
+/* requires: the --require expressions (one test case each), may be NULL. */
+void render_check_junit(FILE *out, const findings *fs, const strlist *requires, const render_opts *o);
 
 /* Colour helpers shared by text renderers: empty strings when colour is off. */
 const char *col_fail(bool on);

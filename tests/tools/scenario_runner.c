@@ -109,6 +109,7 @@ int main(int argc, char **argv)
 	FILE *fc = fopen(fake_conf, "w");
 
 	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0};
+	strlist lacks = {0}, err_contains = {0};
 	bool use_fake = false, basic = false, as_nobody = false, json = true;
 	int want_exit = -1;
 	sl_push(&env, "PATH=/usr/bin:/bin");
@@ -172,6 +173,10 @@ int main(int argc, char **argv)
 			sl_push(&facts_exp, v);
 		} else if (str_starts(l, "stdout-contains:")) {
 			sl_push(&contains, v);
+		} else if (str_starts(l, "stdout-lacks:")) {
+			sl_push(&lacks, v);
+		} else if (str_starts(l, "stderr-contains:")) {
+			sl_push(&err_contains, v);
 		} else if (str_starts(l, "exit:")) {
 			want_exit = atoi(v);
 		} else {
@@ -293,6 +298,12 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < contains.n; i++)
 		if (!strstr(r.out, contains.v[i]))
 			fail("output does not contain '%s'", contains.v[i]);
+	for (size_t i = 0; i < lacks.n; i++)
+		if (strstr(r.out, lacks.v[i]))
+			fail("output contains '%s'", lacks.v[i]);
+	for (size_t i = 0; i < err_contains.n; i++)
+		if (!strstr(r.err, err_contains.v[i]))
+			fail("stderr does not contain '%s'", err_contains.v[i]);
 	if (failures) {
 		printf("--- stdout (first 4000 bytes)\n%.4000s\n--- stderr\n%.2000s\n", r.out, r.err);
 	}
