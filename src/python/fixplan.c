@@ -87,8 +87,7 @@ static void set_need_python(const kb *k, const fix_machine *m, const torch_build
 	const char *want = version_cmp("3.12", lo) < 0 ? lo : version_cmp("3.12", hi) > 0 ? hi : "3.12";
 	str_copy(c->python_need, sizeof(c->python_need), want);
 	snprintf(c->python_range, sizeof(c->python_range), "%s to %s", lo, hi);
-	size_t l = strlen(c->why);
-	snprintf(c->why + l, sizeof(c->why) - l, "; its wheels are for Python %s, not %s", c->python_range, m->python);
+	(void)m; /* fix_pyenv_plan says why, with the interpreter's version */
 }
 
 /* A GPU the driver cannot drive at all (too old for its architecture, or a branch after the
@@ -270,7 +269,8 @@ void fix_choose(const kb *k, const fix_machine *m, fix_choice *c)
 	if (newest < 0 && newest_any >= 0) {
 		newest = newest_any;
 		newest_ptx = newest_any_ptx;
-		py_short = best < 0;
+		if (best < 0)
+			py_short = true; /* the build after a driver upgrade needs another Python */
 	}
 	char gpus[256] = "";
 	for (int i = 0; i < m->ngpus && strlen(gpus) < 200; i++)
