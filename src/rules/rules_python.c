@@ -212,8 +212,15 @@ static void torch_cpu_build(rule_ctx *c)
 				 facts_str(f, "nvml.gpu.0.name") ? facts_str(f, "nvml.gpu.0.name") : "?");
 	else
 		finding_evidence(x, "an NVIDIA GPU is on the PCI bus");
-	finding_fix(x, "%s -m pip uninstall -y torch torchvision torchaudio", python_path(f));
-	add_pip_fix(x, f, c->kb, "then: ");
+	/* the CPU build goes first where the new one is installed into the same interpreter; pip
+	 * refuses to uninstall from an externally-managed one as it refuses to install, and the venv
+	 * the fix makes there starts empty */
+	if (!facts_true(f, "python.externally_managed")) {
+		finding_fix(x, "%s -m pip uninstall -y torch torchvision torchaudio", python_path(f));
+		add_pip_fix(x, f, c->kb, "then: ");
+	} else {
+		add_pip_fix(x, f, c->kb, NULL);
+	}
 	if (conda_cpu)
 		finding_fix(x, "in conda: conda remove cpuonly first");
 }
