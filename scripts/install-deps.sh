@@ -5,6 +5,9 @@
 #                                    xmllint, debootstrap)
 # As root it runs apt-get; as a user it runs apt-get through sudo where sudo is installed;
 # otherwise it prints the line to run as root.
+# Debian 12 is tested from a bare debootstrap root (tests/fresh/fresh.sh). Ubuntu 24.04 has every
+# name below too (libcjson-dev, libcmocka-dev, libopenblas0, prometheus and debootstrap from
+# universe, which Ubuntu's images enable); not run there: its archive is not reachable from CI.
 set -eu
 # build-essential brings make and gcc; libopenblas0: not linked, gpuvet bench loads it at run
 # time for the CPU baseline
