@@ -20,6 +20,13 @@ if [ "$(id -u)" -ne 0 ]; then echo "skip: needs root (debootstrap, chroot)"; exi
 debootstrap=$(command -v debootstrap || echo /usr/sbin/debootstrap)
 if [ ! -x "$debootstrap" ]; then echo "skip: debootstrap is not installed (scripts/install-deps.sh --test)"; exit 77; fi
 command -v unshare >/dev/null || { echo "skip: unshare (util-linux) is not installed"; exit 77; }
+# chroot and mounts need a privileged root (not an unprivileged container)
+probe=$(mktemp -d "${TMPDIR:-/tmp}/gpuvet-fresh.XXXXXX")
+if ! unshare -m mount -t tmpfs none "$probe" 2>/dev/null; then
+	rmdir "$probe"
+	echo "skip: cannot mount in a private mount namespace (an unprivileged container?)"; exit 77
+fi
+rmdir "$probe"
 
 # The README's two commands: the first indented block after "On a fresh".
 cmds=$(awk '/^On a fresh/ { on = 1; next }
