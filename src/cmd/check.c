@@ -136,6 +136,10 @@ int cmd_check(int argc, char **argv)
 		sl_free(&requires);
 		return usage_error(check_usage, "unexpected argument '%s'", argv[optind]);
 	}
+	if (json && junit && strcmp(junit, "-") == 0) {
+		sl_free(&requires);
+		return usage_error(NULL, "--json and --junit - would both write to stdout: give --junit a file");
+	}
 
 	double t0 = now_seconds();
 	facts *f;
