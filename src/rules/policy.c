@@ -289,9 +289,20 @@ void policy_apply(const char *expr, const facts *f, findings *fs)
 out:
 	if (!ok) {
 		finding *x = not_held(fs, expr);
-		if (!ft)
-			finding_evidence(x, "%s = not collected on this machine", p.key);
-		else if (ft->state != FACT_OK)
+		if (!ft) {
+			/* say when a skipped probe is why (--fast, --no-python) */
+			const char *why_skip = NULL;
+			size_t ll = strcspn(p.key, ".");
+			for (const probe *pr = probe_table; pr->name && !why_skip; pr++) {
+				const fact *sk = facts_get(f, "meta.probe_skipped.%s", pr->name);
+				if (sk && strcspn(pr->name, "_") == ll && strncmp(pr->name, p.key, ll) == 0)
+					why_skip = sk->error ? sk->error : "skipped";
+			}
+			if (why_skip)
+				finding_evidence(x, "%s = not collected: its probe was %s", p.key, why_skip);
+			else
+				finding_evidence(x, "%s = not collected on this machine", p.key);
+		} else if (ft->state != FACT_OK)
 			finding_evidence(x, "%s = %s (%s)", p.key, have, fact_state_name(ft->state));
 		else
 			finding_evidence(x, "%s = %s", p.key, have);
