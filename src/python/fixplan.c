@@ -65,6 +65,25 @@ void fix_machine_read(const facts *f, const kb *k, fix_machine *m)
 	const char *pv = sel && sel->state == FACT_OK ? facts_str(f, "python.version") : NULL;
 	if (pv)
 		str_copy(m->python, sizeof(m->python), pv);
+	/* refusals logged by the driver that is loaded now ("535.xx" names only the branch) */
+	long long nref = facts_int_or(f, 0, "kmsg.refused.count");
+	for (long long i = 0; i < nref && i < 16 && m->driver[0] && !m->refused[0]; i++) {
+		const char *d = facts_str(f, "kmsg.refused.%lld.driver", i);
+		if (!d || !(version_cmp(d, m->driver) == 0 || (str_ends(d, ".xx") && atoi(d) == atoi(m->driver))))
+			continue;
+		const char *gpu = facts_str(f, "kmsg.refused.%lld.gpu", i);
+		const char *pci = facts_str(f, "kmsg.refused.%lld.pci", i);
+		const char *id = facts_str(f, "kmsg.refused.%lld.pci_id", i);
+		m->refused_legacy = (int)facts_int_or(f, 0, "kmsg.refused.%lld.legacy_branch", i);
+		if (m->refused_legacy)
+			snprintf(m->refused, sizeof(m->refused),
+				 "the kernel log: driver %s ignores the %s, which only the R%d legacy branch drives", d,
+				 gpu ? gpu : "GPU", m->refused_legacy);
+		else
+			snprintf(m->refused, sizeof(m->refused),
+				 "the kernel log: driver %s does not support the GPU at %s (PCI ID %s), a GPU newer than the "
+				 "driver", d, pci ? pci : "?", id ? id : "?");
+	}
 }
 
 /* Does the release have wheels for the interpreter's Python? Unknown either way: yes. */
@@ -95,6 +114,11 @@ static void set_need_python(const kb *k, const fix_machine *m, const torch_build
 static void check_driver_drives(const kb *k, const fix_machine *m, fix_choice *c)
 {
 	int branch = atoi(m->driver);
+	if (m->refused[0]) {
+		c->driver_cannot = true;
+		str_copy(c->driver_cannot_why, sizeof(c->driver_cannot_why), m->refused);
+		c->driver_branch_max = m->refused_legacy;
+	}
 	for (int i = 0; i < m->ngpus && m->driver[0]; i++) {
 		const fix_gpu *g = &m->gpus[i];
 		char why[200];

@@ -31,6 +31,9 @@ typedef struct fix_machine {
 	long long driver_cuda;  /* 13000; 0 when unknown */
 	char driver_cuda_text[16]; /* "13.0" */
 	char python[16];        /* X.Y of the interpreter pip will install into; "" when unknown/none */
+	/* the kernel log says the loaded driver refuses a GPU (kmsg.refused.*, for this driver) */
+	char refused[256];      /* one line naming the GPU and the driver; "" when none */
+	int refused_legacy;     /* the legacy branch that drives that GPU (470); 0: the driver is too old */
 } fix_machine;
 
 /* The GPUs (NVML, else CUDA, else torch's own list) and the driver, from facts. */

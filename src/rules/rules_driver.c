@@ -412,6 +412,15 @@ static void arch_unsupported(rule_ctx *c)
 		finding_evidence(x, "GPU %d: %s, compute capability %s (from %s)", i, g->name, g->cc,
 				 g->cc_source ? g->cc_source : "?");
 	}
+	if (m.refused[0]) {
+		/* the driver refused a GPU NVML therefore never lists: known only from the kernel log */
+		if (!x) {
+			x = rule_emit(c, "driver %s cannot drive a GPU here (it says so in the kernel log): the fix is the "
+					 "driver, not a PyTorch wheel", m.driver);
+			x->rank = 0;
+		}
+		finding_evidence(x, "%s", m.refused);
+	}
 	if (!x)
 		return;
 	fix_choice ch;
