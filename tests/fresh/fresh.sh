@@ -22,7 +22,7 @@ if [ ! -x "$debootstrap" ]; then echo "skip: debootstrap is not installed (scrip
 command -v unshare >/dev/null || { echo "skip: unshare (util-linux) is not installed"; exit 77; }
 # chroot and mounts need a privileged root (not an unprivileged container)
 probe=$(mktemp -d "${TMPDIR:-/tmp}/gpuvet-fresh.XXXXXX")
-if ! unshare -m mount -t tmpfs none "$probe" 2>/dev/null; then
+if ! unshare -m -p -f mount -t tmpfs none "$probe" 2>/dev/null; then
 	rmdir "$probe"
 	echo "skip: cannot mount in a private mount namespace (an unprivileged container?)"; exit 77
 fi
@@ -64,15 +64,16 @@ checkout() {
 	fi
 }
 
-# in_root ROOT CMD...: CMD chrooted into ROOT in a private mount namespace with /proc, /sys, /dev
-# and the shared package cache mounted; the mounts end with the namespace.
+# in_root ROOT CMD...: CMD chrooted into ROOT in private mount and PID namespaces, with /proc (of
+# its own PIDs: the host's processes are not this machine's), /sys, /dev and the shared package
+# cache mounted; the mounts, and any process left behind, end with the namespaces.
 in_root() {
 	r=$1; shift
-	unshare -m sh -c '
+	unshare -m -p -f sh -c '
 		r=$1; cache=$2; shift 2
 		mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" && mount --rbind /dev "$r/dev" &&
 		mount --bind "$cache" "$r/var/cache/apt/archives" || exit 1
-		exec chroot "$r" "$@"' in_root "$r" "$work/apt-archives" "$@"
+		chroot "$r" "$@"' in_root "$r" "$work/apt-archives" "$@"
 }
 
 status=0
