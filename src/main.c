@@ -22,7 +22,10 @@ static const struct command commands[] = {
 	{"tune", cmd_tune, "PyTorch training steps: which settings (AMP, channels_last, ...) gain what here"},
 	{"watch", cmd_watch, "live view of the GPUs and their health"},
 	{"serve", cmd_serve, "Prometheus exporter (/metrics) for a fleet"},
+	{"explain", cmd_explain, "from an error message or a log to its cause on this machine"},
+	{"run", cmd_run, "run a command; on failure, explain its error (gpuvet run -- CMD ARGS)"},
 	{"history", cmd_history, "stored check, bench and tune results: list, compare, regressions"},
+	{"report", cmd_report, "one self-contained HTML page: diagnosis, benchmarks against peaks, trends, tune"},
 };
 
 static void usage(FILE *out)
@@ -105,11 +108,12 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 	}
 	char *err = NULL;
-	kb *k = kb_load(gopts.kb_dir, &err);
+	int kb_rc = EXIT_USAGE;
+	kb *k = kb_load_checked(gopts.kb_dir, &err, &kb_rc);
 	if (!k) {
 		gv_error("%s", err);
 		free(err);
-		return EXIT_USAGE;
+		return kb_rc;
 	}
 	kb_set_global(k);
 

@@ -301,6 +301,22 @@ static const struct {
 	 "launches, P2P copies and collectives are timed (NVML's calls take the driver's locks)."},
 };
 
+const char *report_group_at(size_t i, const char **title)
+{
+	if (i >= GV_ARRAY_LEN(groups))
+		return NULL;
+	if (title)
+		*title = groups[i].title;
+	return groups[i].group;
+}
+
+char *report_result_name(const char *id, long long size)
+{
+	if ((str_starts(id, "gemm.") || str_starts(id, "cpu.gemm.")) && !strstr(id, ".n") && size > 0)
+		return xasprintf("%s.%lld", id, size);
+	return xstrdup(id);
+}
+
 const char *report_explain(const char *group)
 {
 	for (size_t i = 0; i < GV_ARRAY_LEN(groups); i++)

@@ -71,4 +71,9 @@ void report_text(FILE *out, const bench_report *r, const findings *fs, bool colo
 
 /* How a figure group is measured, for --explain (NULL for unknown groups). */
 const char *report_explain(const char *group);
+/* The groups in display order: the group id and its title for i = 0, 1, ... until NULL. */
+const char *report_group_at(size_t i, const char **title);
+/* The name a figure is kept under in the history: the id, with the GEMM size for GEMMs
+ * ("gemm.bf16.8192"), so that figures measured at other sizes are not compared. malloc'd. */
+char *report_result_name(const char *id, long long size);
 #endif

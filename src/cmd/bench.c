@@ -171,13 +171,6 @@ static void cpu_model(char *buf, size_t n)
 }
 
 /* The history's name for a figure: GEMMs carry their size so that different sizes never compare. */
-static char *result_name(const bench_figure *f)
-{
-	if ((str_starts(f->id, "gemm.") || str_starts(f->id, "cpu.gemm.")) && !strstr(f->id, ".n") && f->size > 0)
-		return xasprintf("%s.%lld", f->id, f->size);
-	return xstrdup(f->id);
-}
-
 static long long store_run(bench_ctx *c, const findings *fs, const char *db, int argc, char **argv)
 {
 	bench_report *r = c->r;
@@ -224,8 +217,9 @@ static long long store_run(bench_ctx *c, const findings *fs, const char *db, int
 		const bench_figure *f = &r->v[i];
 		if (f->skipped || f->st.n == 0)
 			continue;
-		char *name = result_name(f);
+		char *name = report_result_name(f->id, f->size);
 		cJSON *p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "title", f->title); /* for gpuvet report */
 		if (f->size > 0)
 			cJSON_AddNumberToObject(p, "size", (double)f->size);
 		if (f->peak > 0) {

@@ -151,11 +151,10 @@ int cmd_check(int argc, char **argv)
 		}
 	} else {
 		f = facts_new();
-		probes_run(f, &po);
 	}
 	findings fs;
 	findings_init(&fs);
-	rules_run(f, kb_global(), &fs);
+	diagnose(f, facts_file ? NULL : &po, &fs);
 	for (size_t i = 0; i < requires.n; i++)
 		policy_apply(requires.v[i], f, &fs);
 	findings_sort(&fs);

@@ -2,6 +2,7 @@
 #ifndef GPUVET_CMD_H
 #define GPUVET_CMD_H
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Exit codes (DESIGN.md): */
 enum {
@@ -31,6 +32,9 @@ int cmd_bench_torch(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* Error and usage helpers: "gpuvet: <what failed>" on stderr, lower case, no full stop. */
 void gv_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -42,5 +46,13 @@ struct facts;
 /* Reads a --facts FILE (a check --json document or a bare facts object); prints the error and
  * returns NULL when it cannot. */
 struct facts *facts_load_file(const char *path);
+/* The whole of a file ("-": standard input), at most max bytes; prints the error naming what
+ * ("facts file") and the path and returns NULL when it cannot. malloc'd, NUL-terminated. */
+char *read_input_file(const char *what, const char *path, size_t max, size_t *len);
+struct probe_opts;
+struct findings;
+/* The pipeline of check, explain and run: the probes (none when po is NULL: facts loaded with
+ * --facts), then the rules, into fs (initialised by the caller), sorted. */
+void diagnose(struct facts *f, const struct probe_opts *po, struct findings *fs);
 bool parse_double_opt(const char *opt, const char *s, double min, double max, double *out);
 #endif

@@ -71,30 +71,47 @@ bool parse_double_opt(const char *opt, const char *s, double min, double max, do
 	return true;
 }
 
-/* Facts recorded earlier (check --json, or its facts object alone) for --facts FILE; "-" is
- * standard input. Errors are printed; NULL then. */
-facts *facts_load_file(const char *path)
+char *read_input_file(const char *what, const char *path, size_t max, size_t *len)
 {
 	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (!fp) {
-		gv_error("cannot open facts file %s: %m", path);
+		gv_error("cannot open %s %s: %m", what, path);
 		return NULL;
 	}
 	strbuf sb;
 	sb_init(&sb);
 	char buf[65536];
 	size_t r;
-	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0) {
+	bool too_big = false;
+	while (!too_big && (r = fread(buf, 1, sizeof(buf), fp)) > 0) {
 		sb_addn(&sb, buf, r);
-		if (sb.len > (256u << 20)) {
-			gv_error("facts file %s is larger than 256 MiB", path);
-			break;
-		}
+		too_big = sb.len > max;
 	}
+	bool failed = ferror(fp);
 	if (fp != stdin)
 		fclose(fp);
-	cJSON *doc = cJSON_ParseWithLength(sb.buf ? sb.buf : "", sb.len);
-	sb_free(&sb);
+	if (too_big || failed) {
+		if (too_big)
+			gv_error("%s %s is larger than %zu MiB", what, path, max >> 20);
+		else
+			gv_error("cannot read %s %s", what, path);
+		sb_free(&sb);
+		return NULL;
+	}
+	*len = sb.len;
+	return sb_steal(&sb);
+}
+
+/* Facts recorded earlier (check --json, or its facts object alone) for --facts FILE; "-" is
+ * standard input. Errors are printed; NULL then. */
+facts *facts_load_file(const char *path)
+{
+	size_t len;
+	char *text = read_input_file("facts file", path, 256u << 20, &len);
+	if (!text)
+		return NULL;
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	free(text);
 	if (!doc) {
 		gv_error("facts file %s is not valid JSON", path);
 		return NULL;

@@ -84,6 +84,8 @@ static history *open_db(const hopts *o, history_mode mode, int *rc)
 				"--db or GPUVET_DB name another)", path);
 	else
 		h = history_open(o->db, mode, &err);
+	if (h && history_notice(h))
+		gv_warning("%s", history_notice(h));
 	free(path);
 	if (!h) {
 		gv_error("%s", err ? err : "cannot open the history database");

@@ -17,7 +17,8 @@
 /* False when --no-history was given (no_history_opt) or GPUVET_NO_HISTORY is set to a non-empty
  * value other than "0". */
 bool history_wanted(bool no_history_opt);
-/* Adds the --root in use (meta "root"), writes r in one transaction, frees r. Returns the run id,
- * or 0 after a warning ("gpuvet: warning: run not stored in the history: ...") on failure. */
+/* Flushes stdout (the report goes first) and ignores SIGXFSZ (a file-size limit is a failed write,
+ * not a killed command); adds the --root in use (meta "root"), writes r in one transaction, frees
+ * r. Returns the run id, or 0 after a warning ("gpuvet: warning: run not stored in the history: ...") on failure. */
 long long history_record(const char *db_path, hist_run *r);
 #endif

@@ -238,7 +238,10 @@ int cmd_watch(int argc, char **argv)
 	recorder rec = {0};
 	if (record) {
 		char *err = NULL;
+		signal(SIGXFSZ, SIG_IGN); /* a file-size limit fails a flush (a warning), never kills the watch */
 		rec.h = history_open(db, HISTORY_WRITE, &err);
+		if (rec.h && history_notice(rec.h))
+			gv_warning("%s", history_notice(rec.h));
 		if (!rec.h) {
 			gv_error("--record: %s", err);
 			free(err);

@@ -1,6 +1,7 @@
 #include "core/facts.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -8,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sysroot.h"
+
 #define KEY_MAX 256
+#define EXCERPT_BYTES 48
 
 struct facts {
 	pthread_mutex_t lock;
@@ -39,7 +43,9 @@ static void fact_clear(fact *ft)
 	free(ft->str);
 	free(ft->error);
 	free(ft->source);
-	ft->str = ft->error = ft->source = NULL;
+	free(ft->excerpt);
+	ft->str = ft->error = ft->source = ft->excerpt = NULL;
+	ft->sys_errno = 0;
 	ft->i = 0;
 	ft->d = 0;
 	ft->type = FV_NONE;
@@ -174,6 +180,80 @@ void facts_put_state(facts *f, fact_state state, const char *source, const char 
 	});
 }
 
+void facts_put_read_error(facts *f, const char *source, int rc, const char *absent_why, const char *keyfmt, ...)
+{
+	int e = rc < 0 ? -rc : rc;
+	char what[256];
+	bool absent = e == ENOENT || e == ENOTDIR;
+	if (!absent)
+		sysroot_read_problem(source, rc, what, sizeof(what));
+	WITH_KEY(keyfmt, {
+		ft->state = absent ? FACT_ABSENT : FACT_UNREADABLE;
+		ft->error = xstrdup(absent ? (absent_why ? absent_why : "does not exist") : what);
+		str_sanitize(ft->error);
+		/* a FIFO, socket or device refused for what it is carries no errno of its own (EINVAL) */
+		ft->sys_errno = absent || (e == EINVAL && strncmp(what, "is ", 3) == 0) ? 0 : e;
+	});
+}
+
+/* The first bytes of text as C-style escaped ASCII, at most EXCERPT_BYTES of input. */
+static char *excerpt_of(const char *text, size_t len)
+{
+	strbuf sb;
+	sb_init(&sb);
+	size_t n = len < EXCERPT_BYTES ? len : EXCERPT_BYTES;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c == '\n')
+			sb_add(&sb, "\\n");
+		else if (c == '\t')
+			sb_add(&sb, "\\t");
+		else if (c == '\\' || c == '"')
+			sb_addf(&sb, "\\%c", c);
+		else if (c < 0x20 || c > 0x7e)
+			sb_addf(&sb, "\\x%02x", c);
+		else
+			sb_addc(&sb, (char)c);
+	}
+	if (len > n)
+		sb_add(&sb, "...");
+	return sb_steal(&sb);
+}
+
+void facts_put_unparsable(facts *f, const char *source, const char *text, size_t len, const char *expected,
+			  const char *keyfmt, ...)
+{
+	char *ex = excerpt_of(text ? text : "", text ? len : 0);
+	WITH_KEY(keyfmt, {
+		ft->state = FACT_UNPARSABLE;
+		ft->error = xstrdup(len ? (expected ? expected : "not understood") : "empty file");
+		str_sanitize(ft->error);
+		ft->excerpt = ex;
+	});
+}
+
+bool fact_seen_but_unknown(const fact *ft)
+{
+	return ft && (ft->state == FACT_UNREADABLE || ft->state == FACT_UNPARSABLE);
+}
+
+const char *fact_problem_text(const fact *ft, char *buf, size_t size)
+{
+	if (!ft)
+		snprintf(buf, size, "was not collected");
+	else if (ft->state == FACT_UNREADABLE)
+		snprintf(buf, size, "cannot be read: %s", ft->error ? ft->error : "error");
+	else if (ft->state == FACT_UNPARSABLE && ft->excerpt && *ft->excerpt)
+		snprintf(buf, size, "is not understood (%s); it starts with \"%s\"", ft->error ? ft->error : "?", ft->excerpt);
+	else if (ft->state == FACT_UNPARSABLE)
+		snprintf(buf, size, "is not understood (%s)", ft->error ? ft->error : "?");
+	else if (ft->state == FACT_ABSENT)
+		snprintf(buf, size, "does not exist%s%s", ft->error ? ": " : "", ft->error ? ft->error : "");
+	else
+		fact_value_text(ft, buf, size);
+	return buf;
+}
+
 static const fact *vget(const facts *f, const char *fmt, va_list ap)
 {
 	char key[KEY_MAX];
@@ -287,6 +367,8 @@ static void copy_fact(facts *dst, const fact *s)
 	d->d = s->d;
 	d->error = s->error ? xstrdup(s->error) : NULL;
 	d->source = s->source ? xstrdup(s->source) : NULL;
+	d->sys_errno = s->sys_errno;
+	d->excerpt = s->excerpt ? xstrdup(s->excerpt) : NULL;
 	pthread_mutex_unlock(&dst->lock);
 }
 
@@ -296,7 +378,7 @@ void facts_merge(facts *dst, const facts *src)
 		copy_fact(dst, &src->v[i]);
 }
 
-static const char *const state_names[] = {"ok", "absent", "unsupported", "error"};
+static const char *const state_names[] = {"ok", "absent", "unsupported", "error", "unreadable", "unparsable"};
 
 const char *fact_state_name(fact_state s)
 {
@@ -384,6 +466,10 @@ cJSON *facts_to_json(const facts *f)
 			cJSON_AddStringToObject(o, "error", ft->error);
 		if (ft->source)
 			cJSON_AddStringToObject(o, "source", ft->source);
+		if (ft->sys_errno)
+			cJSON_AddStringToObject(o, "errno", sysroot_errno_name(ft->sys_errno));
+		if (ft->excerpt)
+			cJSON_AddStringToObject(o, "first_bytes", ft->excerpt);
 	}
 	return root;
 }
@@ -423,6 +509,15 @@ facts *facts_from_json(const cJSON *obj, char **err)
 			}
 			if (state != FACT_OK) {
 				facts_put_state(f, state, source, cJSON_IsString(er) ? er->valuestring : NULL, "%s", key);
+				const cJSON *en = cJSON_GetObjectItemCaseSensitive(item, "errno");
+				const cJSON *fb = cJSON_GetObjectItemCaseSensitive(item, "first_bytes");
+				fact *ft = (fact *)facts_get(f, "%s", key);
+				if (ft && cJSON_IsString(en))
+					ft->sys_errno = sysroot_errno_parse(en->valuestring);
+				if (ft && cJSON_IsString(fb)) {
+					ft->excerpt = xstrdup(fb->valuestring);
+					str_sanitize(ft->excerpt);
+				}
 			} else if (cJSON_IsString(val)) {
 				facts_put_str(f, source, val->valuestring, "%s", key);
 			} else if (cJSON_IsBool(val)) {

@@ -1,8 +1,12 @@
 /*
  * Facts: what the probes observed, as dotted keys ("driver.kernel_version", "nvml.gpu.0.name").
  * The first component of a key is its layer. Every fact has a state, so that "not installed"
- * (absent), "not supported by this driver" (unsupported) and "the call failed" (error) stay
- * distinct, and a source (file path or API call) saying where it came from.
+ * (absent), "not supported by this driver" (unsupported), "the call failed" (error), "the file is
+ * there but cannot be read" (unreadable, with its errno) and "the file was read but is not what
+ * it should be" (unparsable, with its first bytes) stay distinct, and a source (file path or API
+ * call) saying where it came from. Probes that read files report failures with
+ * facts_put_read_error and facts_put_unparsable, so a rule never mistakes a file it could not
+ * read for one that is not there.
  *
  * Probes only put facts; rules only read them. The store is safe to fill from several probe
  * threads at once.
@@ -14,7 +18,7 @@
 
 #include "core/util.h"
 
-typedef enum { FACT_OK, FACT_ABSENT, FACT_UNSUPPORTED, FACT_ERROR } fact_state;
+typedef enum { FACT_OK, FACT_ABSENT, FACT_UNSUPPORTED, FACT_ERROR, FACT_UNREADABLE, FACT_UNPARSABLE } fact_state;
 typedef enum { FV_NONE, FV_STR, FV_INT, FV_REAL, FV_BOOL } fact_type;
 
 typedef struct fact {
@@ -24,8 +28,10 @@ typedef struct fact {
 	char *str;    /* FV_STR */
 	long long i;  /* FV_INT, FV_BOOL */
 	double d;     /* FV_REAL */
-	char *error;  /* FACT_ERROR or FACT_UNSUPPORTED detail */
+	char *error;  /* the detail of any state but FACT_OK ("Permission denied", "no version in the file") */
 	char *source; /* where it was read */
+	int sys_errno;  /* FACT_UNREADABLE: the errno (EACCES...); 0 otherwise */
+	char *excerpt;  /* FACT_UNPARSABLE: the first bytes, escaped ("NVRM\\x01garb..."); NULL otherwise */
 } fact;
 
 typedef struct facts facts;
@@ -41,6 +47,23 @@ void facts_put_bool(facts *f, const char *source, bool value, const char *keyfmt
 /* A fact without a value: absent, unsupported or error, with the reason. */
 void facts_put_state(facts *f, fact_state state, const char *source, const char *why, const char *keyfmt, ...)
 	GV_PRINTF(5, 6);
+
+/* A file that could not be read: rc is sysroot_read's (-errno; for a path that is a directory, a
+ * FIFO, a socket or a device, what it is). ENOENT and ENOTDIR give FACT_ABSENT with absent_why
+ * ("no NVIDIA kernel module loaded"); anything else FACT_UNREADABLE with the errno and what was
+ * seen ("is a FIFO, not a file", "Permission denied (EACCES)"). source is the path. */
+void facts_put_read_error(facts *f, const char *source, int rc, const char *absent_why, const char *keyfmt, ...)
+	GV_PRINTF(5, 6);
+/* A file that was read but does not say what it should: FACT_UNPARSABLE with what was expected
+ * ("no \"NVRM version:\" line") and its first bytes, escaped (an empty file says "empty file"). */
+void facts_put_unparsable(facts *f, const char *source, const char *text, size_t len, const char *expected,
+			  const char *keyfmt, ...) GV_PRINTF(6, 7);
+/* True when the fact was not collected because something there could not be read or understood
+ * (unreadable, unparsable), as opposed to absent: "there is a file, we do not know what it says". */
+bool fact_seen_but_unknown(const fact *ft);
+/* One line for evidence: "cannot be read: Permission denied (EACCES)", "is not understood (no
+ * version in the file); it starts with \"garbage\"", "does not exist". */
+const char *fact_problem_text(const fact *ft, char *buf, size_t size);
 
 /* Getters. facts_get returns any state; the typed getters only succeed for FACT_OK. */
 const fact *facts_get(const facts *f, const char *keyfmt, ...) GV_PRINTF(2, 3);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,115 @@ const char *sysroot_strip(const char *host_path)
 	return host_path;
 }
 
+static const struct {
+	int e;
+	const char *name;
+} errno_names[] = {
+	{EPERM, "EPERM"},     {ENOENT, "ENOENT"},   {EIO, "EIO"},           {ENXIO, "ENXIO"},
+	{EBADF, "EBADF"},     {EAGAIN, "EAGAIN"},   {ENOMEM, "ENOMEM"},     {EACCES, "EACCES"},
+	{EFAULT, "EFAULT"},   {EBUSY, "EBUSY"},     {EEXIST, "EEXIST"},     {ENODEV, "ENODEV"},
+	{ENOTDIR, "ENOTDIR"}, {EISDIR, "EISDIR"},   {EINVAL, "EINVAL"},     {ENFILE, "ENFILE"},
+	{EMFILE, "EMFILE"},   {EFBIG, "EFBIG"},     {ENOSPC, "ENOSPC"},     {ESPIPE, "ESPIPE"},
+	{EROFS, "EROFS"},     {ELOOP, "ELOOP"},     {ENAMETOOLONG, "ENAMETOOLONG"},
+	{ESTALE, "ESTALE"},   {ETIMEDOUT, "ETIMEDOUT"}, {EOVERFLOW, "EOVERFLOW"}, {ENOTSUP, "ENOTSUP"},
+	{EINTR, "EINTR"},
+};
+
+const char *sysroot_errno_name(int e)
+{
+	for (size_t i = 0; i < GV_ARRAY_LEN(errno_names); i++)
+		if (errno_names[i].e == e)
+			return errno_names[i].name;
+	return "EOTHER";
+}
+
+int sysroot_errno_parse(const char *name)
+{
+	for (size_t i = 0; i < GV_ARRAY_LEN(errno_names); i++)
+		if (name && strcmp(errno_names[i].name, name) == 0)
+			return errno_names[i].e;
+	return 0;
+}
+
+const char *sysroot_read_problem(const char *abs, int rc, char *buf, size_t size)
+{
+	int e = rc < 0 ? -rc : rc;
+	struct stat st;
+	if (e == EISDIR) {
+		snprintf(buf, size, "is a directory, not a file");
+	} else if (e == EINVAL && abs && sysroot_stat(abs, &st) == 0 && !S_ISREG(st.st_mode)) {
+		const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket"
+				 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device node" : S_ISDIR(st.st_mode) ? "a directory"
+				 : "not a regular file";
+		snprintf(buf, size, "is %s, not a file", kind);
+	} else {
+		snprintf(buf, size, "%s (%s)", strerror(e), sysroot_errno_name(e));
+	}
+	return buf;
+}
+
+static pthread_mutex_t problems_lock = PTHREAD_MUTEX_INITIALIZER;
+static sysroot_problem problems[SYSROOT_PROBLEMS_MAX];
+static size_t nproblems, nproblems_total;
+
+void sysroot_problems_clear(void)
+{
+	pthread_mutex_lock(&problems_lock);
+	nproblems = nproblems_total = 0;
+	pthread_mutex_unlock(&problems_lock);
+}
+
+size_t sysroot_problems(sysroot_problem *out, size_t max)
+{
+	pthread_mutex_lock(&problems_lock);
+	for (size_t i = 0; i < nproblems && i < max; i++)
+		out[i] = problems[i];
+	size_t n = nproblems_total;
+	pthread_mutex_unlock(&problems_lock);
+	return n;
+}
+
+/* Notes a path that is there but could not be read (rc -errno); "does not exist" is not noted. */
+static void note_problem(const char *abs, int rc)
+{
+	int e = -rc;
+	if (e == ENOENT || e == ENOTDIR || e <= 0)
+		return;
+	char what[128];
+	sysroot_read_problem(abs, rc, what, sizeof(what));
+	pthread_mutex_lock(&problems_lock);
+	bool seen = false;
+	for (size_t i = 0; i < nproblems && !seen; i++)
+		seen = strcmp(problems[i].path, abs) == 0;
+	if (!seen) {
+		nproblems_total++;
+		if (nproblems < SYSROOT_PROBLEMS_MAX) {
+			sysroot_problem *p = &problems[nproblems++];
+			str_copy(p->path, sizeof(p->path), abs);
+			str_sanitize(p->path);
+			p->err = e;
+			str_copy(p->what, sizeof(p->what), what);
+		}
+	}
+	pthread_mutex_unlock(&problems_lock);
+}
+
+static int read_file(const char *abs, size_t max, char **out, size_t *len, bool *truncated);
+
 int sysroot_read(const char *abs, size_t max, char **out, size_t *len, bool *truncated)
+{
+	int rc = read_file(abs, max, out, len, truncated);
+	if (rc < 0)
+		note_problem(abs, rc);
+	return rc;
+}
+
+int sysroot_read_may_deny(const char *abs, size_t max, char **out, size_t *len, bool *truncated)
+{
+	return read_file(abs, max, out, len, truncated);
+}
+
+static int read_file(const char *abs, size_t max, char **out, size_t *len, bool *truncated)
 {
 	char p[PATH_MAX];
 	sysroot_path(p, sizeof(p), abs);
@@ -163,6 +272,12 @@ bool sysroot_is_dir(const char *abs)
 	return sysroot_stat(abs, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool sysroot_is_regular(const char *abs)
+{
+	struct stat st;
+	return sysroot_stat(abs, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 char *sysroot_readlink(const char *abs)
 {
 	char p[PATH_MAX], target[PATH_MAX];
@@ -176,7 +291,13 @@ char *sysroot_readlink(const char *abs)
 DIR *sysroot_opendir(const char *abs)
 {
 	char p[PATH_MAX];
-	return gv_sys.opendir(sysroot_path(p, sizeof(p), abs));
+	DIR *d = gv_sys.opendir(sysroot_path(p, sizeof(p), abs));
+	if (!d) {
+		int e = errno;
+		note_problem(abs, -e);
+		errno = e;
+	}
+	return d;
 }
 
 /* Joins and normalises ".", ".." and "//" in an absolute path, in place. */

@@ -42,10 +42,35 @@ const char *sysroot_strip(const char *host_path);
 /* Reads at most max bytes of a file (the rest is ignored; *truncated set when more existed).
  * Returns 0 and a NUL-terminated malloc'd buffer in *out, or -errno. Never blocks on FIFOs. */
 int sysroot_read(const char *abs, size_t max, char **out, size_t *len, bool *truncated);
+/* sysroot_read for a file an ordinary user is not expected to read (/proc/1/environ): a failure is
+ * not noted among the problems below. */
+int sysroot_read_may_deny(const char *abs, size_t max, char **out, size_t *len, bool *truncated);
+/* What a failed sysroot_read or sysroot_opendir of abs saw, in words, into buf: "is a directory,
+ * not a file", "is a FIFO, not a file", "Permission denied (EACCES)". rc is -errno. */
+const char *sysroot_read_problem(const char *abs, int rc, char *buf, size_t size);
+/* "EACCES" for EACCES; "errno 123" style names are never returned: unknown values give "EOTHER". */
+const char *sysroot_errno_name(int e);
+int sysroot_errno_parse(const char *name); /* 0 when unknown */
+
+/* Evidence of what could not be seen: every sysroot_read and sysroot_opendir that finds something
+ * at a path but cannot read it (any failure but ENOENT and ENOTDIR) is noted, once per path, so
+ * that an unreadable tree is reported as such and never taken for an empty one. Thread-safe;
+ * at most SYSROOT_PROBLEMS_MAX paths are kept (the count goes on). */
+#define SYSROOT_PROBLEMS_MAX 64
+typedef struct sysroot_problem {
+	char path[512]; /* inside the root */
+	int err;        /* errno */
+	char what[128]; /* sysroot_read_problem's words */
+} sysroot_problem;
+void sysroot_problems_clear(void);
+/* Copies the problems noted so far into out (up to max); returns how many were noted in all. */
+size_t sysroot_problems(sysroot_problem *out, size_t max);
+
 /* First line of a small file, trimmed; NULL on failure (errno set). */
 char *sysroot_read_line(const char *abs);
 bool sysroot_exists(const char *abs);
 bool sysroot_is_dir(const char *abs);
+bool sysroot_is_regular(const char *abs); /* a regular file (after links) */
 int sysroot_stat(const char *abs, struct stat *st);
 int sysroot_lstat(const char *abs, struct stat *st);
 /* readlink, result as seen from inside the root; returns malloc'd text or NULL. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/util.h"
 
@@ -38,25 +39,100 @@ static char *table_name(const char *file)
 	return xstrndup(file, dot ? (size_t)(dot - file) : strlen(file));
 }
 
-kb *kb_load(const char *dir, char **err)
+/* The largest knowledge-base file accepted: the biggest table built in is a few KiB. */
+#define KB_FILE_MAX (64u << 20)
+
+/* Reads dir/file whole, or refuses it with a message (unreadable, not a regular file, too big). */
+static bool read_kb_file(const char *path, strbuf *sb, char **err)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp) {
+		*err = xasprintf("cannot read knowledge base file %s: %s", path, strerror(errno));
+		return false;
+	}
+	struct stat st;
+	if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+		fclose(fp);
+		*err = xasprintf("knowledge base file %s is not a regular file", path);
+		return false;
+	}
+	if ((unsigned long long)st.st_size > KB_FILE_MAX) {
+		fclose(fp);
+		*err = xasprintf("knowledge base file %s is %llu MiB, more than the %u MiB a table may have: refused",
+				 path, (unsigned long long)st.st_size >> 20, KB_FILE_MAX >> 20);
+		return false;
+	}
+	char buf[65536];
+	size_t r;
+	while ((r = fread(buf, 1, sizeof(buf), fp)) > 0) {
+		if (sb->len + r > KB_FILE_MAX) { /* grew while being read */
+			fclose(fp);
+			*err = xasprintf("knowledge base file %s is more than the %u MiB a table may have: refused", path,
+					 KB_FILE_MAX >> 20);
+			return false;
+		}
+		sb_addn(sb, buf, r);
+	}
+	bool failed = ferror(fp);
+	fclose(fp);
+	if (failed) {
+		*err = xasprintf("cannot read knowledge base file %s: %s", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* A table given with --kb replaces a built-in one: it must have rows and every column the
+ * built-in table has, or the advice would change without a word. */
+static char *check_override(const csv_table *t, const csv_table *builtin, const char *path)
+{
+	if (t->nrows == 0)
+		return xasprintf("%s: a header and no rows: the table would be empty (remove the file to use the built-in "
+				 "table)", path);
+	if (!builtin)
+		return NULL;
+	for (size_t c = 0; c < builtin->ncols; c++)
+		if (csv_col(t, builtin->header[c]) < 0) {
+			strbuf want;
+			sb_init(&want);
+			for (size_t k = 0; k < builtin->ncols; k++)
+				sb_addf(&want, "%s%s", k ? "," : "", builtin->header[k]);
+			char *e = xasprintf("%s:1: no column '%s' (the built-in table %s has: %s)", path, builtin->header[c],
+					    builtin->name, want.buf);
+			sb_free(&want);
+			return e;
+		}
+	return NULL;
+}
+
+kb *kb_load_checked(const char *dir, char **err, int *exit_code)
 {
 	kb *k = xcalloc(1, sizeof(*k));
+	*exit_code = 0;
 	for (const struct kb_blob *b = kb_blobs; b->name; b++) {
 		if (!str_ends(b->name, ".csv"))
 			continue;
 		char *name = table_name(b->name);
 		char *e = NULL;
-		csv_table *t = csv_parse(name, (const char *)b->data, b->size, &e);
-		free(name);
-		if (t)
-			kb_put(k, t);
-		free(e);
+		csv_table *t = csv_parse(b->name, (const char *)b->data, b->size, &e);
+		if (!t) { /* a build with broken data: say so, never run on a part of it */
+			*err = xasprintf("internal error: the built-in knowledge base does not parse: %s", e ? e : b->name);
+			*exit_code = 3;
+			free(e);
+			free(name);
+			kb_free(k);
+			return NULL;
+		}
+		free(t->name);
+		t->name = name;
+		kb_put(k, t);
 	}
 	if (!dir)
 		return k;
 	DIR *d = opendir(dir);
 	if (!d) {
 		*err = xasprintf("cannot read knowledge base directory %s: %s", dir, strerror(errno));
+		*exit_code = 2;
 		kb_free(k);
 		return NULL;
 	}
@@ -65,35 +141,42 @@ kb *kb_load(const char *dir, char **err)
 		if (!str_ends(de->d_name, ".csv"))
 			continue;
 		char *path = xasprintf("%s/%s", dir, de->d_name);
-		FILE *fp = fopen(path, "rb");
 		strbuf sb;
 		sb_init(&sb);
-		if (fp) {
-			char buf[65536];
-			size_t r;
-			while ((r = fread(buf, 1, sizeof(buf), fp)) > 0 && sb.len < (64u << 20))
-				sb_addn(&sb, buf, r);
-			fclose(fp);
-		}
-		char *name = table_name(de->d_name);
 		char *e = NULL;
-		csv_table *t = fp ? csv_parse(name, sb.buf ? sb.buf : "", sb.len, &e) : NULL;
+		csv_table *t = NULL;
+		if (read_kb_file(path, &sb, &e)) {
+			t = csv_parse(path, sb.buf ? sb.buf : "", sb.len, &e);
+			if (t) {
+				char *name = table_name(de->d_name);
+				e = check_override(t, kb_table(k, name), path);
+				free(t->name);
+				t->name = name;
+				if (e) {
+					csv_free(t);
+					t = NULL;
+				}
+			}
+		}
+		sb_free(&sb);
+		free(path);
 		if (!t) {
-			*err = e ? e : xasprintf("cannot read %s", path);
-			free(name);
-			free(path);
-			sb_free(&sb);
+			*err = e ? e : xstrdup("cannot read the knowledge base");
+			*exit_code = 2;
 			closedir(d);
 			kb_free(k);
 			return NULL;
 		}
 		kb_put(k, t);
-		free(name);
-		free(path);
-		sb_free(&sb);
 	}
 	closedir(d);
 	return k;
+}
+
+kb *kb_load(const char *dir, char **err)
+{
+	int code;
+	return kb_load_checked(dir, err, &code);
 }
 
 void kb_free(kb *k)
@@ -128,6 +211,10 @@ const kb *kb_global(void)
 	if (!global_kb) {
 		char *e = NULL;
 		global_kb = kb_load(NULL, &e);
+		if (!global_kb) { /* only a build with broken data gets here: never advise from half a table */
+			fprintf(stderr, "gpuvet: %s\n", e ? e : "the built-in knowledge base does not load");
+			exit(3);
+		}
 		free(e);
 	}
 	return global_kb;

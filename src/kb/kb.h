@@ -15,8 +15,12 @@
 typedef struct kb kb;
 
 /* Loads the embedded tables, then overrides from dir (may be NULL). Returns NULL and *err when
- * dir is given but unreadable or one of its CSV files does not parse. */
+ * dir is given but unreadable, or one of its CSV files cannot be read, is over 64 MiB, does not
+ * parse (the message names the file, line and column), has no rows, or lacks a column of the
+ * built-in table it replaces; and when a built-in table does not parse (a broken build). */
 kb *kb_load(const char *dir, char **err);
+/* kb_load, and on failure *exit_code: 2 (usage: the --kb files) or 3 (internal: built-in data). */
+kb *kb_load_checked(const char *dir, char **err, int *exit_code);
 void kb_free(kb *k);
 /* name without ".csv"; NULL when the table is unknown */
 const csv_table *kb_table(const kb *k, const char *name);

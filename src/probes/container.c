@@ -46,7 +46,7 @@ static void detect_container(facts *f)
 		/* set by systemd-nspawn, LXC, Podman; readable by root only on most systems */
 		char *env = NULL;
 		size_t len = 0;
-		if (sysroot_read("/proc/1/environ", 1 << 20, &env, &len, NULL) == 0 &&
+		if (sysroot_read_may_deny("/proc/1/environ", 1 << 20, &env, &len, NULL) == 0 &&
 		    environ_container(env, len, buf, sizeof(buf))) {
 			kind = buf;
 			marker = "/proc/1/environ container=";
@@ -126,14 +126,13 @@ static void docker_config(facts *f)
 	size_t len = 0;
 	int rc = sysroot_read(path, 1 << 20, &text, &len, NULL);
 	if (rc < 0) {
-		facts_put_state(f, rc == -ENOENT || rc == -ENOTDIR ? FACT_ABSENT : FACT_ERROR, path, strerror(-rc),
-				"container.docker.nvidia_runtime");
+		facts_put_read_error(f, path, rc, strerror(-rc), "container.docker.nvidia_runtime");
 		return;
 	}
 	bool nvidia;
 	char def[64];
 	if (docker_daemon_nvidia(text, len, &nvidia, def, sizeof(def)) < 0) {
-		facts_put_state(f, FACT_ERROR, path, "not a JSON object", "container.docker.nvidia_runtime");
+		facts_put_unparsable(f, path, text, len, "not a JSON object", "container.docker.nvidia_runtime");
 	} else {
 		facts_put_bool(f, path, nvidia, "container.docker.nvidia_runtime");
 		if (def[0])
@@ -148,8 +147,7 @@ static void containerd_config(facts *f)
 	char *text = NULL;
 	int rc = sysroot_read(path, 4 << 20, &text, NULL, NULL);
 	if (rc < 0) {
-		facts_put_state(f, rc == -ENOENT || rc == -ENOTDIR ? FACT_ABSENT : FACT_ERROR, path, strerror(-rc),
-				"container.containerd.nvidia_runtime");
+		facts_put_read_error(f, path, rc, strerror(-rc), "container.containerd.nvidia_runtime");
 		return;
 	}
 	bool is_default;
@@ -183,10 +181,13 @@ static void cdi_specs(facts *f)
 			size_t len = 0;
 			char kind[128];
 			facts_put_str(f, path, path, "container.cdi.%d.path", n);
-			if (sysroot_read(path, 4 << 20, &text, &len, NULL) == 0 && cdi_spec_kind(text, len, kind, sizeof(kind)))
+			int rc = sysroot_read(path, 4 << 20, &text, &len, NULL);
+			if (rc == 0 && cdi_spec_kind(text, len, kind, sizeof(kind)))
 				facts_put_str(f, path, kind, "container.cdi.%d.kind", n);
+			else if (rc == 0)
+				facts_put_unparsable(f, path, text, len, "no kind: in the spec", "container.cdi.%d.kind", n);
 			else
-				facts_put_state(f, FACT_ERROR, path, "no kind: in the spec", "container.cdi.%d.kind", n);
+				facts_put_read_error(f, path, rc, NULL, "container.cdi.%d.kind", n);
 			free(text);
 			n++;
 		}

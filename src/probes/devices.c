@@ -158,7 +158,7 @@ static void gpu_nodes(facts *f, const user_ids *u)
 {
 	DIR *d = sysroot_opendir("/dev");
 	if (!d) {
-		facts_put_state(f, errno == ENOENT ? FACT_ABSENT : FACT_ERROR, "/dev", strerror(errno), "devices.gpu.count");
+		facts_put_read_error(f, "/dev", -errno, NULL, "devices.gpu.count");
 		return;
 	}
 	int minors[MAX_GPU_NODES];
@@ -190,7 +190,7 @@ static void cap_nodes(facts *f, const user_ids *u)
 	const char *dir = "/dev/nvidia-caps";
 	DIR *d = sysroot_opendir(dir);
 	if (!d) {
-		facts_put_state(f, FACT_ABSENT, dir, strerror(errno), "devices.caps.count");
+		facts_put_read_error(f, dir, -errno, NULL, "devices.caps.count");
 		return;
 	}
 	strlist names = {0};

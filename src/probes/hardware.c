@@ -17,6 +17,8 @@
 
 #define PCI_DIR "/sys/bus/pci/devices"
 
+/* A hex number from a sysfs file; !*ok with errno from the read (ENOENT: no such file), or EINVAL
+ * when the file says something else. */
 static unsigned long read_hex_file(const char *path, bool *ok)
 {
 	char *line = sysroot_read_line(path);
@@ -28,6 +30,8 @@ static unsigned long read_hex_file(const char *path, bool *ok)
 	unsigned long v = strtoul(line, &end, 16);
 	*ok = errno == 0 && end != line;
 	free(line);
+	if (!*ok)
+		errno = EINVAL;
 	return v;
 }
 
@@ -40,7 +44,8 @@ static void probe_pci(facts *f)
 {
 	DIR *d = sysroot_opendir(PCI_DIR);
 	if (!d) {
-		facts_put_state(f, FACT_ERROR, PCI_DIR, strerror(errno), "hardware.pci.count");
+		/* an unreadable bus is not an empty one: no count, so no rule concludes "no GPU" */
+		facts_put_read_error(f, PCI_DIR, -errno, "no PCI bus in sysfs", "hardware.pci.count");
 		return;
 	}
 	strlist names = {0};
@@ -50,12 +55,18 @@ static void probe_pci(facts *f)
 			sl_push(&names, de->d_name);
 	closedir(d);
 	qsort(names.v, names.n, sizeof(char *), name_cmp);
-	int count = 0;
+	int count = 0, unreadable = 0;
 	for (size_t i = 0; i < names.n; i++) {
 		char path[512];
 		bool ok;
 		snprintf(path, sizeof(path), PCI_DIR "/%s/vendor", names.v[i]);
 		unsigned long vendor = read_hex_file(path, &ok);
+		if (!ok && errno != ENOENT && errno != ENOTDIR) {
+			/* a function whose vendor cannot be read may be a GPU: counted, never taken for "not NVIDIA" */
+			if (!unreadable++)
+				facts_put_str(f, path, path, "hardware.pci.unreadable_first");
+			continue;
+		}
 		if (!ok || vendor != 0x10de)
 			continue;
 		snprintf(path, sizeof(path), PCI_DIR "/%s/class", names.v[i]);
@@ -87,6 +98,7 @@ static void probe_pci(facts *f)
 	}
 	sl_free(&names);
 	facts_put_int(f, PCI_DIR, count, "hardware.pci.count");
+	facts_put_int(f, PCI_DIR, unreadable, "hardware.pci.unreadable");
 }
 
 /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." -> "580.159.04"
@@ -120,11 +132,11 @@ static void probe_kernel_module(facts *f)
 {
 	const char *vpath = "/proc/driver/nvidia/version";
 	char *text = NULL;
-	int rc = sysroot_read(vpath, 64 * 1024, &text, NULL, NULL);
-	if (rc == -ENOENT || rc == -ENOTDIR) {
-		facts_put_state(f, FACT_ABSENT, vpath, "no NVIDIA kernel module loaded", "hardware.kernel_module_version");
-	} else if (rc < 0) {
-		facts_put_state(f, FACT_ERROR, vpath, strerror(-rc), "hardware.kernel_module_version");
+	size_t len = 0;
+	int rc = sysroot_read(vpath, 64 * 1024, &text, &len, NULL);
+	if (rc < 0) {
+		/* absent only when nothing is there; a directory, a FIFO or EACCES is there but unreadable */
+		facts_put_read_error(f, vpath, rc, "no NVIDIA kernel module loaded", "hardware.kernel_module_version");
 	} else {
 		char ver[64];
 		bool open_module = false;
@@ -132,7 +144,8 @@ static void probe_kernel_module(facts *f)
 			facts_put_str(f, vpath, ver, "hardware.kernel_module_version");
 			facts_put_bool(f, vpath, open_module, "hardware.kernel_module_open");
 		} else {
-			facts_put_state(f, FACT_ERROR, vpath, "no version in the file", "hardware.kernel_module_version");
+			facts_put_unparsable(f, vpath, text, len, "no \"NVRM version:\" line with a driver version",
+					     "hardware.kernel_module_version");
 		}
 	}
 	free(text);
@@ -142,8 +155,7 @@ static void probe_kernel_module(facts *f)
 	rc = sysroot_read(mpath, 4 << 20, &text, NULL, NULL);
 	if (rc < 0) {
 		for (size_t i = 0; i < GV_ARRAY_LEN(mods); i++)
-			facts_put_state(f, rc == -ENOENT ? FACT_ABSENT : FACT_ERROR, mpath, strerror(-rc),
-					"hardware.module.%s", mods[i]);
+			facts_put_read_error(f, mpath, rc, "no /proc/modules", "hardware.module.%s", mods[i]);
 	} else {
 		for (size_t i = 0; i < GV_ARRAY_LEN(mods); i++) {
 			bool loaded = false;
@@ -166,7 +178,7 @@ static void probe_module_file(facts *f)
 {
 	char *release = sysroot_read_line("/proc/sys/kernel/osrelease");
 	if (!release) {
-		facts_put_state(f, FACT_ABSENT, "/proc/sys/kernel/osrelease", strerror(errno), "hardware.kernel_release");
+		facts_put_read_error(f, "/proc/sys/kernel/osrelease", -errno, NULL, "hardware.kernel_release");
 		facts_put_state(f, FACT_ABSENT, NULL, "kernel release unknown", "hardware.module_file");
 		return;
 	}
@@ -219,7 +231,7 @@ static void probe_secure_boot(facts *f)
 	} else if (len >= 5) { /* 4 bytes of attributes, then the value */
 		facts_put_bool(f, sb, data[4] == 1, "hardware.secure_boot");
 	} else {
-		facts_put_state(f, FACT_ERROR, sb, "short variable", "hardware.secure_boot");
+		facts_put_unparsable(f, sb, data, len, "an EFI variable of at least 5 bytes", "hardware.secure_boot");
 	}
 	free(data);
 }

@@ -454,8 +454,10 @@ static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 			put_torch_version(f, tdirs.v[0], &tv);
 		} else {
 			char *vp = xasprintf("%s/version.py", tdirs.v[0]);
-			facts_put_state(f, FACT_ERROR, vp, rc == -EINVAL ? "no __version__ in version.py" : strerror(-rc),
-					"python.torch.version");
+			if (rc == -EINVAL && sysroot_is_regular(vp))
+				facts_put_state(f, FACT_UNPARSABLE, vp, "no __version__ in version.py", "python.torch.version");
+			else
+				facts_put_read_error(f, vp, rc, "no version.py", "python.torch.version");
 			free(vp);
 		}
 		inspect_libtorch_cuda(f, tdirs.v[0], &owners, &pin_names, &pin_versions);
@@ -469,6 +471,16 @@ static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 	double deadline = now_seconds() + EXT_BUDGET_S;
 	for (size_t i = 0; i < sites.n; i++)
 		ext_scan(sites.v[i], deadline, ext_found, &ec);
+	/* and the ones torch.utils.cpp_extension.load/load_inline built (TORCH_EXTENSIONS_DIR, by
+	 * default ~/.cache/torch_extensions): the usual home of an extension built for another GPU */
+	const char *tx = getenv("TORCH_EXTENSIONS_DIR");
+	char home[PATH_MAX];
+	char *jit = tx && *tx ? xstrdup(sysroot_strip(tx))
+			      : (*py_home(env, home, sizeof(home)) ? xasprintf("%s/.cache/torch_extensions", home) : NULL);
+	if (jit) {
+		ext_scan(jit, deadline, ext_found, &ec);
+		free(jit);
+	}
 	facts_put_int(f, NULL, (long long)ec.n, "python.ext.count");
 
 	pip_owners_free(&owners);

@@ -1,6 +1,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/sysroot.h"
 #include "probes/probes.h"
 
 const probe probe_table[] = {
@@ -37,8 +38,21 @@ static void *run_job(void *arg)
 	return NULL;
 }
 
+/* Every path the probes found but could not read (sysroot notes them), as facts: an unreadable
+ * tree is reported as such, never taken for an empty one. */
+static void put_unreadable(facts *f)
+{
+	sysroot_problem *v = xcalloc(SYSROOT_PROBLEMS_MAX, sizeof(*v));
+	size_t total = sysroot_problems(v, SYSROOT_PROBLEMS_MAX);
+	for (size_t i = 0; i < total && i < SYSROOT_PROBLEMS_MAX; i++)
+		facts_put_read_error(f, v[i].path, -v[i].err, NULL, "files.unreadable.%zu", i);
+	facts_put_int(f, NULL, (long long)total, "files.unreadable.count");
+	free(v);
+}
+
 void probes_run(facts *f, const probe_opts *o)
 {
+	sysroot_problems_clear();
 	size_t n = 0;
 	while (probe_table[n].name)
 		n++;
@@ -62,4 +76,5 @@ void probes_run(facts *f, const probe_opts *o)
 		if (jobs[i].started)
 			pthread_join(jobs[i].tid, NULL);
 	free(jobs);
+	put_unreadable(f);
 }

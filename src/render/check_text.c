@@ -65,6 +65,9 @@ static void stack_summary(FILE *out, const facts *f, bool on)
 	} else if (facts_int_or(f, 0, "hardware.pci.count") > 0) {
 		fprintf(out, "  %-9s %lld NVIDIA PCI device(s), not usable through NVML\n", "GPUs",
 			facts_int_or(f, 0, "hardware.pci.count"));
+	} else if (fact_seen_but_unknown(facts_get(f, "hardware.pci.count")) ||
+		   facts_int_or(f, 0, "hardware.pci.unreadable") > 0) {
+		fprintf(out, "  %-9s unknown: /sys/bus/pci/devices cannot be read whole\n", "GPUs");
 	} else {
 		fprintf(out, "  %-9s none found\n", "GPUs");
 	}
@@ -78,6 +81,9 @@ static void stack_summary(FILE *out, const facts *f, bool on)
 		if (kmod && drv && strcmp(kmod, drv) != 0)
 			fprintf(out, ", kernel module %s", kmod);
 		fputc('\n', out);
+	} else if (facts_get(f, "hardware.kernel_module_version") &&
+		   facts_get(f, "hardware.kernel_module_version")->state != FACT_ABSENT) {
+		fprintf(out, "  %-9s unknown: /proc/driver/nvidia/version is there but does not say\n", "driver");
 	} else {
 		fprintf(out, "  %-9s none loaded\n", "driver");
 	}

@@ -99,6 +99,7 @@ static const struct {
 	{"python", "Python and PyTorch"},
 	{"ext", "CUDA extensions"},
 	{"policy", "Policies"},
+	{"files", "Files that cannot be read"},
 };
 
 const char *layer_title(const char *layer)

@@ -11,6 +11,7 @@ const rule *const rule_tables[] = {
 	rules_toolkit,
 	rules_loader,
 	rules_bench,
+	rules_files,
 	/* rules_python links torch.cuda-unavailable to root causes found by the tables above it: keep it last */
 	rules_python,
 	NULL,

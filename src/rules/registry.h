@@ -15,5 +15,6 @@ extern const rule rules_container[];
 extern const rule rules_driver[];
 extern const rule rules_gpu[];
 extern const rule rules_bench[];
+extern const rule rules_files[];
 extern const rule *const rule_tables[];
 #endif

@@ -19,8 +19,9 @@ static void no_gpu(rule_ctx *c)
 	const facts *f = c->facts;
 	if (!facts_true(f, "container.inside"))
 		return;
-	if (facts_true(f, "devices.nvidiactl") || gpu_nodes_present(f) > 0 || facts_true(f, "devices.dxg"))
-		return;
+	if (facts_true(f, "devices.nvidiactl") || gpu_nodes_present(f) > 0 || facts_true(f, "devices.dxg") ||
+	    fact_seen_but_unknown(facts_get(f, "devices.gpu.count")))
+		return; /* nodes there, or /dev unreadable: nothing says they are missing */
 	/* the host's GPUs show through sysfs and /proc/driver: without them gpu.none speaks */
 	long long pci = facts_int_or(f, 0, "hardware.pci.count");
 	const char *module = facts_str(f, "hardware.kernel_module_version");

@@ -13,7 +13,8 @@ static bool cuda_init_ok(const facts *f)
 /* Some sign that the NVIDIA driver is there: otherwise gpu.none / driver.not-loaded speak. */
 static bool driver_present(const facts *f)
 {
-	return facts_str(f, "hardware.kernel_module_version") || facts_true(f, "hardware.module.nvidia") ||
+	const fact *kmod = facts_get(f, "hardware.kernel_module_version");
+	return (kmod && kmod->state != FACT_ABSENT) || facts_true(f, "hardware.module.nvidia") ||
 	       facts_int_or(f, 0, "nvml.device_count") > 0 || facts_true(f, "devices.nvidiactl");
 }
 
@@ -28,10 +29,17 @@ static int gpu_nodes_present(const facts *f)
 	return n;
 }
 
+/* /dev could not be listed: how many nodes exist is unknown (files.unreadable says why), never 0. */
+static bool nodes_unknown(const facts *f)
+{
+	return fact_seen_but_unknown(facts_get(f, "devices.gpu.count"));
+}
+
 /* A container without any NVIDIA node is container.no-gpu's case. */
 static bool container_without_nodes(const facts *f)
 {
-	return facts_true(f, "container.inside") && !facts_true(f, "devices.nvidiactl") && gpu_nodes_present(f) == 0;
+	return facts_true(f, "container.inside") && !facts_true(f, "devices.nvidiactl") && gpu_nodes_present(f) == 0 &&
+	       !nodes_unknown(f);
 }
 
 static void uvm_missing(rule_ctx *c)
@@ -176,7 +184,7 @@ static void count_mismatch(rule_ctx *c)
 	if (!facts_int(f, &ngpus, "nvml.device_count") || ngpus <= 0)
 		return;
 	int present = gpu_nodes_present(f);
-	if (present >= ngpus || facts_true(f, "devices.dxg"))
+	if (present >= ngpus || facts_true(f, "devices.dxg") || nodes_unknown(f))
 		return;
 	finding *x = rule_emit(c, "NVML reports %lld GPU%s but only %d /dev/nvidiaN node%s exist%s", ngpus,
 			       ngpus == 1 ? "" : "s", present, present == 1 ? "" : "s", present == 1 ? "s" : "");

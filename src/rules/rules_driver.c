@@ -18,6 +18,13 @@ static const char *fact_error(const fact *ft)
 	return ft && ft->error ? ft->error : "unknown error";
 }
 
+/* No /proc/driver/nvidia/version at all (not: there but unreadable or garbled). */
+static bool kernel_module_absent(const facts *f)
+{
+	const fact *ft = facts_get(f, "hardware.kernel_module_version");
+	return !ft || ft->state == FACT_ABSENT;
+}
+
 static bool library_missing(const facts *f, const char *key)
 {
 	const fact *ft = facts_get(f, "%s", key);
@@ -298,7 +305,7 @@ static void init_failed(rule_ctx *c)
 	long long nrc = facts_int_or(f, 0, "nvml.init_code");
 	long long crc = facts_int_or(f, 0, "cuda.init_code");
 	bool nvml_bad = ni && ni->state == FACT_ERROR && nrc != NVML_ERROR_LIB_RM_VERSION_MISMATCH &&
-			!(nrc == NVML_ERROR_DRIVER_NOT_LOADED && !facts_str(f, "hardware.kernel_module_version") &&
+			!(nrc == NVML_ERROR_DRIVER_NOT_LOADED && kernel_module_absent(f) &&
 			  !facts_true(f, "devices.dxg"));
 	/* 803 is the version mismatch when the versions differ: driver.version-mismatch says it */
 	const char *from;

@@ -1,4 +1,5 @@
 /* Rules of the hardware layer: is there an NVIDIA GPU, and is a working kernel driver bound. */
+#include <errno.h>
 #include <string.h>
 
 #include "rules/registry.h"
@@ -8,9 +9,22 @@ static int pci_count(const facts *f)
 	return (int)facts_int_or(f, 0, "hardware.pci.count");
 }
 
+#define VERSION_FILE "/proc/driver/nvidia/version"
+
+/* Something is at /proc/driver/nvidia/version, even when it could not be read or understood:
+ * only a file that is not there means "no module loaded". */
 static bool driver_proc_present(const facts *f)
 {
-	return facts_str(f, "hardware.kernel_module_version") != NULL;
+	const fact *ft = facts_get(f, "hardware.kernel_module_version");
+	return ft && ft->state != FACT_ABSENT;
+}
+
+/* The PCI tree was read whole: a bus that cannot be listed, or functions whose vendor cannot be
+ * read, may hide a GPU, so "no GPU" is not concluded from it. */
+static bool pci_fully_seen(const facts *f)
+{
+	const fact *ft = facts_get(f, "hardware.pci.count");
+	return !fact_seen_but_unknown(ft) && facts_int_or(f, 0, "hardware.pci.unreadable") == 0;
 }
 
 /* GPUs can also reach us without PCI functions: WSL 2 (/dev/dxg) and NVML that answers. */
@@ -22,13 +36,13 @@ static bool gpu_seen_elsewhere(const facts *f)
 static void gpu_none(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (pci_count(f) > 0 || driver_proc_present(f) || gpu_seen_elsewhere(f))
+	if (pci_count(f) > 0 || driver_proc_present(f) || gpu_seen_elsewhere(f) || !pci_fully_seen(f))
 		return;
 	if (facts_int_or(f, 0, "container.wsl") == 1)
 		return; /* wsl.v1 is the cause: WSL 1 cannot reach a GPU at all */
 	finding *x = rule_emit(c, "no NVIDIA GPU is visible on this machine");
 	finding_evidence(x, "no PCI display device with vendor 0x10de under /sys/bus/pci/devices");
-	finding_evidence(x, "/proc/driver/nvidia/version does not exist");
+	finding_evidence(x, VERSION_FILE " does not exist");
 	if (facts_int_or(f, 0, "nvml.device_count") == 0 && facts_get(f, "nvml.device_count"))
 		finding_evidence(x, "NVML reports no devices");
 	if (facts_true(f, "container.inside")) {
@@ -59,7 +73,7 @@ static void driver_not_loaded(rule_ctx *c)
 		finding_evidence(x, "PCI %s (device %s): driver %s", facts_str(f, "hardware.pci.%d.address", i),
 				 facts_str(f, "hardware.pci.%d.device_id", i) ? facts_str(f, "hardware.pci.%d.device_id", i) : "?",
 				 facts_str(f, "hardware.pci.%d.driver", i) ? facts_str(f, "hardware.pci.%d.driver", i) : "none");
-	finding_evidence(x, "/proc/driver/nvidia/version does not exist");
+	finding_evidence(x, VERSION_FILE " does not exist");
 	const char *release = facts_str(f, "hardware.kernel_release");
 	const char *modfile = facts_str(f, "hardware.module_file");
 	if (modfile) {
@@ -120,6 +134,39 @@ static void driver_nouveau(rule_ctx *c)
 	x->rank = 0;
 }
 
+/* Something is at /proc/driver/nvidia/version but it does not say which driver is loaded: a
+ * directory, a FIFO, a file gpuvet may not read, or one whose text is not the module's. The
+ * absent-case advice (install the driver, reboot) would be wrong: the module, or something
+ * mounted over its file, is there. */
+static void driver_proc_unreadable(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	const fact *ft = facts_get(f, "hardware.kernel_module_version");
+	if (!ft || (!fact_seen_but_unknown(ft) && ft->state != FACT_ERROR))
+		return;
+	char what[512];
+	fact_problem_text(ft, what, sizeof(what));
+	finding *x = rule_emit(c, "%s is there but does not say which NVIDIA driver is loaded", VERSION_FILE);
+	finding_evidence(x, "%s %s", VERSION_FILE, what);
+	const char *nver = facts_str(f, "nvml.driver_version");
+	if (nver)
+		finding_evidence(x, "NVML answers with driver %s", nver);
+	if (pci_count(f) > 0)
+		finding_evidence(x, "%d NVIDIA GPU%s on the PCI bus", pci_count(f), pci_count(f) == 1 ? "" : "s");
+	if (ft->state == FACT_UNREADABLE && (ft->sys_errno == EACCES || ft->sys_errno == EPERM)) {
+		finding_fix(x, "the kernel makes this file readable by everyone: see who restricted it with "
+			       "`ls -l " VERSION_FILE "` and `findmnt -T " VERSION_FILE "` (a security profile, a container "
+			       "runtime), or run gpuvet as root to compare");
+	} else {
+		finding_fix(x, "the NVIDIA kernel module writes one line starting \"NVRM version:\" there; something else is in "
+			       "its place: look with `ls -l " VERSION_FILE "` and `findmnt -T " VERSION_FILE "` (a bind "
+			       "mount or a file left by a container image build)");
+		finding_fix(x, "if the module is really loaded, `cat /sys/module/nvidia/version` shows its version");
+	}
+	finding_fix(x, "gpuvet does not conclude that the driver is missing: reinstalling it would not change this file");
+	x->rank = 0;
+}
+
 const rule rules_hardware[] = {
 	{"gpu.none", "hardware", SEV_FAIL, "hardware.pci.count", gpu_none,
 	 "no NVIDIA GPU on the PCI bus and no NVIDIA driver"},
@@ -127,5 +174,7 @@ const rule rules_hardware[] = {
 	 "an NVIDIA GPU is present but the kernel driver is not loaded"},
 	{"driver.nouveau", "hardware", SEV_FAIL, "hardware.pci.count", driver_nouveau,
 	 "nouveau is bound to the GPU or loaded"},
+	{"driver.proc-unreadable", "hardware", SEV_WARN, "hardware.kernel_module_version", driver_proc_unreadable,
+	 "/proc/driver/nvidia/version is there but cannot be read or is not the module's text"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

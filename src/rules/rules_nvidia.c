@@ -6,7 +6,9 @@
 
 bool nv_driver_expected(const facts *f)
 {
-	if (facts_str(f, "hardware.kernel_module_version") || facts_true(f, "devices.dxg"))
+	/* a version file that is there but unreadable or garbled still means something of the driver is */
+	const fact *kmod = facts_get(f, "hardware.kernel_module_version");
+	if ((kmod && kmod->state != FACT_ABSENT) || facts_true(f, "devices.dxg"))
 		return true;
 	long long n = facts_int_or(f, 0, "hardware.pci.count");
 	for (long long i = 0; i < n && i < 256; i++) {

@@ -9,8 +9,15 @@
  * A run is built in memory and written by history_run_finish() in one transaction: a process
  * killed before or during it leaves no trace of the run (watch --record may flush samples early
  * with history_run_flush(); such a run stays marked "incomplete" until finished, and readers hide
- * incomplete runs unless asked). A file that is not SQLite, a SQLite file of another application,
- * a corrupt file or one from a newer gpuvet is reported with its path and never written to.
+ * incomplete runs unless asked). A file that is not SQLite, a SQLite file of another application
+ * or one from a newer gpuvet is reported with its path and never written to. A run killed at any
+ * point leaves a journal or WAL that the next opening rolls back or recovers (through a read-write
+ * connection); a file of ours that SQLite finds corrupt is moved aside by the next writer
+ * (PATH.corrupt-TIMESTAMP, never deleted), which starts a new history and says so
+ * (history_notice). A file gpuvet may not write (or in a directory it may not write) is opened for
+ * reading as it is, unless a journal waits for a recovery, which is then reported as needing write
+ * access. A FIFO or other non-regular file at the path is refused without being opened for
+ * reading in blocking mode.
  *
  * Writing a run (bench, tune, watch --record, check):
  *
@@ -63,10 +70,15 @@ typedef enum {
 
 /* Opens the store at path (NULL: history_default_path(NULL)). Before anything is written, checks
  * that the file is SQLite with gpuvet's application_id (or empty), that its schema is not newer
- * than this build's, and (HISTORY_WRITE) PRAGMA quick_check; migrates older schemas. On failure
- * returns NULL and sets *err (malloc'd, names the file and what to do). */
+ * than this build's, and (HISTORY_WRITE) PRAGMA quick_check, which moves a corrupt file aside;
+ * migrates older schemas. On failure returns NULL and sets *err (malloc'd, names the file and
+ * what to do). */
 history *history_open(const char *path, history_mode mode, char **err);
 void history_close(history *h);
+/* What opening did that the user must be told, or NULL: a corrupt file of ours moved aside
+ * ("... is corrupt (...); moved it aside to PATH.corrupt-20261201T083900Z, a new history starts
+ * here"). Callers print it as a warning. */
+const char *history_notice(const history *h);
 const char *history_path(const history *h);
 int history_schema_version(const history *h); /* user_version after migrations */
 

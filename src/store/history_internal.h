@@ -10,6 +10,7 @@ struct history {
 	char *path;
 	int schema;
 	bool readonly;
+	char *notice; /* what opening did that the user must hear (a corrupt file moved aside) */
 };
 
 /* "what: sqlite message (PATH)" as a malloc'd error text. */

@@ -46,6 +46,8 @@ static void add_runs(hist_run *h, const tune_report *r, const tune_summary *s)
 		if (s->meta && s->meta->impl[0])
 			cJSON_AddStringToObject(pj, "impl", s->meta->impl);
 		cJSON_AddStringToObject(pj, "config", desc);
+		if (x->base[0])
+			cJSON_AddStringToObject(pj, "base", x->base); /* the run it changes: its gain's reference */
 		if (isfinite(x->gpu_util))
 			cJSON_AddNumberToObject(pj, "gpu_util", x->gpu_util);
 		char *params = cJSON_PrintUnformatted(pj);

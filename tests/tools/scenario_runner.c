@@ -74,6 +74,43 @@ static const cJSON *find_fact(const cJSON *doc, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(g, dot + 1);
 }
 
+/* gpuvet explain --json: the error recognised as signature id */
+static const cJSON *explain_error(const cJSON *doc, const char *id)
+{
+	const cJSON *e;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "errors"))
+	{
+		const cJSON *sig = cJSON_GetObjectItemCaseSensitive(e, "signature");
+		if (cJSON_IsString(sig) && strcmp(sig->valuestring, id) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* The state ("holds", "ruled-out", "undecided") of cause id in the errors recognised; "holds"
+ * when it holds for one of them. "SIG/ID" restricts to the error SIG. */
+static const char *explain_cause_state(const cJSON *doc, const char *want)
+{
+	const char *slash = strchr(want, '/');
+	const char *id = slash ? slash + 1 : want, *state = NULL;
+	const cJSON *e, *c;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "errors"))
+	{
+		const cJSON *sig = cJSON_GetObjectItemCaseSensitive(e, "signature");
+		if (slash && (!cJSON_IsString(sig) || strncmp(sig->valuestring, want, (size_t)(slash - want)) != 0 ||
+			      sig->valuestring[slash - want] != '\0'))
+			continue;
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "causes"))
+		{
+			const cJSON *i = cJSON_GetObjectItemCaseSensitive(c, "id"), *s = cJSON_GetObjectItemCaseSensitive(c, "state");
+			if (cJSON_IsString(i) && cJSON_IsString(s) && strcmp(i->valuestring, id) == 0)
+				if (!state || strcmp(s->valuestring, "holds") == 0)
+					state = s->valuestring;
+		}
+	}
+	return state;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -96,7 +133,41 @@ int main(int argc, char **argv)
 	}
 	chmod(tmpl, 0755);
 	char *root = xasprintf("%s/root", tmpl);
-	char *src_root = xasprintf("%s/root", dir);
+	/* "machine: NAME": the machine of scenario NAME (its root tree, environment, fakes, modes and
+	 * user) under this scenario's own arguments and expectations */
+	strlist lines = {0};
+	char *machine = NULL;
+	{
+		char l0[4096];
+		strlist own = {0};
+		while (fgets(l0, sizeof(l0), sf)) {
+			char *l = str_trim(l0);
+			if (str_starts(l, "machine:"))
+				machine = xstrdup(str_trim(l + 8));
+			else
+				sl_push(&own, l);
+		}
+		if (machine) {
+			char *mpath = xasprintf("%s/../%s/scenario", dir, machine);
+			FILE *mf = fopen(mpath, "r");
+			if (!mf) {
+				fprintf(stderr, "machine: cannot open %s: %s\n", mpath, strerror(errno));
+				return 2;
+			}
+			while (fgets(l0, sizeof(l0), mf)) {
+				char *l = str_trim(l0);
+				if (str_starts(l, "env:") || str_starts(l, "fake:") || str_starts(l, "fake-lib:") ||
+				    str_starts(l, "chmod:") || str_starts(l, "user:"))
+					sl_push(&lines, l);
+			}
+			fclose(mf);
+			free(mpath);
+		}
+		for (size_t i = 0; i < own.n; i++)
+			sl_push(&lines, own.v[i]);
+		sl_free(&own);
+	}
+	char *src_root = machine ? xasprintf("%s/../%s/root", dir, machine) : xasprintf("%s/root", dir);
 	struct stat st;
 	if (stat(src_root, &st) == 0) {
 		char *cp[] = {"cp", "-a", src_root, root, NULL};
@@ -109,14 +180,16 @@ int main(int argc, char **argv)
 	FILE *fc = fopen(fake_conf, "w");
 
 	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0};
-	strlist lacks = {0}, err_contains = {0};
+	strlist holds = {0}, ruled_out = {0}, signatures = {0}, err_contains = {0}; /* gpuvet explain/run */
+	strlist lacks = {0}; /* stdout-lacks */
 	bool use_fake = false, basic = false, as_nobody = false, json = true;
 	int want_exit = -1;
 	sl_push(&env, "PATH=/usr/bin:/bin");
 	sl_push(&env, "LC_ALL=C");
 	sl_pushf(&env, "HOME=%s/home/user", root);
 	char line[4096];
-	while (fgets(line, sizeof(line), sf)) {
+	for (size_t li = 0; li < lines.n; li++) {
+		str_copy(line, sizeof(line), lines.v[li]);
 		char *l = str_trim(line);
 		if (!*l || *l == '#')
 			continue;
@@ -163,6 +236,15 @@ int main(int argc, char **argv)
 					fprintf(stderr, "chmod %s: %s\n", full, strerror(errno));
 				free(full);
 			}
+		} else if (str_starts(l, "mkfifo:") || str_starts(l, "mkdir:")) {
+			/* what git cannot keep: a FIFO, or a directory where a file belongs */
+			char *full = xasprintf("%s%s", root, v);
+			int rc = str_starts(l, "mkfifo:") ? mkfifo(full, 0644) : mkdir(full, 0755);
+			if (rc != 0) {
+				fprintf(stderr, "%s %s: %s\n", str_starts(l, "mkfifo:") ? "mkfifo" : "mkdir", full, strerror(errno));
+				return 2;
+			}
+			free(full);
 		} else if (str_starts(l, "user:")) {
 			as_nobody = strcmp(v, "nobody") == 0;
 		} else if (str_starts(l, "expect:")) {
@@ -175,6 +257,12 @@ int main(int argc, char **argv)
 			sl_push(&contains, v);
 		} else if (str_starts(l, "stdout-lacks:")) {
 			sl_push(&lacks, v);
+		} else if (str_starts(l, "holds:")) {
+			sl_push(&holds, v);
+		} else if (str_starts(l, "ruled-out:")) {
+			sl_push(&ruled_out, v);
+		} else if (str_starts(l, "signature:")) {
+			sl_push(&signatures, v);
 		} else if (str_starts(l, "stderr-contains:")) {
 			sl_push(&err_contains, v);
 		} else if (str_starts(l, "exit:")) {
@@ -304,6 +392,19 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < err_contains.n; i++)
 		if (!strstr(r.err, err_contains.v[i]))
 			fail("stderr does not contain '%s'", err_contains.v[i]);
+	for (size_t i = 0; i < signatures.n; i++)
+		if (doc && !explain_error(doc, signatures.v[i]))
+			fail("error signature %s not recognised", signatures.v[i]);
+	for (size_t i = 0; i < holds.n; i++) {
+		const char *cst = explain_cause_state(doc, holds.v[i]);
+		if (!cst || strcmp(cst, "holds") != 0)
+			fail("cause %s: %s, expected it to hold", holds.v[i], cst ? cst : "not a candidate of any error recognised");
+	}
+	for (size_t i = 0; i < ruled_out.n; i++) {
+		const char *cst = explain_cause_state(doc, ruled_out.v[i]);
+		if (!cst || strcmp(cst, "ruled-out") != 0)
+			fail("cause %s: %s, expected it ruled out", ruled_out.v[i], cst ? cst : "not a candidate of any error recognised");
+	}
 	if (failures) {
 		printf("--- stdout (first 4000 bytes)\n%.4000s\n--- stderr\n%.2000s\n", r.out, r.err);
 	}

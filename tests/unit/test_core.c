@@ -77,7 +77,7 @@ static void test_facts_many(void **s)
 static void test_csv(void **s)
 {
 	(void)s;
-	const char *text = "a,b,c\r\n1,\"x, \"\"y\"\"\",3\n\n4,5\n";
+	const char *text = "a,b,c\r\n1,\"x, \"\"y\"\"\",3\n\n4,5,\n";
 	char *err = NULL;
 	csv_table *t = csv_parse("t", text, strlen(text), &err);
 	assert_non_null(t);

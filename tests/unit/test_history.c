@@ -648,20 +648,26 @@ static void test_foreign_files_untouched(void **s)
 		bytes[i] = (char)(i * 7 + 3);
 	write_file(bad, bytes, len);
 	free(bytes);
-	/* reading may still work on a damaged file; writing must be refused */
+	/* reading may still work on a damaged file; a writer moves it aside, byte for byte, and starts anew */
 	size_t l0, l1;
 	char *before = read_all(bad, &l0);
 	h = history_open(bad, HISTORY_WRITE, &err);
-	assert_null(h);
-	assert_non_null(strstr(err, bad));
-	assert_non_null(strstr(err, "corrupt"));
-	free(err);
-	err = NULL;
-	char *after = read_all(bad, &l1);
+	if (!h)
+		fail_msg("a corrupt history was not replaced: %s", err);
+	assert_non_null(history_notice(h));
+	assert_non_null(strstr(history_notice(h), "corrupt"));
+	const char *aside = strstr(history_notice(h), "moved it aside to ");
+	assert_non_null(aside);
+	char *moved = xstrndup(aside + 18, strcspn(aside + 18, ","));
+	assert_non_null(strstr(moved, "corrupt.db.corrupt-"));
+	char *after = read_all(moved, &l1);
 	assert_int_equal(l0, l1);
 	assert_memory_equal(before, after, l0);
+	assert_int_equal(history_schema_version(h), HISTORY_SCHEMA_VERSION);
+	history_close(h);
 	free(before);
 	free(after);
+	free(moved);
 
 	/* a directory where the file should be */
 	char *dir = tpath("adir.db");
@@ -804,6 +810,112 @@ static void test_kill_during_write(void **s)
 	free(path);
 }
 
+/* A writer killed inside a rollback-mode transaction with its pages already in the file: the
+ * journal beside it is hot, and only a read-write connection can roll it back. */
+static void leave_hot_journal(const char *path)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sqlite3 *db;
+		if (sqlite3_open(path, &db) != SQLITE_OK)
+			_exit(2);
+		sqlite3_exec(db, "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 1; BEGIN IMMEDIATE", NULL, NULL, NULL);
+		for (int i = 0; i < 3000; i++)
+			sqlite3_exec(db, "INSERT INTO runs (kind, started_utc, summary) VALUES ('check', 'killed', "
+					 "printf('%.400c', 'y'))", NULL, NULL, NULL);
+		kill(getpid(), SIGKILL);
+		_exit(3);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	char *j = xasprintf("%s-journal", path);
+	struct stat st;
+	assert_int_equal(stat(j, &st), 0);
+	assert_true(st.st_size > 0);
+	free(j);
+}
+
+static long long count_runs(history *h)
+{
+	hist_run_row *v;
+	size_t n;
+	char *err = NULL;
+	hist_query q = {.any_kind = true};
+	if (!history_list(h, &q, &v, &n, &err))
+		fail_msg("list: %s", err);
+	hist_runs_free(v, n);
+	return (long long)n;
+}
+
+static void test_hot_journal_and_readonly(void **s)
+{
+	(void)s;
+	char *dir = tpath("rodir");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	char *path = xasprintf("%s/h.db", dir);
+	char *err = NULL;
+	history *h = history_open(path, HISTORY_WRITE, &err);
+	assert_non_null(h);
+	for (int i = 0; i < 3; i++)
+		write_bench(h, 5, i);
+	history_close(h);
+
+	/* both modes recover: the killed transaction's rows are gone, the 3 runs are there */
+	leave_hot_journal(path);
+	h = history_open(path, HISTORY_READ, &err);
+	if (!h)
+		fail_msg("read after a killed writer: %s", err);
+	assert_int_equal(count_runs(h), 3);
+	history_close(h);
+	leave_hot_journal(path);
+	h = history_open(path, HISTORY_WRITE, &err);
+	if (!h)
+		fail_msg("write after a killed writer: %s", err);
+	assert_null(history_notice(h));
+	write_bench(h, 5, 9);
+	history_close(h);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM runs WHERE started_utc = 'killed'"), 0);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM runs"), 4);
+
+	/* a directory that may not be written: read as it is, writing refused with the reason */
+	if (geteuid() != 0) {
+		assert_int_equal(chmod(dir, 0555), 0);
+		h = history_open(path, HISTORY_READ, &err);
+		if (!h)
+			fail_msg("read in a read-only directory: %s", err);
+		assert_int_equal(count_runs(h), 4);
+		history_close(h);
+		assert_null(history_open(path, HISTORY_WRITE, &err));
+		assert_non_null(strstr(err, "is not writable"));
+		free(err);
+		err = NULL;
+		assert_int_equal(chmod(dir, 0755), 0);
+		leave_hot_journal(path);
+		assert_int_equal(chmod(dir, 0555), 0);
+		assert_null(history_open(path, HISTORY_READ, &err));
+		assert_non_null(strstr(err, "needs recovery"));
+		assert_non_null(strstr(err, "write access"));
+		free(err);
+		err = NULL;
+		assert_int_equal(chmod(dir, 0755), 0);
+	}
+
+	/* a FIFO is refused at once, in both modes */
+	char *fifo = tpath("fifo.db");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	for (int mode = 0; mode < 2; mode++) {
+		assert_null(history_open(fifo, mode ? HISTORY_WRITE : HISTORY_READ, &err));
+		assert_non_null(strstr(err, "not a regular file"));
+		free(err);
+		err = NULL;
+	}
+	free(fifo);
+	free(path);
+	free(dir);
+}
+
 enum { WRITERS = 2, RUNS_EACH = 40 };
 
 static void test_concurrent_writers(void **s)
@@ -924,6 +1036,7 @@ int main(void)
 		cmocka_unit_test(test_migration_v1),
 		cmocka_unit_test(test_kill_during_write),
 		cmocka_unit_test(test_concurrent_writers),
+		cmocka_unit_test(test_hot_journal_and_readonly),
 		cmocka_unit_test(test_time),
 		cmocka_unit_test(test_export),
 	};

@@ -1,0 +1,2 @@
+printf 'line one\nline two without newline'
+exit 0

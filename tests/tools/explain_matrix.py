@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Every cause of every error signature, decided on machine trees.
+
+For each row of data/errors.csv and each of its candidate causes (a finding id), gpuvet explain
+runs on the row's example text on two scenario machines (tests/scenarios/): the first one whose
+check expects the finding (`expect: ID`), where the cause must hold, and the first one whose check
+expects it absent (`absent: ID`), where it must be ruled out. The scenario keeps its tree, fakes,
+environment and probing options; its expectations are replaced by the explain ones and run by
+tests/tools/scenario_runner.
+
+    explain_matrix.py GPUVET SOURCE_DIR SCENARIO_RUNNER [FAKE_NVML FAKE_CUDA [FAKE_NVML_BASIC]]
+"""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+KEEP_OPTS = {"--no-python": 0, "--fast": 0, "--python": 1, "--python-timeout": 1, "--facts": 1}
+SKIP_OPTS = {"--junit", "--require", "--list-rules"}
+
+
+def scenario_args(text):
+    for line in text.splitlines():
+        if line.startswith("args:"):
+            return line[5:].split()
+    return "check --json --no-python".split()
+
+
+def explain_args(args):
+    """The scenario's probing options for explain; None when the scenario is not a check."""
+    if not args or args[0] != "check" or SKIP_OPTS & set(args):
+        return None
+    out, i = [], 1
+    while i < len(args):
+        a = args[i]
+        if a in KEEP_OPTS:
+            out += args[i:i + 1 + KEEP_OPTS[a]]
+            i += 1 + KEEP_OPTS[a]
+        else:
+            i += 1
+    return out
+
+
+def main():
+    gpuvet, src, runner = sys.argv[1:4]
+    fakes = sys.argv[4:]
+    rows = list(csv.DictReader(open(os.path.join(src, "data", "errors.csv"), newline="")))
+    sdir = os.path.join(src, "tests", "scenarios")
+    scen = {}
+    for name in sorted(os.listdir(sdir)):
+        path = os.path.join(sdir, name, "scenario")
+        if not os.path.isfile(path):
+            continue
+        text = open(path).read()
+        eargs = explain_args(scenario_args(text))
+        if eargs is None:
+            continue
+        exp = {l.split()[1] for l in text.splitlines() if l.startswith("expect:") and len(l.split()) > 1}
+        absent = {l.split()[1] for l in text.splitlines() if l.startswith("absent:") and len(l.split()) > 1}
+        scen[name] = (text, eargs, exp, absent)
+
+    # (scenario, signature) -> list of directives
+    runs, missing = {}, []
+    for r in rows:
+        for cause in r["causes"].split():
+            for want, key in (("holds", 2), ("ruled-out", 3)):
+                pick = next((n for n, s in scen.items() if cause in s[key]), None)
+                if not pick:
+                    missing.append(f"{r['id']}: no scenario where {cause} is {'expected' if want == 'holds' else 'absent'}")
+                    continue
+                runs.setdefault((pick, r["id"]), []).append(f"{want}: {r['id']}/{cause}")
+
+    failures = list(missing)
+    tmp = tempfile.mkdtemp(prefix="gpuvet-explain-matrix-")
+    os.chmod(tmp, 0o755)  # scenarios run as nobody read their input here
+    byid = {r["id"]: r for r in rows}
+    try:
+        for (name, sig), directives in sorted(runs.items()):
+            text, eargs, _, _ = scen[name]
+            d = os.path.join(tmp, f"{name}--{sig}")
+            shutil.copytree(os.path.join(sdir, name), d, symlinks=True)
+            with open(os.path.join(d, "explain-input.txt"), "w") as f:
+                f.write(byid[sig]["example"] + "\n")
+            keep = [l for l in text.splitlines()
+                    if l.split(":")[0] in ("env", "fake", "fake-lib", "chmod", "user")]
+            lines = keep + ["args: explain --json --file @DIR@/explain-input.txt " + " ".join(eargs),
+                            f"signature: {sig}"] + directives
+            with open(os.path.join(d, "scenario"), "w") as f:
+                f.write("\n".join(lines) + "\n")
+            p = subprocess.run([runner, gpuvet, d] + fakes, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            ok = p.returncode == 0
+            print(f"{'ok' if ok else 'not ok'}: {sig} on {name}: {', '.join(x.split(': ')[0] + ' ' + x.split('/')[1] for x in directives)}")
+            if p.returncode == 77:
+                print("  skipped: the fake libraries were not built")
+                continue
+            if not ok:
+                failures.append(f"{sig} on {name}")
+                print("\n".join("  " + l for l in p.stdout.splitlines()[:60]))
+            shutil.rmtree(d, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for m in missing:
+        print("not ok: " + m)
+    n = sum(len(v) for v in runs.values())
+    print(f"{n} cause decisions on {len(runs)} machine runs, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
