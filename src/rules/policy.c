@@ -28,11 +28,15 @@ static bool op_char(int c)
 }
 
 /* The fact layers are the probes' names (probes/registry.c), "python_live" writing python.*, and
- * meta (the probes' own timings). */
+ * the two layers probes/registry.c writes itself: meta (the probes' timings) and files (the paths
+ * that could not be read). */
+static const char *const registry_layers[] = {"meta", "files"};
+
 static bool known_layer(const char *layer, size_t n)
 {
-	if (n == 4 && strncmp(layer, "meta", 4) == 0)
-		return true;
+	for (size_t i = 0; i < GV_ARRAY_LEN(registry_layers); i++)
+		if (strlen(registry_layers[i]) == n && strncmp(layer, registry_layers[i], n) == 0)
+			return true;
 	for (const probe *p = probe_table; p->name; p++) {
 		size_t pl = strcspn(p->name, "_");
 		if (pl == n && strncmp(p->name, layer, n) == 0)
@@ -45,7 +49,8 @@ static char *layer_list(void)
 {
 	strbuf b;
 	sb_init(&b);
-	sb_add(&b, "meta");
+	for (size_t i = 0; i < GV_ARRAY_LEN(registry_layers); i++)
+		sb_addf(&b, "%s%s", i ? ", " : "", registry_layers[i]);
 	for (const probe *p = probe_table; p->name; p++)
 		if (!strchr(p->name, '_'))
 			sb_addf(&b, ", %s", p->name);
