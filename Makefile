@@ -55,11 +55,12 @@ test-asan: test-deps
 	cmake --build build-asan -j$(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) -LE 'fuzz|fresh'
 
-# libFuzzer targets, a short run each.
+# libFuzzer targets: FUZZ_SECONDS each (default 60), JOBS of them at a time (docs/fuzzing.md).
+FUZZ_SECONDS ?= 60
 fuzz: test-deps
-	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DGPUVET_FUZZ=ON -DCMAKE_C_COMPILER=clang -DGPUVET_TESTS=ON
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DGPUVET_FUZZ=ON -DCMAKE_C_COMPILER=clang -DGPUVET_FUZZ_SECONDS=$(FUZZ_SECONDS) -DGPUVET_TESTS=ON
 	cmake --build build-fuzz -j$(JOBS)
-	cd build-fuzz && ctest --output-on-failure -L fuzz
+	cd build-fuzz && ctest --output-on-failure -L fuzz -j$(JOBS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -75,6 +75,8 @@ void bench_gemm_cleanup(bench_ctx *c);
 
 /* The SM clock (MHz) NVML saw on CUDA device `ordinal` during `phase`, else 0. */
 double bench_phase_clock(bench_ctx *c, int ordinal, const char *phase);
+/* The GPM counters the monitor saw during a phase, into the figure (and a note saying them). */
+void bench_phase_activity(bench_ctx *c, int ordinal, const char *phase, bench_figure *f);
 
 /* Runs the rules of layer "bench" (rules_bench.c) over a run's facts. */
 struct kb;

@@ -182,6 +182,7 @@ static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	f->size = (long long)bytes;
 	stats_rates(secs, (size_t)got, 2.0 * (double)bytes / 1e9, &f->st);
 	f->clock_mhz = bench_phase_clock(c, ordinal, id);
+	bench_phase_activity(c, ordinal, id, f);
 	if (pk)
 		figure_set_peak(f, pk->value, pk->how);
 	char check[160];
@@ -316,6 +317,7 @@ void bench_memory(bench_ctx *c)
 		f->size = (long long)bytes;
 		stats_rates(secs, (size_t)got, moved / 1e9, &f->st);
 		f->clock_mhz = bench_phase_clock(c, ordinal, ids[ki]);
+		bench_phase_activity(c, ordinal, ids[ki], f);
 		if (have_peak)
 			figure_set_peak(f, pk.value, pk.how);
 		char check[160];

@@ -22,6 +22,7 @@ typedef struct sample {
 	bool reasons_ok;
 	int pcie_gen, pcie_width; /* 0 unknown */
 	int other_procs;          /* -1 not sampled */
+	double act[GV_GPM_N];     /* GPM counters since the previous sample (nvidia/gpm_fields.h), NAN unknown */
 } sample;
 
 struct monitor {
@@ -35,6 +36,7 @@ struct monitor {
 	int ngpu;
 	monitor_gpu_info *gpu;
 	gv_nvml_device *snap; /* per GPU, kept between samples */
+	gv_gpm **gpm;         /* per GPU, NULL without GPM */
 	strlist phases;
 	int phase;
 	sample *s;
@@ -70,7 +72,7 @@ static int other_processes(const gv_nvml_device *d, char *text, size_t n)
 }
 
 /* Called with mu held; NVML calls are made without it. */
-static void take_samples(monitor *m, bool procs)
+static void take_samples(monitor *m, bool procs, bool wait_gpm)
 {
 	while (m->busy) /* one sampler at a time: the thread and monitor_sample_now share m->snap */
 		pthread_cond_wait(&m->cv, &m->mu);
@@ -78,6 +80,17 @@ static void take_samples(monitor *m, bool procs)
 	m->busy = true;
 	pthread_mutex_unlock(&m->mu);
 	sample *tmp = xcalloc((size_t)m->ngpu, sizeof(*tmp));
+	if (wait_gpm) {
+		/* a phase shorter than the interval: its one sample waits for the 100 ms GPM needs */
+		double wait = 0;
+		for (int g = 0; g < m->ngpu; g++)
+			if (gv_gpm_wait(m->gpm[g]) > wait)
+				wait = gv_gpm_wait(m->gpm[g]);
+		if (wait > 0) {
+			struct timespec ts = {0, (long)(wait * 1e9) + 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
 	for (int g = 0; g < m->ngpu; g++) {
 		gv_nvml_device *d = &m->snap[g];
 		unsigned what = GV_NVML_DYNAMIC | (procs ? GV_NVML_PROCESSES : 0);
@@ -87,6 +100,16 @@ static void take_samples(monitor *m, bool procs)
 		x->t = now_seconds();
 		x->sm_mhz = x->mem_mhz = x->temp_c = x->power_w = NAN;
 		x->other_procs = -1;
+		for (int k = 0; k < GV_GPM_N; k++)
+			x->act[k] = NAN;
+		if (m->gpm[g] && gv_gpm_wait(m->gpm[g]) == 0) {
+			/* the counters since the previous sample (at least 100 ms ago): what the phase loaded */
+			gv_nv_dbl v[GV_GPM_N];
+			gv_gpm_take(m->gpm[g], v);
+			for (int k = 0; k < GV_GPM_N; k++)
+				if (v[k].st == GV_V_OK)
+					x->act[k] = v[k].v;
+		}
 		if (gv_nvml_device_snapshot((unsigned)g, what, d) != NVML_SUCCESS)
 			continue;
 		if (GV_OK(d->sm_clock_mhz))
@@ -127,7 +150,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&m->mu);
 	while (!m->stop) {
 		if (!m->paused) {
-			take_samples(m, m->tick % 10 == 0);
+			take_samples(m, m->tick % 10 == 0, false);
 			m->tick++;
 		}
 		double wake = now_seconds() + m->interval_ms / 1000.0;
@@ -174,6 +197,16 @@ monitor *monitor_start(int interval_ms, char *err, size_t n)
 	m->phase = -1;
 	m->gpu = xcalloc(count, sizeof(*m->gpu));
 	m->snap = xcalloc(count, sizeof(*m->snap));
+	m->gpm = xcalloc(count, sizeof(*m->gpm));
+	for (unsigned g = 0; g < count; g++) {
+		gv_gpm_support sup;
+		nvmlReturn_t grc;
+		m->gpm[g] = gv_gpm_open(g, &sup, &grc);
+		if (m->gpm[g]) {
+			gv_nv_dbl v[GV_GPM_N];
+			gv_gpm_take(m->gpm[g], v); /* the first sample starts the first interval */
+		}
+	}
 	for (unsigned g = 0; g < count; g++) {
 		gv_nvml_device *d = &m->snap[g];
 		monitor_gpu_info *gi = &m->gpu[g];
@@ -218,6 +251,9 @@ void monitor_stop(monitor *m)
 		pthread_join(m->thread, NULL);
 	pthread_mutex_destroy(&m->mu);
 	pthread_cond_destroy(&m->cv);
+	for (int g = 0; g < m->ngpu; g++)
+		gv_gpm_close(m->gpm[g]);
+	free(m->gpm);
 	free(m->gpu);
 	free(m->snap);
 	free(m->s);
@@ -287,10 +323,14 @@ void monitor_sample_now(monitor *m)
 		return;
 	pthread_mutex_lock(&m->mu);
 	bool have = false;
-	for (size_t i = m->ns; i > 0 && !have && m->phase >= 0; i--)
-		have = m->s[i - 1].phase == m->phase;
+	/* a sample of the phase; with GPM one that has its counters (the thread skips GPM when the
+	 * previous GPM sample is under 100 ms old) */
+	for (size_t i = m->ns; i > 0 && !have && m->phase >= 0; i--) {
+		const sample *x = &m->s[i - 1];
+		have = x->phase == m->phase && (!m->gpm[x->gpu] || isfinite(x->act[GV_GPM_SM_ACTIVE]));
+	}
 	if (!have && m->phase >= 0)
-		take_samples(m, false);
+		take_samples(m, false, true);
 	pthread_mutex_unlock(&m->mu);
 }
 
@@ -299,8 +339,10 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 	memset(out, 0, sizeof(*out));
 	out->sm_clock_median = out->sm_clock_min = out->sm_clock_max = NAN;
 	out->temp_max_c = out->power_max_w = out->power_mean_w = NAN;
-	double psum = 0;
-	size_t pn = 0;
+	double psum = 0, asum[GV_GPM_N] = {0};
+	size_t pn = 0, an[GV_GPM_N] = {0};
+	for (int k = 0; k < GV_GPM_N; k++)
+		out->act_mean[k] = NAN;
 	if (!m || gpu < 0 || gpu >= m->ngpu)
 		return false;
 	pthread_mutex_lock(&m->mu);
@@ -347,7 +389,13 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 		}
 		if (x->other_procs > 0 && (unsigned)x->other_procs > out->other_procs)
 			out->other_procs = (unsigned)x->other_procs;
+		for (int k = 0; k < GV_GPM_N; k++)
+			if (isfinite(x->act[k]))
+				asum[k] += x->act[k], an[k]++;
 	}
+	for (int k = 0; k < GV_GPM_N; k++)
+		if (an[k])
+			out->act_mean[k] = asum[k] / (double)an[k];
 	pthread_mutex_unlock(&m->mu);
 	if (pn)
 		out->power_mean_w = psum / (double)pn;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "core/facts.h"
+#include "nvidia/gpm_fields.h"
 
 typedef struct monitor monitor;
 
@@ -34,6 +35,7 @@ typedef struct monitor_summary {
 	double temp_max_c, power_max_w, power_mean_w; /* NAN unknown */
 	int pcie_gen_min, pcie_gen_max, pcie_width_min, pcie_width_max; /* seen; 0 unknown */
 	unsigned other_procs; /* most processes other than us seen at once */
+	double act_mean[GV_GPM_N]; /* GPM counters over the phase (nvidia/gpm_fields.h), NAN without GPM */
 } monitor_summary;
 
 /* Initialises NVML and starts sampling every interval_ms. NULL with err filled when NVML is not

@@ -165,6 +165,13 @@ void report_facts(bench_report *r)
 			facts_put_int(r->facts, src, f->size, "bench.%s.size", f->id);
 		if (f->clock_mhz > 0)
 			facts_put_real(r->facts, src, f->clock_mhz, "bench.%s.clock_mhz", f->id);
+		if (isfinite(f->sm_active) && f->sm_active > 0) {
+			facts_put_real(r->facts, src, f->sm_active, "bench.%s.sm_active", f->id);
+			if (isfinite(f->tensor_active))
+				facts_put_real(r->facts, src, f->tensor_active, "bench.%s.tensor_active", f->id);
+			if (isfinite(f->dram_active))
+				facts_put_real(r->facts, src, f->dram_active, "bench.%s.dram_active", f->id);
+		}
 		if (f->gpu >= 0)
 			facts_put_int(r->facts, src, f->gpu, "bench.%s.gpu", f->id);
 	}
@@ -222,6 +229,12 @@ cJSON *report_json(const bench_report *r, const findings *fs)
 			cJSON_AddNumberToObject(o, "size", (double)f->size);
 		if (f->clock_mhz > 0)
 			cJSON_AddNumberToObject(o, "sm_clock_mhz", f->clock_mhz);
+		if (isfinite(f->sm_active) && f->sm_active > 0) {
+			cJSON *a = cJSON_AddObjectToObject(o, "activity");
+			cJSON_AddItemToObject(a, "sm_active_ratio", num_or_null(f->sm_active));
+			cJSON_AddItemToObject(a, "tensor_active_ratio", num_or_null(f->tensor_active));
+			cJSON_AddItemToObject(a, "dram_active_ratio", num_or_null(f->dram_active));
+		}
 		if (f->note)
 			cJSON_AddStringToObject(o, "note", f->note);
 		cJSON_AddItemToArray(figs, o);

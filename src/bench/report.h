@@ -32,6 +32,9 @@ typedef struct bench_figure {
 	int gpu;        /* CUDA device index; -1 for the CPU or several GPUs */
 	long long size; /* GEMM n, bytes moved per repeat, message size: what the figure was measured at */
 	double clock_mhz; /* median SM clock during the measurement (0 unknown) */
+	/* GPM counters during the measurement (ratios; NAN or 0 unknown: set by bench_phase_activity),
+	 * the evidence that it loaded what it claims (tensor pipes in a bf16 GEMM, DRAM in triad) */
+	double sm_active, tensor_active, dram_active;
 } bench_figure;
 
 typedef struct bench_report {

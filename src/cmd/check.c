@@ -11,6 +11,7 @@
 #include "kb/kb.h"
 #include "probes/probes.h"
 #include "render/render.h"
+#include "render/text.h"
 #include "rules/policy.h"
 #include "rules/rules.h"
 
@@ -42,6 +43,8 @@ static const char check_usage[] =
 	"  --python PATH        the interpreter to examine (default: the active venv/conda, then PATH)\n"
 	"  --python-timeout S   seconds the Python probe may take (default 20)\n"
 	"  --facts FILE         judge facts recorded earlier (a check --json document) instead of probing\n"
+	"  --memory-headroom MIB  warn (gpu.memory-held) when other processes leave less than MIB free\n"
+	"                       on a GPU (default: warn above 90 % of its memory held)\n"
 	"\n"
 	"history (see gpuvet history --help)\n"
 	"  --no-history         do not store this run (also GPUVET_NO_HISTORY=1); --facts runs are never stored\n"
@@ -70,7 +73,7 @@ static void list_rules(void)
 int cmd_check(int argc, char **argv)
 {
 	enum { OPT_JUNIT = 256, OPT_STRICT, OPT_REQUIRE, OPT_FAST, OPT_NO_PYTHON, OPT_PYTHON, OPT_PYTIMEOUT,
-	       OPT_FACTS, OPT_LIST, OPT_JSON, OPT_NO_HISTORY, OPT_DB };
+	       OPT_FACTS, OPT_LIST, OPT_JSON, OPT_NO_HISTORY, OPT_DB, OPT_HEADROOM };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"junit", required_argument, NULL, OPT_JUNIT},
@@ -82,6 +85,7 @@ int cmd_check(int argc, char **argv)
 		{"python", required_argument, NULL, OPT_PYTHON},
 		{"python-timeout", required_argument, NULL, OPT_PYTIMEOUT},
 		{"facts", required_argument, NULL, OPT_FACTS},
+		{"memory-headroom", required_argument, NULL, OPT_HEADROOM},
 		{"list-rules", no_argument, NULL, OPT_LIST},
 		{"no-history", no_argument, NULL, OPT_NO_HISTORY},
 		{"db", required_argument, NULL, OPT_DB},
@@ -91,6 +95,7 @@ int cmd_check(int argc, char **argv)
 	bool json = false, verbose = false, strict = false, no_history = false;
 	const char *junit = NULL, *facts_file = NULL, *db = NULL;
 	strlist requires = {0};
+	long headroom_mib = -1;
 	probe_opts po = {false, false, NULL, 20000};
 	int c;
 	optind = 1;
@@ -124,6 +129,12 @@ int cmd_check(int argc, char **argv)
 			po.python_timeout_ms = (int)v * 1000;
 			break;
 		case OPT_FACTS: facts_file = optarg; break;
+		case OPT_HEADROOM:
+			if (!parse_int_opt("--memory-headroom", optarg, 0, 1L << 24, &headroom_mib)) {
+				sl_free(&requires);
+				return EXIT_USAGE;
+			}
+			break;
 		case OPT_NO_HISTORY: no_history = true; break;
 		case OPT_DB: db = optarg; break;
 		case OPT_LIST: list_rules(); sl_free(&requires); return EXIT_OK;
@@ -152,6 +163,8 @@ int cmd_check(int argc, char **argv)
 	} else {
 		f = facts_new();
 	}
+	if (headroom_mib >= 0) /* a setting for the rules, recorded with the facts it judged */
+		facts_put_int(f, "--memory-headroom", (long long)headroom_mib << 20, "config.memory_headroom_bytes");
 	findings fs;
 	findings_init(&fs);
 	diagnose(f, facts_file ? NULL : &po, &fs);
@@ -175,11 +188,7 @@ int cmd_check(int argc, char **argv)
 		}
 	}
 	if (json) {
-		cJSON *doc = render_check_json(f, &fs, &ro);
-		char *s = cJSON_Print(doc);
-		puts(s);
-		free(s);
-		cJSON_Delete(doc);
+		json_print_doc(stdout, render_check_json(f, &fs, &ro));
 	} else if (!junit || strcmp(junit, "-") != 0) {
 		render_check_text(stdout, f, &fs, &ro);
 	}

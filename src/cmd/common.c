@@ -9,16 +9,25 @@
 
 #include "cmd/cmd.h"
 #include "core/facts.h"
+#include "render/text.h"
 
 global_opts gopts = {NULL, NULL, -1};
+
+/* One line on stderr, through the text sanitizer: messages name paths and values of the machine. */
+static void message(const char *prefix, const char *fmt, va_list ap)
+{
+	char *m = xvasprintf(fmt, ap); /* %m: errno is still the caller's here */
+	char *t = text_safe_dup(m);
+	fprintf(stderr, "gpuvet: %s%s\n", prefix, t);
+	free(t);
+	free(m);
+}
 
 void gv_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("gpuvet: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	message("", fmt, ap);
 	va_end(ap);
 }
 
@@ -26,9 +35,7 @@ void gv_warning(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("gpuvet: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	message("warning: ", fmt, ap);
 	va_end(ap);
 }
 

@@ -12,6 +12,8 @@
 #include "core/sysroot.h"
 #include "loader/loader.h"
 #include "render/render.h"
+#include "render/shell.h"
+#include "render/text.h"
 #include "toolkit/cuda_version.h"
 #include "toolkit/cudalibs.h"
 #include "toolkit/libscan.h"
@@ -31,12 +33,13 @@ static const char env_usage[] =
 	"                       eval \"$(gpuvet env use 12.4)\"\n"
 	"                   VERSION is X.Y (or X.Y.Z, or just X when only one install matches);\n"
 	"                   put the same line in ~/.bashrc to keep it\n"
-	"  --scan [DIR...]  look through the disk (default /) for copies of the CUDA libraries\n"
+	"  --scan [DIR...]  look through DIR (default /usr, /opt, /home, /root, /srv and HOME;\n"
+	"                   / for the whole disk) for copies of the CUDA libraries\n"
 	"                   (cudart, cuBLAS, cuDNN, NCCL, nvrtc, nvJitLink, cuSPARSE, libcuda,\n"
 	"                   NVML) and say which are in use: in a toolkit, on the loader's search\n"
 	"                   path, in a Python environment; the rest are leftovers to review.\n"
-	"                   Skips /proc, /sys, /dev, /run and network file systems; does not\n"
-	"                   follow symlinked directories\n"
+	"                   Skips /proc, /sys, /dev, /run, container storage and network file\n"
+	"                   systems; does not follow symlinked directories\n"
 	"  --max-depth N    directory levels below each DIR (default 16)\n"
 	"  --max-entries N  directory entries to read in all (default 2000000)\n"
 	"  --time-limit S   seconds the scan may take (default 30)\n"
@@ -50,29 +53,10 @@ static const char env_usage[] =
 	"\n"
 	"common options: --root DIR, --color WHEN (see gpuvet --help)\n"
 	"\n"
-	"exit status: 0 done, 2 usage (an unknown version: the installed ones are listed), 3 internal\n";
+	"exit status: 0 done, 2 usage (an unknown version: the installed ones are listed; an install\n"
+	"or PATH entry whose path no shell quoting makes safe), 3 internal\n";
 
 /* ---- helpers ---- */
-
-static void sh_quote(strbuf *sb, const char *s)
-{
-	bool safe = *s != '\0';
-	for (const char *p = s; *p && safe; p++)
-		safe = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		       strchr("/._-:+=@%,", *p) != NULL;
-	if (safe) {
-		sb_add(sb, s);
-		return;
-	}
-	sb_addc(sb, '\'');
-	for (const char *p = s; *p; p++) {
-		if (*p == '\'')
-			sb_add(sb, "'\\''");
-		else
-			sb_addc(sb, *p);
-	}
-	sb_addc(sb, '\'');
-}
 
 static bool under(const char *path, const char *root)
 {
@@ -135,10 +119,37 @@ static const char *link_text(int s)
 
 static void print_json(cJSON *doc)
 {
-	char *s = cJSON_Print(doc);
-	puts(s);
-	free(s);
-	cJSON_Delete(doc);
+	json_print_doc(stdout, doc);
+}
+
+/* The first entry of a PATH-like value that no shell line can carry, or NULL. */
+static char *unquotable_entry(const char *value)
+{
+	strlist parts = {0};
+	sl_split(&parts, value, ":", false);
+	char *bad = NULL;
+	for (size_t i = 0; i < parts.n && !bad; i++)
+		if (shell_unquotable(parts.v[i]))
+			bad = xstrdup(parts.v[i]);
+	sl_free(&parts);
+	return bad ? bad : shell_unquotable(value) ? xstrdup(value) : NULL;
+}
+
+/* A ':' is quoted fine, but PATH and LD_LIBRARY_PATH split at it: the lines would name two
+ * directories that do not exist. */
+static int refuse_colon(const char *root)
+{
+	gv_error("env use: the install %s holds ':', where PATH and LD_LIBRARY_PATH split; rename it", TEXT(root));
+	return EXIT_USAGE;
+}
+
+/* env use refuses to print lines it cannot quote: the message says which path and why. */
+static int refuse(const char *what, const char *s)
+{
+	char *r = shell_refusal(what, s);
+	gv_error("env use: %s", r);
+	free(r);
+	return EXIT_USAGE;
 }
 
 /* ---- gpuvet env ---- */
@@ -224,35 +235,35 @@ static int env_list(bool json)
 		if (ci->compat)
 			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "  cuda-compat");
 		pointers_text(&e, (int)i, ptr, sizeof(ptr));
-		printf("  %s %-10s %s%s%s%s%s%s\n", (int)i == active ? "*" : " ", ci->version ? ci->version : "unknown",
-		       ci->root, extra, *ptr ? "  " : "", *ptr ? col_dim(on) : "", *ptr ? "<- " : "", ptr);
+		printf("  %s %-10s %s%s%s%s%s%s\n", (int)i == active ? "*" : " ", ci->version ? TEXT(ci->version) : "unknown",
+		       TEXT(ci->root), TEXT(extra), *ptr ? "  " : "", *ptr ? col_dim(on) : "", *ptr ? "<- " : "", ptr);
 		if (*ptr)
 			printf("%s", col_reset(on));
 		if (!ci->version)
-			printf("      %sversion unknown: %s%s\n", col_dim(on), ci->version_error, col_reset(on));
+			printf("      %sversion unknown: %s%s\n", col_dim(on), TEXT(ci->version_error), col_reset(on));
 		else if (ci->version_source && strcmp(ci->version_source, "version.json") != 0)
 			printf("      %sversion from %s%s\n", col_dim(on), ci->version_source, col_reset(on));
 	}
 	printf("\n%sWhat points where%s\n", col_bold(on), col_reset(on));
 	if (e.path_nvcc)
-		printf("  PATH's nvcc      %s -> %s\n", e.path_nvcc,
-		       e.path_nvcc_install >= 0 ? e.v[e.path_nvcc_install].root : "?");
+		printf("  PATH's nvcc      %s -> %s\n", TEXT(e.path_nvcc),
+		       e.path_nvcc_install >= 0 ? TEXT(e.v[e.path_nvcc_install].root) : "?");
 	else
 		printf("  PATH's nvcc      none\n");
 	if (e.cuda_home)
-		printf("  %-16s %s -> %s\n", e.cuda_home_var, e.cuda_home,
-		       e.cuda_home_install >= 0 ? e.v[e.cuda_home_install].root : "does not exist");
+		printf("  %-16s %s -> %s\n", e.cuda_home_var, TEXT(e.cuda_home),
+		       e.cuda_home_install >= 0 ? TEXT(e.v[e.cuda_home_install].root) : "does not exist");
 	else
 		printf("  CUDA_HOME        not set\n");
 	if (e.usr_local_cuda == LINK_ABSENT)
 		printf("  /usr/local/cuda  does not exist\n");
 	else if (e.usr_local_cuda_install >= 0)
-		printf("  /usr/local/cuda  -> %s\n", e.v[e.usr_local_cuda_install].root);
+		printf("  /usr/local/cuda  -> %s\n", TEXT(e.v[e.usr_local_cuda_install].root));
 	else
 		printf("  /usr/local/cuda  %s link to %s\n", link_text(e.usr_local_cuda),
-		       e.usr_local_cuda_target ? e.usr_local_cuda_target : "?");
+		       e.usr_local_cuda_target ? TEXT(e.usr_local_cuda_target) : "?");
 	const char *llp = getenv("LD_LIBRARY_PATH");
-	printf("  LD_LIBRARY_PATH  %s\n", llp ? llp : "not set");
+	printf("  LD_LIBRARY_PATH  %s\n", llp ? TEXT(llp) : "not set");
 	if (e.n) {
 		printf("\n");
 		if (active >= 0 && e.v[active].version)
@@ -261,10 +272,13 @@ static int env_list(bool json)
 			printf("  ");
 		char mm[32];
 		const cuda_install *pick = &e.v[active >= 0 ? active : (int)e.n - 1];
-		if (pick->version && version_major_minor(pick->version, mm, sizeof(mm)))
-			printf("Switch this shell: eval \"$(gpuvet env use %s)\"\n", mm);
+		char w[4096];
+		if (pick->version && version_major_minor(pick->version, mm, sizeof(mm)) && shell_word(w, sizeof(w), mm))
+			printf("Switch this shell: eval \"$(gpuvet env use %s)\"\n", w);
+		else if (shell_word(w, sizeof(w), pick->root))
+			printf("Switch this shell: eval \"$(gpuvet env use %s)\"\n", w);
 		else
-			printf("Switch this shell: eval \"$(gpuvet env use %s)\"\n", pick->root);
+			printf("Switch this shell: gpuvet env use VERSION (the path of this install cannot be quoted)\n");
 		printf("  Check what else loads: gpuvet check; find leftovers: gpuvet env --scan\n");
 	}
 	cuda_env_free(&e);
@@ -295,6 +309,8 @@ static char *switch_path(const cuda_env *e, int chosen, const char *value, const
 		if (strcmp(en, ".") == 0 && loader_sep)
 			continue; /* an empty LD_LIBRARY_PATH entry: the current directory, never wanted */
 		const char *m = sysroot_strip(en);
+		if (loader_sep && loader_is_stubs_dir(m))
+			continue; /* link-time placeholders: never on a run-time search path */
 		int owner = m[0] == '/' ? install_of(e, m) : -1;
 		if ((owner >= 0 && owner != chosen) || (m[0] == '/' && stale_cuda_entry(m)) || sl_contains(&seen, en))
 			continue;
@@ -390,32 +406,53 @@ static int env_use(const char *want, bool json)
 			cJSON_AddItemToObject(doc, "unset", cJSON_CreateStringArray((const char *[]){"LD_LIBRARY_PATH"}, 1));
 		print_json(doc);
 	} else {
+		/* every line is for eval: each word quoted, nothing printed when one cannot be */
+		char *bad_path = unquotable_entry(path), *bad_ldp = ldp ? unquotable_entry(ldp) : NULL;
+		int refused = shell_unquotable(ci->root) ? refuse("the install", ci->root)
+			      : strchr(ci->root, ':')	 ? refuse_colon(ci->root)
+			      : bad_path		 ? refuse("the PATH entry", bad_path)
+			      : bad_ldp			 ? refuse("the LD_LIBRARY_PATH entry", bad_ldp)
+							 : 0;
+		free(bad_path);
+		free(bad_ldp);
+		if (refused) {
+			free(bin);
+			free(path);
+			free(ldp);
+			cuda_env_free(&e);
+			return refused;
+		}
 		strbuf sb;
 		sb_init(&sb);
-		sb_addf(&sb, "# CUDA %s at %s%s\n", ci->version ? ci->version : "(version unknown)", ci->root,
-			ci->nvcc ? "" : " (libraries only: no nvcc)");
+		sb_add(&sb, "# CUDA ");
+		sb_add_text(&sb, ci->version ? ci->version : "(version unknown)");
+		sb_add(&sb, " at ");
+		sb_add_text(&sb, ci->root);
+		sb_addf(&sb, "%s\n", ci->nvcc ? "" : " (libraries only: no nvcc)");
 		sb_add(&sb, "export PATH=");
-		sh_quote(&sb, path);
+		sb_add_shell_word(&sb, path);
 		sb_addc(&sb, '\n');
 		if (ldp && *ldp) {
 			sb_add(&sb, "export LD_LIBRARY_PATH=");
-			sh_quote(&sb, ldp);
+			sb_add_shell_word(&sb, ldp);
 			sb_addc(&sb, '\n');
 		} else if (ldp) {
 			sb_add(&sb, "unset LD_LIBRARY_PATH\n");
 		}
 		sb_add(&sb, "export CUDA_HOME=");
-		sh_quote(&sb, ci->root);
+		sb_add_shell_word(&sb, ci->root);
 		sb_addc(&sb, '\n');
 		if (cpath) {
 			sb_add(&sb, "export CUDA_PATH=");
-			sh_quote(&sb, ci->root);
+			sb_add_shell_word(&sb, ci->root);
 			sb_addc(&sb, '\n');
 		}
 		fputs(sb.buf, stdout);
 		sb_free(&sb);
+		char w[1024];
 		if (isatty(STDOUT_FILENO))
-			fprintf(stderr, "gpuvet: these lines only print; to apply them: eval \"$(gpuvet env use %s)\"\n", want);
+			fprintf(stderr, "gpuvet: these lines only print; to apply them: eval \"$(gpuvet env use %s)\"\n",
+				shell_word(w, sizeof(w), want) ? w : "VERSION");
 	}
 	free(bin);
 	free(path);
@@ -597,11 +634,12 @@ static int env_scan(const strlist *dirs, libscan_opts *so, bool json)
 				free(dd);
 			}
 			printf("%s%-10s %-12s %s%s\n", tg[i].stray ? col_warn(on) : "", family(c->lib),
-			       c->version ? c->version : "unknown", subs > 1 ? dir : c->real, tg[i].stray ? col_reset(on) : "");
+			       c->version ? TEXT(c->version) : "unknown", TEXT(subs > 1 ? dir : c->real),
+			       tg[i].stray ? col_reset(on) : "");
 			char nlibs[32] = "";
 			if (subs > 1)
 				snprintf(nlibs, sizeof(nlibs), "%d libraries, ", subs);
-			printf("           %s%s%s, %.1f MiB%s\n", col_dim(on), nlibs, tg[i].text, (double)bytes / 1048576.0,
+			printf("           %s%s%s, %.1f MiB%s\n", col_dim(on), nlibs, TEXT(tg[i].text), (double)bytes / 1048576.0,
 			       col_reset(on));
 			free(dir);
 		}

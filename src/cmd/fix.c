@@ -17,6 +17,8 @@
 #include "kb/kb_torch.h"
 #include "probes/probes.h"
 #include "python/fixplan.h"
+#include "render/shell.h"
+#include "render/text.h"
 #include "rules/rules.h"
 
 static const char fix_usage[] =
@@ -59,6 +61,7 @@ typedef struct plan {
 	fix_choice choice;
 	char python[512];
 	fix_pyenv pyenv;   /* where the pip line installs: python, or a venv the plan makes first */
+	char python_word[4608]; /* python as a word of a command: quoted, or a comment that refuses it */
 	char current[128]; /* "torch 2.11.0+cu130" or "" */
 	char status[512];  /* one line on the current torch */
 	bool torch_ok;     /* nothing to change for torch */
@@ -122,10 +125,16 @@ static bool env_command(const char *line, char *cmd, size_t n, char *note, size_
 		const char *a = cmd + 7, *eq = strchr(a, '=');
 		if (!eq || !is_name(a, (size_t)(eq - a)))
 			return false;
-		for (const char *q = eq + 1; *q; q++) /* one word: no blanks or shell syntax */
-			if (*q == ' ' || *q == ';' || *q == '&' || *q == '|' || *q == '`' || *q == '(' || *q == ')')
+		/* one word: no blanks or shell syntax outside single quotes, nothing unsafe anywhere */
+		if (shell_unquotable(eq + 1))
+			return false;
+		bool quoted = false;
+		for (const char *q = eq + 1; *q; q++)
+			if (*q == '\'')
+				quoted = !quoted;
+			else if (!quoted && strchr(" ;&|`()<>\"\\", *q))
 				return false;
-		return true;
+		return !quoted;
 	}
 	strlist w = {0};
 	sl_split(&w, cmd + 6, " ", false);
@@ -136,6 +145,55 @@ static bool env_command(const char *line, char *cmd, size_t n, char *note, size_
 	return ok;
 }
 
+/* Several findings rewrite the same search path (lib.stubs-on-path drops the stubs,
+ * lib.ld-path-stale the vanished entries, lib.shadowed other cuDNN directories): sourced one after
+ * the other the last would undo the others, so they become one line keeping only the entries
+ * every rewrite keeps. Returns true when cmd was merged into an earlier line. */
+static bool merge_path_export(strlist *commands, const char *cmd, const char *id)
+{
+	static const char *const vars[] = {"LD_LIBRARY_PATH", "PATH"};
+	for (size_t v = 0; v < GV_ARRAY_LEN(vars); v++) {
+		char exp[64], uns[64];
+		snprintf(exp, sizeof(exp), "export %s=", vars[v]);
+		snprintf(uns, sizeof(uns), "unset %s", vars[v]);
+		bool is_export = str_starts(cmd, exp), is_unset = strcmp(cmd, uns) == 0;
+		if (!is_export && !is_unset)
+			continue;
+		for (size_t k = 0; k < commands->n; k++) {
+			char *old = commands->v[k];
+			bool old_export = str_starts(old, exp);
+			bool old_unset = str_starts(old, uns) && old[strlen(uns)] == ' ';
+			if (!old_export && !old_unset)
+				continue;
+			const char *hash = strstr(old, "   # ");
+			char *why = xstrdup(hash ? hash + 5 : "");
+			strbuf keep;
+			sb_init(&keep);
+			if (old_export && is_export) {
+				size_t ol = strcspn(old + strlen(exp), " ");
+				char *a = xstrndup(old + strlen(exp), ol);
+				strlist mine = {0}, theirs = {0};
+				sl_split(&mine, a, ":", false);
+				sl_split(&theirs, cmd + strlen(exp), ":", false);
+				for (size_t i = 0; i < mine.n; i++)
+					if (sl_contains(&theirs, mine.v[i]))
+						sb_addf(&keep, "%s%s", keep.len ? ":" : "", mine.v[i]);
+				sl_free(&mine);
+				sl_free(&theirs);
+				free(a);
+			}
+			char *line = keep.len ? xasprintf("%s%s   # %s, %s", exp, keep.buf, why, id)
+					      : xasprintf("%s   # %s, %s", uns, why, id);
+			free(commands->v[k]);
+			commands->v[k] = line;
+			sb_free(&keep);
+			free(why);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -143,6 +201,7 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 	fix_choose(k, &p->m, &p->choice);
 	const char *py = facts_str(f, "python.selected");
 	str_copy(p->python, sizeof(p->python), py ? py : "python3");
+	shell_word_or_comment(p->python_word, sizeof(p->python_word), "the interpreter", p->python);
 	fix_pyenv_plan(f, &p->choice, &p->pyenv);
 	bool live = facts_str(f, "python.live.status") && strcmp(facts_str(f, "python.live.status"), "ok") == 0;
 	const char *tv = live && facts_true(f, "python.live.torch.installed") ? facts_str(f, "python.live.torch.version")
@@ -178,7 +237,7 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 			s->why = p->pyenv.why[0] ? xasprintf("%s; %s", p->choice.why, p->pyenv.why) : xstrdup(p->choice.why);
 			/* a torch in the interpreter pip installs into goes first (a new venv has none) */
 			if (tv && !p->torch_ok && !p->pyenv.switched)
-				sl_pushf(&s->commands, "%s -m pip uninstall -y torch torchvision torchaudio", p->python);
+				sl_pushf(&s->commands, "%s -m pip uninstall -y torch torchvision torchaudio", p->python_word);
 			for (size_t i = 0; i < p->pyenv.prep.n; i++)
 				sl_push(&s->commands, p->pyenv.prep.v[i]);
 			char line[1024];
@@ -224,7 +283,7 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 			t->why = w;
 		}
 		if (tv && !p->pyenv.switched)
-			sl_pushf(&t->commands, "%s -m pip uninstall -y torch torchvision torchaudio", p->python);
+			sl_pushf(&t->commands, "%s -m pip uninstall -y torch torchvision torchaudio", p->python_word);
 		for (size_t i = 0; i < p->pyenv.prep.n; i++)
 			sl_push(&t->commands, p->pyenv.prep.v[i]);
 		char line[1024];
@@ -247,7 +306,7 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 			bool dup = false;
 			for (size_t k2 = 0; k2 < env->commands.n && !dup; k2++)
 				dup = str_starts(env->commands.v[k2], cmd) && env->commands.v[k2][strlen(cmd)] == ' ';
-			if (dup)
+			if (dup || merge_path_export(&env->commands, cmd, x->id))
 				continue;
 			char line[2200];
 			snprintf(line, sizeof(line), "%s   # %s%s%s", cmd, x->id, note[0] ? ": " : "", note);
@@ -304,13 +363,13 @@ static void machine_line(FILE *out, const plan *p)
 		int same = 1;
 		while (i + same < p->m.ngpus && strcmp(p->m.gpus[i + same].name, p->m.gpus[i].name) == 0)
 			same++;
-		fprintf(out, "%s%d x %s%s%s%s", i ? ", " : "", same, p->m.gpus[i].name, p->m.gpus[i].cc[0] ? " (compute capability " : "",
-			p->m.gpus[i].cc, p->m.gpus[i].cc[0] ? ")" : "");
+		fprintf(out, "%s%d x %s%s%s%s", i ? ", " : "", same, TEXT(p->m.gpus[i].name),
+			p->m.gpus[i].cc[0] ? " (compute capability " : "", TEXT(p->m.gpus[i].cc), p->m.gpus[i].cc[0] ? ")" : "");
 		i += same - 1;
 	}
 	if (p->m.driver[0] || p->m.driver_cuda_text[0])
-		fprintf(out, "; driver %s%s%s%s", p->m.driver[0] ? p->m.driver : "", p->m.driver_cuda_text[0] ? " (CUDA " : "",
-			p->m.driver_cuda_text, p->m.driver_cuda_text[0] ? ")" : "");
+		fprintf(out, "; driver %s%s%s%s", TEXT(p->m.driver), p->m.driver_cuda_text[0] ? " (CUDA " : "",
+			TEXT(p->m.driver_cuda_text), p->m.driver_cuda_text[0] ? ")" : "");
 	fputc('\n', out);
 }
 
@@ -318,18 +377,18 @@ static void render_text(FILE *out, const plan *p)
 {
 	fprintf(out, "gpuvet fix: what to run on this machine (gpuvet runs none of it)\n\n");
 	machine_line(out, p);
-	fprintf(out, "now: %s\n", p->status);
+	fprintf(out, "now: %s\n", TEXT(p->status));
 	if (!p->nsteps)
 		fprintf(out, "\nnothing to change.\n");
 	for (int i = 0; i < p->nsteps; i++) {
 		const plan_step *s = &p->steps[i];
-		fprintf(out, "\n%d. %s%s\n", i + 1, s->title, s->needs_root ? " (needs root)" : "");
+		fprintf(out, "\n%d. %s%s\n", i + 1, TEXT(s->title), s->needs_root ? " (needs root)" : "");
 		if (s->why)
-			fprintf(out, "   %s\n", s->why);
+			fprintf(out, "   %s\n", TEXT(s->why));
 		for (size_t j = 0; j < s->commands.n; j++)
-			fprintf(out, "     %s\n", s->commands.v[j]);
+			fprintf(out, "     %s\n", TEXT(s->commands.v[j]));
 		for (size_t j = 0; j < s->alternatives.n; j++)
-			fprintf(out, "   or %s\n", s->alternatives.v[j]);
+			fprintf(out, "   or %s\n", TEXT(s->alternatives.v[j]));
 	}
 	if (p->dockerfile) {
 		fprintf(out, "\nDockerfile (gpuvet fix --dockerfile > Dockerfile):\n");
@@ -344,7 +403,7 @@ static void render_text(FILE *out, const plan *p)
 	if (p->notes.n) {
 		fprintf(out, "\nnotes:\n");
 		for (size_t i = 0; i < p->notes.n; i++)
-			fprintf(out, "   - %s\n", p->notes.v[i]);
+			fprintf(out, "   - %s\n", TEXT(p->notes.v[i]));
 	}
 }
 
@@ -352,22 +411,23 @@ static void render_shell(FILE *out, const plan *p)
 {
 	fprintf(out, "#!/bin/sh\n# Written by gpuvet fix --shell. Review it before running: gpuvet runs nothing itself.\n");
 	fprintf(out, "# Source it (. ./fix.sh) for the export/unset lines to stay in your shell.\n");
-	fprintf(out, "# now: %s\n", p->status);
+	/* a script to source: comments and commands through the sanitizer, so no name starts a line */
+	fprintf(out, "# now: %s\n", TEXT(p->status));
 	fprintf(out, "set -e\n");
 	if (!p->nsteps)
 		fprintf(out, "# nothing to change\n");
 	for (int i = 0; i < p->nsteps; i++) {
 		const plan_step *s = &p->steps[i];
-		fprintf(out, "\n# %d. %s%s\n", i + 1, s->title, s->needs_root ? " (needs root; left for you to run)" : "");
+		fprintf(out, "\n# %d. %s%s\n", i + 1, TEXT(s->title), s->needs_root ? " (needs root; left for you to run)" : "");
 		if (s->why)
-			fprintf(out, "# %s\n", s->why);
+			fprintf(out, "# %s\n", TEXT(s->why));
 		for (size_t j = 0; j < s->commands.n; j++)
-			fprintf(out, "%s%s\n", s->needs_root && s->commands.v[j][0] != '#' ? "# " : "", s->commands.v[j]);
+			fprintf(out, "%s%s\n", s->needs_root && s->commands.v[j][0] != '#' ? "# " : "", TEXT(s->commands.v[j]));
 		for (size_t j = 0; j < s->alternatives.n; j++)
-			fprintf(out, "# or %s\n", s->alternatives.v[j]);
+			fprintf(out, "# or %s\n", TEXT(s->alternatives.v[j]));
 	}
 	for (size_t i = 0; i < p->notes.n; i++)
-		fprintf(out, "%s# note: %s\n", i ? "" : "\n", p->notes.v[i]);
+		fprintf(out, "%s# note: %s\n", i ? "" : "\n", TEXT(p->notes.v[i]));
 }
 
 static cJSON *build_json(const plan *p)
@@ -554,11 +614,7 @@ int cmd_fix(int argc, char **argv)
 	int rc = EXIT_OK;
 	switch (mode) {
 	case OUT_JSON: {
-		cJSON *doc = build_json(&p);
-		char *s = cJSON_Print(doc);
-		puts(s);
-		free(s);
-		cJSON_Delete(doc);
+		json_print_doc(stdout, build_json(&p));
 		break;
 	}
 	case OUT_SHELL: render_shell(stdout, &p); break;

@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "render/render.h"
+#include "render/text.h"
 #include "store/history.h"
 #include "store/history_export.h"
 
@@ -97,10 +98,7 @@ static history *open_db(const hopts *o, history_mode mode, int *rc)
 
 static void print_json(cJSON *j)
 {
-	char *s = cJSON_Print(j);
-	puts(s ? s : "null");
-	cJSON_free(s);
-	cJSON_Delete(j);
+	json_print_doc(stdout, j); /* stored text from the machine: escaped as JSON, always UTF-8 */
 }
 
 static const char *fmt_num(double d, char *buf, size_t size)
@@ -200,7 +198,7 @@ static int sub_list(const hopts *o)
 			char *head = headline(&v[i]);
 			printf("%5lld  %-19s  %-5s  %-16.16s  %-24.24s  %s%s\n", v[i].id,
 			       hist_utc_to_local(v[i].started_utc, date, sizeof(date)), hist_kind_name(v[i].kind),
-			       v[i].host ? v[i].host : "", gpu, v[i].complete ? "" : "(interrupted) ", head);
+			       v[i].host ? TEXT(v[i].host) : "", TEXT(gpu), v[i].complete ? "" : "(interrupted) ", TEXT(head));
 			free(gpu);
 			free(head);
 		}
@@ -245,25 +243,26 @@ static void print_show(const hopts *o, const hist_run_row *r)
 	printf("  started    %s\n", hist_utc_to_local(r->started_utc, date, sizeof(date)));
 	if (r->finished_utc)
 		printf("  finished   %s\n", hist_utc_to_local(r->finished_utc, date, sizeof(date)));
-	printf("  host       %s\n", r->host ? r->host : "-");
-	printf("  command    %s\n", r->command && *r->command ? r->command : "-");
-	printf("  gpuvet     %s\n", r->version ? r->version : "-");
+	/* what a run stored came from the machine: through the text sanitizer */
+	printf("  host       %s\n", r->host ? TEXT(r->host) : "-");
+	printf("  command    %s\n", r->command && *r->command ? TEXT(r->command) : "-");
+	printf("  gpuvet     %s\n", r->version ? TEXT(r->version) : "-");
 	if (r->summary)
-		printf("  summary    %s\n", r->summary);
+		printf("  summary    %s\n", TEXT(r->summary));
 	for (size_t i = 0; i < r->nmeta; i++)
-		printf("  %-10s %s\n", r->meta[i].key, r->meta[i].value ? r->meta[i].value : "-");
+		printf("  %-10s %s\n", TEXT(r->meta[i].key), r->meta[i].value ? TEXT(r->meta[i].value) : "-");
 	if (r->ngpus) {
 		printf("%sGPUs%s\n", col_bold(c), col_reset(c));
 		for (size_t i = 0; i < r->ngpus; i++) {
 			const hist_gpu_row *g = &r->gpus[i];
-			printf("  %d  %s  %s  %s\n", g->index, g->name ? g->name : "-", g->uuid ? g->uuid : "-",
-			       g->bus_id ? g->bus_id : "-");
+			printf("  %d  %s  %s  %s\n", g->index, g->name ? TEXT(g->name) : "-", g->uuid ? TEXT(g->uuid) : "-",
+			       g->bus_id ? TEXT(g->bus_id) : "-");
 			if (!isnan(g->sm_clock_mhz) || !isnan(g->mem_clock_mhz) || !isnan(g->temperature_c) ||
 			    !isnan(g->power_w) || g->throttle)
 				printf("     during the run: SM %s MHz, memory %s MHz, %s C, %s W, clock events: %s\n",
 				       fmt_num(g->sm_clock_mhz, num[0], 32), fmt_num(g->mem_clock_mhz, num[1], 32),
 				       fmt_num(g->temperature_c, num[2], 32), fmt_num(g->power_w, num[3], 32),
-				       g->throttle ? g->throttle : "-");
+				       g->throttle ? TEXT(g->throttle) : "-");
 		}
 	}
 	if (r->nresults) {
@@ -275,7 +274,7 @@ static void print_show(const hopts *o, const hist_run_row *r)
 				snprintf(name, sizeof(name), "%s [gpu %d]", x->name, x->gpu);
 			else
 				snprintf(name, sizeof(name), "%s", x->name);
-			printf("  %-36s %12s %-8s", name, fmt_num(x->value, num[0], 32), x->unit ? x->unit : "");
+			printf("  %-36s %12s %-8s", TEXT(name), fmt_num(x->value, num[0], 32), x->unit ? TEXT(x->unit) : "");
 			if (!isnan(x->min) || !isnan(x->max) || x->repeats)
 				printf("  min %s, max %s, %d repeats", fmt_num(x->min, num[1], 32), fmt_num(x->max, num[2], 32),
 				       x->repeats);
@@ -284,7 +283,7 @@ static void print_show(const hopts *o, const hist_run_row *r)
 			       : x->better == HIST_LOWER_BETTER ? "lower is better" : "",
 			       col_reset(c));
 			if (x->params_json)
-				printf("  %s  %s%s\n", col_dim(c), x->params_json, col_reset(c));
+				printf("  %s  %s%s\n", col_dim(c), TEXT(x->params_json), col_reset(c));
 		}
 	}
 	if (r->nfindings) {
@@ -293,7 +292,8 @@ static void print_show(const hopts *o, const hist_run_row *r)
 			const hist_finding_row *f = &r->findings[i];
 			const char *sev = f->severity ? f->severity : "?";
 			const char *col = strcmp(sev, "fail") == 0 ? col_fail(c) : strcmp(sev, "warn") == 0 ? col_warn(c) : "";
-			printf("  %s%-4s%s  %-28s %s\n", col, sev, col_reset(c), f->id ? f->id : "?", f->title ? f->title : "");
+			printf("  %s%-4s%s  %-28s %s\n", col, TEXT(sev), col_reset(c), f->id ? TEXT(f->id) : "?",
+			       f->title ? TEXT(f->title) : "");
 		}
 	}
 	if (r->nsamples)
@@ -360,7 +360,7 @@ static void context_changes(const hist_run_row *a, const hist_run_row *b, cJSON 
 			cJSON_AddItemToArray(arr, x);
 		}
 		if (out)
-			fprintf(out, "  note: %s changed: %s -> %s\n", k, va ? va : "(none)", vb ? vb : "(none)");
+			fprintf(out, "  note: %s changed: %s -> %s\n", TEXT(k), va ? TEXT(va) : "(none)", vb ? TEXT(vb) : "(none)");
 	}
 	free(ga);
 	free(gb);
@@ -387,7 +387,7 @@ static void finding_diff(const hist_run_row *from, const hist_run_row *other, co
 			cJSON_AddItemToArray(arr, cJSON_CreateString(f->id));
 		if (out)
 			fprintf(out, "  finding %s: %s %s  %s\n", strcmp(label, "findings_new") == 0 ? "new in B" : "gone since A",
-				f->severity ? f->severity : "?", f->id, f->title ? f->title : "");
+				f->severity ? TEXT(f->severity) : "?", TEXT(f->id), f->title ? TEXT(f->title) : "");
 	}
 }
 

@@ -27,9 +27,12 @@ static const char serve_usage[] =
 	"  --interval S              seconds between samples (default 1)\n"
 	"  --dcgm-compat             also the DCGM exporter's names and labels (DCGM_FI_DEV_GPU_UTIL ...),\n"
 	"                            for dashboards built on dcgm-exporter (Grafana 12239); labels gpu,\n"
-	"                            UUID, pci_bus_id, device, Hostname\n"
+	"                            UUID, pci_bus_id, device, Hostname, DCGM_FI_DRIVER_VERSION; the\n"
+	"                            profiling fields (DCGM_FI_PROF_SM_ACTIVE, _PIPE_TENSOR_ACTIVE,\n"
+	"                            _DRAM_ACTIVE ...) from NVML's GPM counters where the GPU has them\n"
 	"  --dcgm-model-name         with --dcgm-compat, DCGM's modelName label too (camelCase, which\n"
 	"                            promtool's lint reports; Prometheus accepts it)\n"
+	"  --no-gpm                  do not read the GPM activity counters (SM, tensor, DRAM ...)\n"
 	"  --processes               per-process series (pid, name, memory); off by default: one\n"
 	"                            series per process and GPU\n"
 	"  --hostname NAME           the DCGM Hostname label (default: $NODE_NAME, else the host name)\n"
@@ -119,6 +122,8 @@ static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sam
 	return rc;
 }
 
+enum { OPT_NO_GPM = 1024 }; /* apart from the other options' enum */
+
 int cmd_serve(int argc, char **argv)
 {
 	enum { OPT_LISTEN = 256, OPT_INTERVAL, OPT_DCGM, OPT_PROCS, OPT_HOST, OPT_CHECK_INTERVAL, OPT_CHECK_FULL,
@@ -129,6 +134,7 @@ int cmd_serve(int argc, char **argv)
 		{"dcgm-compat", no_argument, NULL, OPT_DCGM},
 		{"dcgm-model-name", no_argument, NULL, OPT_DCGM_MODEL},
 		{"processes", no_argument, NULL, OPT_PROCS},
+		{"no-gpm", no_argument, NULL, OPT_NO_GPM},
 		{"hostname", required_argument, NULL, OPT_HOST},
 		{"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
 		{"check-full", no_argument, NULL, OPT_CHECK_FULL},
@@ -154,6 +160,7 @@ int cmd_serve(int argc, char **argv)
 	const char *textfile = NULL, *hostname = NULL;
 	bool once = false;
 	int c;
+	bool no_gpm = false;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
@@ -168,6 +175,7 @@ int cmd_serve(int argc, char **argv)
 		case OPT_DCGM: eo.dcgm = true; break;
 		case OPT_DCGM_MODEL: eo.dcgm_model_name = true; break;
 		case OPT_PROCS: eo.processes = true; break;
+		case OPT_NO_GPM: no_gpm = true; break;
 		case OPT_HOST: hostname = optarg; break;
 		case OPT_CHECK_INTERVAL:
 			if (!parse_double_opt("--check-interval", optarg, 0, 86400 * 7, &eo.check_interval))
@@ -234,6 +242,7 @@ int cmd_serve(int argc, char **argv)
 
 	sampler_lazy lazy = {0};
 	lazy.o.no_events = once;
+	lazy.o.no_gpm = no_gpm;
 	sample_source src = {&lazy, lazy_take};
 	int rc = EXIT_OK;
 	if (textfile) {

@@ -12,26 +12,38 @@
 #include "cmd/cmd.h"
 #include "nvidia/nvml.h"
 #include "render/render.h"
+#include "sampler/fields.h"
 #include "sampler/sampler.h"
 #include "store/history.h"
 #include "watch/tui.h"
 #include "watch/view.h"
+
+/* the job doctor (--diagnose, the running verdict of --pid) */
+#include "doctor/doctor.h"
 
 static const char watch_usage[] =
 	"usage: gpuvet watch [options]\n"
 	"\n"
 	"Live view of every GPU through NVML: utilization and memory bars, sparklines of the last\n"
 	"minutes, temperature and its margin to the slowdown threshold, power, clocks and what holds\n"
-	"them back, PCIe link, processes with their command lines, and health over time (input-bound,\n"
-	"hot, throttled, degraded link, new ECC errors, Xid events) with the action for each.\n"
+	"them back, PCIe link, GPM activity counters (SM, tensor, DRAM, FP32 pipes: Hopper and newer),\n"
+	"processes with their command lines, and health over time (input-bound, launch-bound, hot,\n"
+	"throttled, degraded link, new ECC errors, Xid events) with the action for each.\n"
 	"\n"
 	"  --interval S          seconds between samples (default 1)\n"
-	"  --pid PID             follow one job: the process and its descendants, their GPUs and memory\n"
+	"  --pid PID             follow one job: the process and its descendants, their GPUs and memory,\n"
+	"                        and the job doctor's running verdict (what holds the job back)\n"
+	"  --diagnose S          with --pid: watch the job S seconds, print one verdict (GPU-bound on\n"
+	"                        tensor cores, DRAM or FP32, fp32 math on a tensor-core GPU, input-bound,\n"
+	"                        launch/sync-bound, memory pressure, multi-GPU imbalance, slowdown) with\n"
+	"                        the figures and the fix, and exit; --json for one JSON document\n"
 	"  --once                print one snapshot as text and exit\n"
-	"  --json                with --once: one JSON document (schema gpuvet.watch/1, docs/watch.md)\n"
+	"  --json                with --once: one JSON document (schema gpuvet.watch/1, docs/watch.md);\n"
+	"                        with --diagnose: the verdict (schema gpuvet.diagnose/1)\n"
 	"  --count N             without a terminal: print N snapshots, then exit (default: until ^C)\n"
 	"  --record              append the samples to the history database (gpuvet history)\n"
-	"  --db PATH             the history database (default: see gpuvet history --help)\n"
+	"  --db PATH             the history database (default: see gpuvet history --help); --diagnose\n"
+	"                        reads the gains gpuvet tune measured there\n"
 	"  --low-util-seconds S  utilization under 70% this long while a process holds the GPU makes it\n"
 	"                        degraded (default 60)\n"
 	"  --kmsg PATH           the kernel log to follow for Xid lines (default /dev/kmsg)\n"
@@ -39,7 +51,8 @@ static const char watch_usage[] =
 	"keys: q quit, s sort processes, up/down (k/j) select a GPU, a all GPUs, p pause,\n"
 	"+/- sparkline span. Without a terminal, watch prints a text snapshot every interval.\n"
 	"\n"
-	"exit status: 0, or 1 when a GPU is unhealthy (--once) or NVML cannot be read\n";
+	"exit status: 0, or 1 when a GPU is unhealthy (--once), the verdict is a warning (--diagnose)\n"
+	"or NVML cannot be read\n";
 
 static volatile sig_atomic_t stop_stream;
 static void on_stop(int sig)
@@ -82,26 +95,15 @@ static void record_sample(void *ctx, const snapshot *s)
 			rec->g[g->index].seen = true;
 			rec->g[g->index].temp_max = NAN;
 		}
-		static const struct {
-			const char *metric;
-			size_t off;
-		} m[] = {
-			{"utilization_gpu", offsetof(gpu_sample, util_gpu)},
-			{"utilization_memory", offsetof(gpu_sample, util_mem)},
-			{"memory_used_bytes", offsetof(gpu_sample, mem_used)},
-			{"temperature_c", offsetof(gpu_sample, temp)},
-			{"power_w", offsetof(gpu_sample, power)},
-			{"sm_clock_mhz", offsetof(gpu_sample, sm_clock)},
-			{"mem_clock_mhz", offsetof(gpu_sample, mem_clock)},
-		};
-		for (size_t k = 0; k < GV_ARRAY_LEN(m); k++) {
+		/* the recorded readings are those sampler/fields.h names a record metric for */
+		for (size_t k = 0; k < n_snap_fields; k++) {
+			if (!snap_fields[k].record)
+				continue;
 			sval v;
-			memcpy(&v, (const char *)g + m[k].off, sizeof(v));
+			memcpy(&v, (const char *)g + snap_fields[k].off, sizeof(v));
 			if (sv_has(v))
-				history_run_add_sample(rec->r, s->wall_time, g->index, m[k].metric, v.v);
+				history_run_add_sample(rec->r, s->wall_time, g->index, snap_fields[k].record, v.v);
 		}
-		if (sv_has(g->nprocs))
-			history_run_add_sample(rec->r, s->wall_time, g->index, "processes", g->nprocs.v);
 		rec_gpu *c = &rec->g[g->index];
 		if (sv_has(g->temp) && (isnan(c->temp_max) || g->temp.v > c->temp_max))
 			c->temp_max = g->temp.v;
@@ -162,9 +164,96 @@ static void print_json(cJSON *doc)
 	cJSON_Delete(doc);
 }
 
+/* Every good snapshot of the live view: --record and the job doctor's running verdict. */
+typedef struct sample_hooks {
+	recorder *rec;
+	doctor_running *doctor;
+	job *job;
+} sample_hooks;
+
+static void on_sample(void *ctx, const snapshot *s)
+{
+	sample_hooks *h = ctx;
+	if (h->rec && h->rec->r)
+		record_sample(h->rec, s);
+	if (h->doctor && h->job)
+		doctor_running_feed(h->doctor, s, h->job);
+}
+
+static void print_verdict(FILE *out, const doctor_evidence *ev, const doctor_verdict *v)
+{
+	fprintf(out, "job %u: %s [%s, %s]\n", ev->pid, v->title, v->id, doctor_level_name(v->level));
+	for (size_t i = 0; i < v->nevidence; i++)
+		fprintf(out, "  %s\n", v->evidence[i]);
+	for (size_t i = 0; i < v->nnote; i++)
+		fprintf(out, "  note: %s\n", v->note[i]);
+	for (size_t i = 0; i < v->nfix; i++)
+		fprintf(out, "  -> %s\n", v->fix[i]);
+}
+
+/* watch --pid PID --diagnose S: samples the job for S seconds, prints one verdict. */
+static int diagnose(sample_source *src, job *jb, double seconds, double interval, bool json, const char *db)
+{
+	if (interval > 1)
+		interval = 1;
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	char err[256] = "";
+	/* the first take opens NVML and starts the GPM counters; the window starts after it */
+	snapshot *s = src->take(src->ctx, err, sizeof(err));
+	if (!s) {
+		gv_error("cannot read the GPUs: %s (gpuvet check says why)", err);
+		return EXIT_FINDING;
+	}
+	snapshot_free(s);
+	doctor_acc *acc = doctor_acc_new(jb);
+	double t_end = now_seconds() + seconds;
+	int good = 0;
+	while (!stop_stream) {
+		double left = t_end - now_seconds();
+		double nap = left < interval ? left : interval;
+		if (nap > 0) {
+			struct timespec ts = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
+			nanosleep(&ts, NULL);
+		}
+		job_scan(jb, jb->root);
+		s = src->take(src->ctx, err, sizeof(err));
+		if (s) {
+			doctor_acc_add(acc, s, jb);
+			good++;
+			snapshot_free(s);
+		}
+		if (now_seconds() >= t_end - 1e-3 || !jb->alive)
+			break;
+	}
+	doctor_evidence *ev = xcalloc(1, sizeof(*ev));
+	doctor_acc_finish(acc, jb, ev);
+	doctor_acc_free(acc);
+	doctor_verdict v;
+	doctor_diagnose(ev, NULL, &v);
+	/* fp32 math on a tensor-core GPU: quote what `gpuvet tune` measured on this GPU class (the
+	 * history database: --db, or the default one unless GPUVET_NO_HISTORY) */
+	const char *nohist = getenv("GPUVET_NO_HISTORY");
+	if (v.id && strcmp(v.id, "job.fp32-math") == 0 && ev->ngpus > 0 && (db || !nohist || !*nohist) &&
+	    doctor_tune_gain(db, ev->gpus[0].name, &ev->tune_tf32_gain, ev->tune_source, sizeof(ev->tune_source)))
+		doctor_diagnose(ev, NULL, &v);
+	if (json)
+		print_json(doctor_json(ev, &v));
+	else
+		print_verdict(stdout, ev, &v);
+	int rc = v.level == DOCTOR_WARN ? EXIT_FINDING : EXIT_OK;
+	if (!good) {
+		gv_error("no GPU sample during the window: %s", err);
+		rc = EXIT_FINDING;
+	}
+	free(ev);
+	return rc;
+}
+
 int cmd_watch(int argc, char **argv)
 {
-	enum { OPT_INTERVAL = 256, OPT_PID, OPT_ONCE, OPT_JSON, OPT_COUNT, OPT_RECORD, OPT_DB, OPT_LOWUTIL, OPT_KMSG };
+	enum { OPT_INTERVAL = 256, OPT_PID, OPT_ONCE, OPT_JSON, OPT_COUNT, OPT_RECORD, OPT_DB, OPT_LOWUTIL, OPT_KMSG,
+	       OPT_DIAGNOSE };
 	static const struct option longopts[] = {
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"pid", required_argument, NULL, OPT_PID},
@@ -175,10 +264,11 @@ int cmd_watch(int argc, char **argv)
 		{"db", required_argument, NULL, OPT_DB},
 		{"low-util-seconds", required_argument, NULL, OPT_LOWUTIL},
 		{"kmsg", required_argument, NULL, OPT_KMSG},
+		{"diagnose", required_argument, NULL, OPT_DIAGNOSE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	double interval = 1;
+	double interval = 1, diagnose_s = 0;
 	long pid = -1, count = 0;
 	bool once = false, json = false, record = false;
 	const char *db = NULL, *kmsg = NULL;
@@ -210,6 +300,10 @@ int cmd_watch(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case OPT_KMSG: kmsg = optarg; break;
+		case OPT_DIAGNOSE:
+			if (!parse_double_opt("--diagnose", optarg, 0.5, 3600, &diagnose_s))
+				return EXIT_USAGE;
+			break;
 		case 'h': fputs(watch_usage, stdout); return EXIT_OK;
 		case ':': return usage_error(watch_usage, "option %s needs a value", argv[optind - 1]);
 		default: return usage_error(watch_usage, "unknown option %s", argv[optind - 1]);
@@ -217,8 +311,12 @@ int cmd_watch(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error(watch_usage, "unexpected argument '%s'", argv[optind]);
-	if (json && !once)
-		return usage_error(watch_usage, "--json goes with --once");
+	if (diagnose_s > 0 && pid <= 0)
+		return usage_error(watch_usage, "--diagnose goes with --pid");
+	if (diagnose_s > 0 && (once || record))
+		return usage_error(watch_usage, "--diagnose does not go with --once or --record");
+	if (json && !once && diagnose_s <= 0)
+		return usage_error(watch_usage, "--json goes with --once or --diagnose");
 
 	job jb;
 	if (pid > 0) {
@@ -253,6 +351,16 @@ int cmd_watch(int argc, char **argv)
 	}
 	view_opts vo = {pid > 0 ? &jb : NULL, false};
 	int rc = EXIT_OK;
+	doctor_running running = {0};
+	running.window = interval * 10 > 2 ? interval * 10 : 2; /* the last 10 samples, at least 2 s */
+	sample_hooks hooks = {record ? &rec : NULL, pid > 0 ? &running : NULL, pid > 0 ? &jb : NULL};
+	if (diagnose_s > 0) {
+		lazy.o.no_events = true;
+		rc = diagnose(&src, &jb, diagnose_s, interval, json, db);
+		sampler_lazy_close(&lazy);
+		free(health);
+		return rc;
+	}
 
 	if (once || !isatty(STDOUT_FILENO)) {
 		/* text (or JSON) snapshots: --once, or a pipe, a log file, a service */
@@ -279,12 +387,14 @@ int cmd_watch(int argc, char **argv)
 				health_update(health, s, s->time);
 				if (pid > 0)
 					job_scan(&jb, (unsigned)pid);
-				if (record)
-					record_sample(&rec, s);
+				on_sample(&hooks, s);
 				if (json)
 					print_json(view_json(s, health, &vo));
 				else
 					view_text(stdout, s, health, &vo);
+				if (!json && running.have)
+					fprintf(stdout, "\njob doctor (last %.0f s): %s [%s]\n      -> %s\n", running.ev.seconds,
+						running.v.title, running.v.id, running.v.nfix ? running.v.fix[0] : "");
 				fflush(stdout);
 				if (once && health_overall(health) == HEALTH_UNHEALTHY)
 					rc = EXIT_FINDING;
@@ -311,10 +421,9 @@ int cmd_watch(int argc, char **argv)
 		to.health = health;
 		to.job = pid > 0 ? &jb : NULL;
 		to.color = color_wanted(stdout, gopts.color);
-		if (record) {
-			to.on_sample = record_sample;
-			to.on_sample_ctx = &rec;
-		}
+		to.on_sample = on_sample;
+		to.on_sample_ctx = &hooks;
+		to.doctor = pid > 0 ? &running : NULL;
 		const char *max = getenv("GPUVET_WATCH_SECONDS"); /* tests: a TUI that ends by itself */
 		if (max && *max)
 			to.max_seconds = atof(max);
@@ -325,6 +434,7 @@ int cmd_watch(int argc, char **argv)
 		if (record)
 			record_finish(&rec, NULL);
 	}
+	doctor_running_free(&running);
 	sampler_lazy_close(&lazy);
 	free(health);
 	return rc;

@@ -1,6 +1,7 @@
 #include "core/facts.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -140,8 +141,8 @@ void facts_put_str(facts *f, const char *source, const char *value, const char *
 {
 	WITH_KEY(keyfmt, {
 		ft->type = FV_STR;
+		/* kept as read: the renderers escape (render/text.h), shell lines quote or refuse it */
 		ft->str = xstrdup(value);
-		str_sanitize(ft->str);
 	});
 }
 
@@ -175,7 +176,6 @@ void facts_put_state(facts *f, fact_state state, const char *source, const char 
 		ft->state = state;
 		if (why) {
 			ft->error = xstrdup(why);
-			str_sanitize(ft->error);
 		}
 	});
 }
@@ -474,6 +474,23 @@ cJSON *facts_to_json(const facts *f)
 	return root;
 }
 
+/* The largest list count a facts file may give (GPUs, toolkits, libraries ...). */
+#define FACTS_FILE_MAX_COUNT 65536
+
+/* A key with a list index in it ("kmsg.xid.3.count"). */
+static bool has_index(const char *key)
+{
+	for (const char *p = key; *p; p++)
+		if ((p == key || p[-1] == '.') && isdigit((unsigned char)*p)) {
+			const char *q = p;
+			while (isdigit((unsigned char)*q))
+				q++;
+			if (*q == '.' || *q == '\0')
+				return true;
+		}
+	return false;
+}
+
 facts *facts_from_json(const cJSON *obj, char **err)
 {
 	if (!cJSON_IsObject(obj)) {
@@ -524,7 +541,12 @@ facts *facts_from_json(const cJSON *obj, char **err)
 				facts_put_bool(f, source, cJSON_IsTrue(val), "%s", key);
 			} else if (cJSON_IsNumber(val)) {
 				double d = val->valuedouble;
-				if (d == floor(d) && fabs(d) < 9e15)
+				/* rules loop up to a list's count (toolkit.count, nvml.device_count; not
+				 * kmsg.xid.0.count, which counts events): a file's cannot send them round a billion times */
+				bool is_count = (str_ends(key, ".count") || str_ends(key, "_count")) && !has_index(key);
+				if (is_count && !(d >= 0 && d <= FACTS_FILE_MAX_COUNT))
+					facts_put_state(f, FACT_ERROR, source, "a count out of range in the facts file", "%s", key);
+				else if (d == floor(d) && fabs(d) < 9e15)
 					facts_put_int(f, source, (long long)d, "%s", key);
 				else
 					facts_put_real(f, source, d, "%s", key);

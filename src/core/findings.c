@@ -53,8 +53,7 @@ void finding_evidence(finding *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	str_sanitize(s);
-	sl_push_owned(&f->evidence, s);
+	sl_push_owned(&f->evidence, s); /* as is: every renderer escapes it (render/text.h) */
 }
 
 void finding_fix(finding *f, const char *fmt, ...)

@@ -53,10 +53,155 @@ bool sysroot_active(void)
 	return root_dir[0] != '\0';
 }
 
-const char *sysroot_path(char *buf, size_t size, const char *abs)
+/* The host path of an in-root path whose links are already resolved (no lookup). */
+static const char *host_of(char *buf, size_t size, const char *abs)
 {
 	snprintf(buf, size, "%s%s%s", root_dir, (abs[0] == '/') ? "" : "/", abs);
 	return buf;
+}
+
+/*
+ * The jail: resolves abs below the root as the kernel resolves it with the root as "/" (what
+ * openat2's RESOLVE_IN_ROOT does), one component at a time through gv_sys.lstat and
+ * gv_sys.readlink: an absolute link starts again at the root, a relative one from its directory,
+ * ".." never climbs above the root, and more than SYSROOT_MAX_LINKS links is ELOOP. With
+ * follow_last false the last component is left as it is (lstat, readlink).
+ *
+ * out receives the in-root path. Returns 0; or -errno of the first component that does not
+ * exist (out then holds the resolved prefix and the unresolved rest: for ENOENT and ENOTDIR a path that
+ * does not resolve below the root either, so a caller that opens it gets the same error; a glob
+ * pattern keeps its wildcards there); or -ELOOP or -ENAMETOOLONG, with out empty.
+ */
+static int resolve(const char *abs, bool follow_last, char *out, size_t size)
+{
+	char done[PATH_MAX] = "", todo[PATH_MAX], host[PATH_MAX], target[PATH_MAX];
+	if (strlen(abs) >= sizeof(todo))
+		goto too_long;
+	str_copy(todo, sizeof(todo), abs);
+	size_t dl = 0;
+	int links = 0;
+	char *t = todo;
+	for (;;) {
+		while (*t == '/')
+			t++;
+		if (!*t)
+			break;
+		char *e = strchr(t, '/');
+		size_t n = e ? (size_t)(e - t) : strlen(t);
+		char *rest = t + n;
+		while (*rest == '/')
+			rest++;
+		bool last = *rest == '\0';
+		if (n == 1 && t[0] == '.') {
+			t = rest;
+			continue;
+		}
+		if (n == 2 && t[0] == '.' && t[1] == '.') {
+			while (dl > 0 && done[dl - 1] != '/')
+				dl--;
+			if (dl > 0)
+				dl--;
+			done[dl] = '\0';
+			t = rest;
+			continue;
+		}
+		if (dl + 1 + n >= sizeof(done))
+			goto too_long;
+		done[dl] = '/';
+		memcpy(done + dl + 1, t, n);
+		done[dl + 1 + n] = '\0';
+		if (last && !follow_last) {
+			dl += 1 + n;
+			break;
+		}
+		struct stat st;
+		if (gv_sys.lstat(host_of(host, sizeof(host), done), &st) != 0) {
+			int err = errno;
+			snprintf(out, size, "%s%s%s", done, *rest ? "/" : "", rest);
+			return -err;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			dl += 1 + n;
+			t = rest;
+			continue;
+		}
+		if (++links > SYSROOT_MAX_LINKS) {
+			if (size)
+				out[0] = '\0';
+			return -ELOOP;
+		}
+		ssize_t tl = gv_sys.readlink(host, target, sizeof(target) - 1);
+		if (tl < 0) {
+			int err = errno;
+			snprintf(out, size, "%s%s%s", done, *rest ? "/" : "", rest);
+			return -err;
+		}
+		target[tl] = '\0';
+		/* the link's target, then what was left after it */
+		char next[PATH_MAX];
+		if ((size_t)snprintf(next, sizeof(next), "%s%s%s", target, *rest ? "/" : "", rest) >= sizeof(next))
+			goto too_long;
+		str_copy(todo, sizeof(todo), next);
+		t = todo;
+		done[dl] = '\0';
+		if (target[0] == '/')
+			dl = 0, done[0] = '\0'; /* absolute: from the root of the tree, never the host's */
+	}
+	if (dl == 0)
+		str_copy(out, size, "/");
+	else if (dl < size)
+		str_copy(out, size, done);
+	else
+		goto too_long;
+	return 0;
+too_long:
+	if (size)
+		out[0] = '\0';
+	return -ENAMETOOLONG;
+}
+
+/* Host path of abs below the root, links resolved in the jail (-errno as resolve). */
+static int jail(char *buf, size_t size, const char *abs, bool follow_last)
+{
+	if (!sysroot_active()) {
+		str_copy(buf, size, abs);
+		return 0;
+	}
+	char in[PATH_MAX];
+	int rc = resolve(abs, follow_last, in, sizeof(in));
+	if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR) {
+		/* a loop, an unreadable link: the rest may hold links the kernel would follow to the host */
+		if (size)
+			buf[0] = '\0'; /* opens nothing */
+		return rc;
+	}
+	host_of(buf, size, in);
+	return rc;
+}
+
+const char *sysroot_path(char *buf, size_t size, const char *abs)
+{
+	int rc = jail(buf, size, abs, true);
+	if (rc < 0)
+		errno = -rc;
+	return buf;
+}
+
+const char *sysroot_path_nofollow(char *buf, size_t size, const char *abs)
+{
+	int rc = jail(buf, size, abs, false);
+	if (rc < 0)
+		errno = -rc;
+	return buf;
+}
+
+int sysroot_resolve(const char *abs, bool follow_last, char *out, size_t size)
+{
+	if (!sysroot_active()) {
+		str_copy(out, size, abs);
+		return 0;
+	}
+	return resolve(abs, follow_last, out, size);
 }
 
 const char *sysroot_strip(const char *host_path)
@@ -178,12 +323,14 @@ int sysroot_read_may_deny(const char *abs, size_t max, char **out, size_t *len, 
 static int read_file(const char *abs, size_t max, char **out, size_t *len, bool *truncated)
 {
 	char p[PATH_MAX];
-	sysroot_path(p, sizeof(p), abs);
 	*out = NULL;
 	if (len)
 		*len = 0;
 	if (truncated)
 		*truncated = false;
+	int jr = jail(p, sizeof(p), abs, true);
+	if (jr < 0)
+		return jr;
 	int fd = gv_sys.open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
@@ -251,13 +398,23 @@ char *sysroot_read_line(const char *abs)
 int sysroot_stat(const char *abs, struct stat *st)
 {
 	char p[PATH_MAX];
-	return gv_sys.stat(sysroot_path(p, sizeof(p), abs), st);
+	int jr = jail(p, sizeof(p), abs, true);
+	if (jr < 0) {
+		errno = -jr;
+		return -1;
+	}
+	return gv_sys.stat(p, st);
 }
 
 int sysroot_lstat(const char *abs, struct stat *st)
 {
 	char p[PATH_MAX];
-	return gv_sys.lstat(sysroot_path(p, sizeof(p), abs), st);
+	int jr = jail(p, sizeof(p), abs, false);
+	if (jr < 0) {
+		errno = -jr;
+		return -1;
+	}
+	return gv_sys.lstat(p, st);
 }
 
 bool sysroot_exists(const char *abs)
@@ -281,7 +438,12 @@ bool sysroot_is_regular(const char *abs)
 char *sysroot_readlink(const char *abs)
 {
 	char p[PATH_MAX], target[PATH_MAX];
-	ssize_t n = gv_sys.readlink(sysroot_path(p, sizeof(p), abs), target, sizeof(target) - 1);
+	int jr = jail(p, sizeof(p), abs, false);
+	if (jr < 0) {
+		errno = -jr;
+		return NULL;
+	}
+	ssize_t n = gv_sys.readlink(p, target, sizeof(target) - 1);
 	if (n < 0)
 		return NULL;
 	target[n] = '\0';
@@ -291,94 +453,36 @@ char *sysroot_readlink(const char *abs)
 DIR *sysroot_opendir(const char *abs)
 {
 	char p[PATH_MAX];
-	DIR *d = gv_sys.opendir(sysroot_path(p, sizeof(p), abs));
+	int jr = jail(p, sizeof(p), abs, true);
+	DIR *d = jr < 0 ? NULL : gv_sys.opendir(p);
 	if (!d) {
-		int e = errno;
+		int e = jr < 0 ? -jr : errno;
 		note_problem(abs, -e);
 		errno = e;
 	}
 	return d;
 }
 
-/* Joins and normalises ".", ".." and "//" in an absolute path, in place. */
-static void normalize(char *path)
+int sysroot_access(const char *abs, int mode)
 {
-	char out[PATH_MAX];
-	size_t o = 0;
-	const char *p = path;
-	while (*p) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		const char *e = strchr(p, '/');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (n == 1 && p[0] == '.') {
-		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			if (o > 0)
-				o--;
-		} else if (o + n + 2 < sizeof(out)) {
-			out[o++] = '/';
-			memcpy(out + o, p, n);
-			o += n;
-		}
-		p += n;
+	char p[PATH_MAX];
+	int jr = jail(p, sizeof(p), abs, true);
+	if (jr < 0) {
+		errno = -jr;
+		return -1;
 	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = '\0';
-	memcpy(path, out, o + 1);
+	return gv_sys.access(p, mode);
 }
 
 char *sysroot_realpath(const char *abs)
 {
-	char cur[PATH_MAX];
-	str_copy(cur, sizeof(cur), abs);
-	normalize(cur);
-	/* Walk component by component so that links are resolved inside the root. */
-	for (int hops = 0; hops < 40; hops++) {
-		char prefix[PATH_MAX];
-		bool changed = false;
-		size_t i = 1, len = strlen(cur);
-		while (i <= len) {
-			if (cur[i] == '/' || cur[i] == '\0') {
-				memcpy(prefix, cur, i);
-				prefix[i] = '\0';
-				struct stat st;
-				if (sysroot_lstat(prefix, &st) != 0) {
-					errno = ENOENT;
-					return NULL;
-				}
-				if (S_ISLNK(st.st_mode)) {
-					char *t = sysroot_readlink(prefix);
-					if (!t) {
-						errno = ENOENT;
-						return NULL;
-					}
-					char next[PATH_MAX];
-					if (t[0] == '/') {
-						snprintf(next, sizeof(next), "%s%s", t, cur + i);
-					} else {
-						char *slash = strrchr(prefix, '/');
-						*slash = '\0';
-						snprintf(next, sizeof(next), "%s/%s%s", prefix, t, cur + i);
-					}
-					free(t);
-					str_copy(cur, sizeof(cur), next);
-					normalize(cur);
-					changed = true;
-					break;
-				}
-			}
-			i++;
-		}
-		if (!changed)
-			return xstrdup(cur);
+	char out[PATH_MAX];
+	int rc = resolve(abs, true, out, sizeof(out));
+	if (rc < 0) {
+		errno = rc == -ELOOP || rc == -ENAMETOOLONG ? -rc : ENOENT;
+		return NULL;
 	}
-	errno = ELOOP;
-	return NULL;
+	return xstrdup(out);
 }
 
 bool sysroot_set_checked(const char *dir)

@@ -34,8 +34,20 @@ void sysroot_set(const char *dir); /* NULL or "" or "/" for the real root */
 const char *sysroot_get(void);     /* "" when the real root */
 bool sysroot_active(void);
 
-/* Maps an absolute path of the examined machine to a host path (into buf). */
+/* The root is a jail: every path is resolved below it as if it were "/" (absolute and relative
+ * links, ".." that stops at the root), at most this many links per lookup (the kernel's limit). */
+#define SYSROOT_MAX_LINKS 40
+
+/* Maps an absolute path of the examined machine to a host path (into buf), its links resolved
+ * inside the root. On a loop, an unreadable link or an overlong name buf is "" (which opens
+ * nothing) and errno set;
+ * for a missing component it is a host path that does not exist either. */
 const char *sysroot_path(char *buf, size_t size, const char *abs);
+/* The same, leaving the last component as it is (for lstat, readlink, a link's own name). */
+const char *sysroot_path_nofollow(char *buf, size_t size, const char *abs);
+/* The in-root path that abs resolves to (into out); 0 or -errno (ENOENT, ENOTDIR, ELOOP,
+ * ENAMETOOLONG). Without a root, abs itself. */
+int sysroot_resolve(const char *abs, bool follow_last, char *out, size_t size);
 /* Inverse: strips the root prefix from a host path, for display. */
 const char *sysroot_strip(const char *host_path);
 
@@ -75,10 +87,11 @@ int sysroot_stat(const char *abs, struct stat *st);
 int sysroot_lstat(const char *abs, struct stat *st);
 /* readlink, result as seen from inside the root; returns malloc'd text or NULL. */
 char *sysroot_readlink(const char *abs);
-/* Resolves symlinks inside the root (bounded depth, loops detected). Returns malloc'd absolute
- * path inside the root, or NULL with errno (ENOENT dangling, ELOOP loop). */
+/* Resolves symlinks inside the root (at most SYSROOT_MAX_LINKS, loops detected). Returns malloc'd
+ * absolute path inside the root, or NULL with errno (ENOENT dangling, ELOOP loop or too deep). */
 char *sysroot_realpath(const char *abs);
 DIR *sysroot_opendir(const char *abs);
+int sysroot_access(const char *abs, int mode);
 #endif
 #ifndef GPUVET_SYSROOT_CHECKED
 #define GPUVET_SYSROOT_CHECKED

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "health/conditions.h"
 #include "kb/kb.h"
 #include "kb/kb_nvidia.h"
 
@@ -81,65 +82,85 @@ static void rule_input_bound(health_tracker *t, health_gpu_track *tr, const gpu_
 	if (g->nproc > 0)
 		snprintf(who, sizeof(who), "%s (pid %u)%s", g->procs[0].name[0] ? g->procs[0].name : "?", g->procs[0].pid,
 			 g->nproc > 1 ? " and others" : "");
+	/* GPM tells the two apart: kernels that run (utilization) but fill no SM are tiny kernels
+	 * the host waits for, not a GPU starved of data (the job doctor's launch-bound rule) */
+	sval sm = g->gpm[GV_GPM_SM_ACTIVE];
+	double util = g->util_gpu.v / 100;
+	if (sv_has(sm) && util - sm.v >= 0.15 && sm.v < 0.25 * util) {
+		emit(t, g->index, "gpu.launch-bound", HEALTH_DEGRADED, since,
+		     "launch/sync-bound? fewer .item()/.cpu() syncs, CUDA graphs, torch.compile; "
+		     "`gpuvet watch --pid PID --diagnose 10` names the cause",
+		     "utilization %.0f%% but SM active %.1f%% for %.0f s while %s holds the GPU: tiny kernels", g->util_gpu.v,
+		     sm.v * 100, now - since, who);
+		return;
+	}
 	emit(t, g->index, "gpu.input-bound", HEALTH_DEGRADED, since,
-	     "input-bound? raise DataLoader num_workers, set pin_memory=True, prefetch; `gpuvet tune` measures it",
+	     "input-bound? raise DataLoader num_workers, set pin_memory=True, prefetch; "
+	     "`gpuvet watch --pid PID --diagnose 10` names the cause, `gpuvet tune` measures the settings",
 	     "utilization %.0f%%, under %.0f%% for %.0f s while %s holds the GPU", g->util_gpu.v,
 	     t->cfg.util_low * 100, now - since, who);
 }
 
 static void rule_hot(health_tracker *t, health_gpu_track *tr, const gpu_sample *g, double now)
 {
-	bool hot = sv_has(g->temp) && g->temp.v >= t->cfg.hot_c;
-	double since = track(&tr->hot_since, hot, now);
+	/* one rule with check's gpu.hot (health/conditions.h) */
+	double slow = sv_has(g->temp_slowdown) && g->temp_slowdown.v > 0 ? g->temp_slowdown.v : NAN;
+	clocks_level lv = sv_has(g->temp) ? hot_judge(g->temp.v, slow) : CLOCKS_NONE;
+	double since = track(&tr->hot_since, lv != CLOCKS_NONE, now);
 	if (since < 0)
 		return;
-	bool at_slowdown = sv_has(g->temp_slowdown) && g->temp_slowdown.v > 0 && g->temp.v >= g->temp_slowdown.v;
-	if (at_slowdown)
+	if (lv == CLOCKS_UNHEALTHY)
 		emit(t, g->index, "gpu.hot", HEALTH_UNHEALTHY, since,
 		     "check airflow and fans now; the GPU slows itself down at this temperature",
 		     "temperature %.0f C, at or above its slowdown threshold %.0f C", g->temp.v, g->temp_slowdown.v);
-	else if (sv_has(g->temp_slowdown) && g->temp_slowdown.v > 0)
+	else if (!isnan(slow))
 		emit(t, g->index, "gpu.hot", HEALTH_DEGRADED, since, "check airflow, fans and what runs beside it",
-		     "temperature %.0f C (>= %.0f C), %.0f C below the slowdown threshold", g->temp.v, t->cfg.hot_c,
-		     g->temp_slowdown.v - g->temp.v);
+		     "temperature %.0f C, %.0f C below the slowdown threshold", g->temp.v, slow - g->temp.v);
 	else
 		emit(t, g->index, "gpu.hot", HEALTH_DEGRADED, since, "check airflow, fans and what runs beside it",
-		     "temperature %.0f C (>= %.0f C)", g->temp.v, t->cfg.hot_c);
+		     "temperature %.0f C (>= %d C)", g->temp.v, HOT_C);
+}
+
+/* How busy the GPU is for the clock rule: SM active with GPM, NVML utilization without. */
+double health_busy(const gpu_sample *g)
+{
+	if (sv_has(g->gpm[GV_GPM_SM_ACTIVE]))
+		return g->gpm[GV_GPM_SM_ACTIVE].v;
+	return sv_has(g->util_gpu) ? g->util_gpu.v / 100 : NAN;
 }
 
 static void rule_throttled(health_tracker *t, health_gpu_track *tr, const gpu_sample *g, double now)
 {
 	unsigned long long mask = sv_has(g->clock_reasons) ? (unsigned long long)g->clock_reasons.v : 0;
-	/* idle is no throttle; application, display and sync-boost clocks are settings, not causes */
-	unsigned long long bad = mask & CLK_ACTIONABLE;
-	double since = track(&tr->throttle_since, bad != 0, now);
+	/* one rule with check's gpu.throttled (health/conditions.h): the power cap at full load is the
+	 * expected state, not a degradation */
+	clocks_verdict cv = clocks_judge(mask, health_busy(g), sv_has(g->power_limit) ? g->power_limit.v : NAN,
+					 sv_has(g->power_default_limit) ? g->power_default_limit.v : NAN);
+	bool bad = cv.level >= CLOCKS_DEGRADED;
+	double since = track(&tr->throttle_since, bad, now);
 	if (since < 0)
 		return;
 	char words[160];
-	clock_reasons_text(bad, words, sizeof(words));
-	health_state st = (bad & (CLK_HW_SLOWDOWN | CLK_HW_POWER_BRAKE)) ? HEALTH_UNHEALTHY : HEALTH_DEGRADED;
-	const char *action;
-	if (bad & (CLK_HW_SLOWDOWN | CLK_HW_POWER_BRAKE))
-		action = "hardware slowdown: check power supply, power cables and cooling; drain the node if it persists";
-	else if (bad & (CLK_SW_THERMAL | CLK_HW_THERMAL))
-		action = "thermal slowdown: improve cooling and airflow";
-	else
-		action = "at the power limit: expected at full load; if the limit is below the default, raise it (nvidia-smi -pl, admin)";
-	char clk[48] = "";
-	if (sv_has(g->sm_clock) && sv_has(g->sm_clock_max))
+	clock_reasons_text(cv.reasons, words, sizeof(words));
+	health_state st = cv.level == CLOCKS_UNHEALTHY ? HEALTH_UNHEALTHY : HEALTH_DEGRADED;
+	char clk[96] = "";
+	if (cv.limit_lowered && sv_has(g->power_default_limit))
+		snprintf(clk, sizeof(clk), ", power limit %.0f W of the default %.0f W", g->power_limit.v,
+			 g->power_default_limit.v);
+	else if (sv_has(g->sm_clock) && sv_has(g->sm_clock_max))
 		snprintf(clk, sizeof(clk), ", SM clock %.0f of %.0f MHz", g->sm_clock.v, g->sm_clock_max.v);
-	emit(t, g->index, "gpu.throttled", st, since, action, "clocks held back: %s%s", words, clk);
+	emit(t, g->index, "gpu.throttled", st, since, cv.action, "clocks held back: %s%s", words, clk);
 }
 
 static void rule_link(health_tracker *t, health_gpu_track *tr, const gpu_sample *g, double now)
 {
-	bool narrow = sv_has(g->pcie_width) && sv_has(g->pcie_width_max) && g->pcie_width.v > 0 &&
-		      g->pcie_width.v < g->pcie_width_max.v;
-	/* an idle GPU lowers its link generation to save power: only a busy one counts */
-	bool busy = sv_has(g->util_gpu) && g->util_gpu.v >= t->cfg.busy_util * 100;
-	bool slow = busy && sv_has(g->pcie_gen) && sv_has(g->pcie_gen_max) && g->pcie_gen.v > 0 &&
-		    g->pcie_gen.v < g->pcie_gen_max.v;
-	double since = track(&tr->link_since, narrow || slow, now);
+	/* one rule with check's gpu.pcie-degraded (health/conditions.h) */
+	bool narrow, slow;
+	clocks_level lv = link_judge(sv_has(g->pcie_width) ? g->pcie_width.v : NAN,
+				     sv_has(g->pcie_width_max) ? g->pcie_width_max.v : NAN,
+				     sv_has(g->pcie_gen) ? g->pcie_gen.v : NAN, sv_has(g->pcie_gen_max) ? g->pcie_gen_max.v : NAN,
+				     health_busy(g), &narrow, &slow);
+	double since = track(&tr->link_since, lv != CLOCKS_NONE, now);
 	if (since < 0)
 		return;
 	emit(t, g->index, "gpu.pcie-degraded", HEALTH_DEGRADED, since,

@@ -3,9 +3,14 @@
  * whether it is healthy, degraded or unhealthy, with a message and the action to take.
  *
  *   gpu.input-bound   utilization under 70% for N seconds while a process holds the GPU
- *   gpu.hot           temperature at or above 80 C (unhealthy at the slowdown threshold)
- *   gpu.throttled     a clock event reason other than idle and the clock settings
+ *   gpu.launch-bound  the same, where GPM shows the SMs nearly empty while kernels run (tiny
+ *                     kernels and host syncs: utilization - SM active >= 15 points, SM < 25% of it)
+ *   gpu.hot           temperature at or above 80 C or within 5 C of the slowdown threshold
+ *                     (unhealthy at it): health/conditions.h, shared with check
+ *   gpu.throttled     clocks held back: the one rule of health/conditions.h (shared with check);
+ *                     the power cap at full load is not a condition
  *   gpu.pcie-degraded link width below its maximum; generation below its maximum while busy
+ *                     (50%: SM active with GPM, else utilization): health/conditions.h
  *   gpu.ecc-new       uncorrected ECC errors that appeared while watching; pending remaps,
  *                     remap failures, pending page retirement
  *   gpu.xid           Xid events (NVML events, kernel log), explained from data/xid.csv
@@ -28,7 +33,7 @@ typedef struct health_cfg {
 	double util_low;         /* ratio, 0.70 */
 	double util_low_seconds; /* N: how long utilization must stay low, 60 */
 	double hot_c;            /* 80 */
-	double busy_util;        /* utilization above which a GPU counts as busy for the link rule, 0.30 */
+	double busy_util;        /* unused: the link rule's busy threshold is LINK_BUSY (health/conditions.h) */
 	double xid_hold_seconds; /* an Xid keeps its GPU non-healthy this long, 900 */
 } health_cfg;
 void health_cfg_default(health_cfg *c);
@@ -70,6 +75,8 @@ void health_init(health_tracker *t, const health_cfg *cfg);
 void health_update(health_tracker *t, const snapshot *s, double now);
 /* The state of one GPU (healthy when unknown). */
 health_state health_gpu(const health_tracker *t, int gpu);
+/* How busy a GPU is (ratio): GPM SM active when read, else NVML utilization; NAN unknown. */
+double health_busy(const gpu_sample *g);
 /* The worst state over all GPUs. */
 health_state health_overall(const health_tracker *t);
 #endif

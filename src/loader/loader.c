@@ -292,3 +292,31 @@ bool loader_resolve(const char *soname, const loader_ctx *ctx, loader_result *ou
 		sl_free(&fallback.default_dirs);
 	return found;
 }
+
+bool loader_is_stubs_dir(const char *dir)
+{
+	if (!dir)
+		return false;
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return n >= 6 && strncmp(dir + n - 6, "/stubs", 6) == 0;
+}
+
+char *loader_path_without_stubs(const char *path)
+{
+	strbuf sb;
+	sb_init(&sb);
+	sb_add(&sb, "");
+	for (const char *p = path ? path : ""; *p;) {
+		size_t n = strcspn(p, ":");
+		char *e = xstrndup(p, n);
+		if (!loader_is_stubs_dir(e))
+			sb_addf(&sb, "%s%s", sb.len ? ":" : "", e);
+		free(e);
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return sb_steal(&sb);
+}

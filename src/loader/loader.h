@@ -134,4 +134,13 @@ char *loader_expand(const char *entry, const char *origin, const loader_system *
 /* Splits a search path (':' or ';' separated, as ld.so does) into entries; empty entries (the
  * current directory) are kept as "." so callers can report them. */
 void loader_split_path(const char *path, strlist *out);
+/* ---- the toolkit's stubs directory ---- */
+
+/* Whether dir is a link-time stubs directory (".../lib64/stubs", ".../targets/x86_64-linux/lib/
+ * stubs", conda's "lib/stubs"): its libcuda.so, libnvidia-ml.so, libcublasLt.so... are
+ * placeholders to link against, never to run with. */
+bool loader_is_stubs_dir(const char *dir);
+/* A colon-separated search path without its stubs entries (malloc'd; "" when nothing is left).
+ * Every fix line that rewrites LD_LIBRARY_PATH passes through this. */
+char *loader_path_without_stubs(const char *path);
 #endif

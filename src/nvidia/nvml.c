@@ -53,15 +53,19 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetUtilizationRates)(nvmlDevice_t, nvmlUtilization_t *);
 	nvmlReturn_t (*DeviceGetPowerUsage)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetEnforcedPowerLimit)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetPowerManagementDefaultLimit)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetTotalEnergyConsumption)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*DeviceGetClockInfo)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*DeviceGetMaxClockInfo)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*DeviceGetClocksEventReasons)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*DeviceGetFanSpeed)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetProcessUtilization)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
+						    unsigned long long);
 	/* the process calls: v2 and v3 take nvmlProcessInfo_t, v1 the shorter struct */
 	nvmlReturn_t (*DeviceGetComputeRunningProcesses)(nvmlDevice_t, unsigned *, void *);
 	nvmlReturn_t (*DeviceGetGraphicsRunningProcesses)(nvmlDevice_t, unsigned *, void *);
 	bool compute_procs_v1, graphics_procs_v1;
+	bool compute_procs_v3, graphics_procs_v3; /* the _v3 names were the ones found */
 	nvmlReturn_t (*DeviceGetGpuFabricInfo)(nvmlDevice_t, nvmlGpuFabricInfo_t *);
 	nvmlReturn_t (*DeviceGetGpuFabricInfoV)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t *);
 	nvmlReturn_t (*EventSetCreate)(nvmlEventSet_t *);
@@ -132,20 +136,26 @@ static void resolve(void)
 	SYM(DeviceGetUtilizationRates, "nvmlDeviceGetUtilizationRates");
 	SYM(DeviceGetPowerUsage, "nvmlDeviceGetPowerUsage");
 	SYM(DeviceGetEnforcedPowerLimit, "nvmlDeviceGetEnforcedPowerLimit");
+	SYM(DeviceGetPowerManagementDefaultLimit, "nvmlDeviceGetPowerManagementDefaultLimit");
 	SYM(DeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption");
 	SYM(DeviceGetClockInfo, "nvmlDeviceGetClockInfo");
 	SYM(DeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo");
 	SYM(DeviceGetClocksEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
 	    "nvmlDeviceGetCurrentClocksThrottleReasons");
 	SYM(DeviceGetFanSpeed, "nvmlDeviceGetFanSpeed");
+	SYM(DeviceGetProcessUtilization, "nvmlDeviceGetProcessUtilization");
 	SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3",
 	    "nvmlDeviceGetComputeRunningProcesses_v2");
+	fn.compute_procs_v3 = fn.DeviceGetComputeRunningProcesses &&
+			      dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3") == *(void **)&fn.DeviceGetComputeRunningProcesses;
 	if (!fn.DeviceGetComputeRunningProcesses) {
 		SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses");
 		fn.compute_procs_v1 = true;
 	}
 	SYM(DeviceGetGraphicsRunningProcesses, "nvmlDeviceGetGraphicsRunningProcesses_v3",
 	    "nvmlDeviceGetGraphicsRunningProcesses_v2");
+	fn.graphics_procs_v3 = fn.DeviceGetGraphicsRunningProcesses &&
+			       dlsym(lib, "nvmlDeviceGetGraphicsRunningProcesses_v3") == *(void **)&fn.DeviceGetGraphicsRunningProcesses;
 	if (!fn.DeviceGetGraphicsRunningProcesses) {
 		SYM(DeviceGetGraphicsRunningProcesses, "nvmlDeviceGetGraphicsRunningProcesses");
 		fn.graphics_procs_v1 = true;
@@ -265,8 +275,16 @@ void gv_nvml_unload(void)
 
 bool gv_nvml_has_symbol(const char *sym)
 {
+	return gv_nvml_symbol(sym) != NULL;
+}
+
+void *gv_nvml_symbol(const char *sym)
+{
 	gv_nvml_load();
-	return lib && dlsym(lib, sym) != NULL;
+	pthread_mutex_lock(&lock);
+	void *p = lib && status.loaded ? dlsym(lib, sym) : NULL;
+	pthread_mutex_unlock(&lock);
+	return p;
 }
 
 /* ---- error names ---- */
@@ -540,6 +558,7 @@ static void snap_identity(nvmlDevice_t dev, gv_nvml_device *d)
 	GET_UINT_ARG(DeviceGetMaxClockInfo, dev, NVML_CLOCK_SM, d->max_sm_clock_mhz);
 	GET_UINT_ARG(DeviceGetMaxClockInfo, dev, NVML_CLOCK_MEM, d->max_mem_clock_mhz);
 	GET_UINT(DeviceGetEnforcedPowerLimit, dev, d->power_limit_mw);
+	GET_UINT(DeviceGetPowerManagementDefaultLimit, dev, d->power_default_limit_mw);
 }
 
 static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
@@ -723,6 +742,13 @@ static void snap_health(nvmlDevice_t dev, gv_nvml_device *d)
 	}
 }
 
+bool gv_nvml_procs_v3_layout(const char *driver_version)
+{
+	int major = 0, minor = 0;
+	return driver_version && sscanf(driver_version, "%d.%d", &major, &minor) == 2 && major == 535 && minor >= 43 &&
+	       minor < 98;
+}
+
 /* Fetches one process list (compute or graphics) into d->procs; returns the call's result. */
 static nvmlReturn_t fetch_procs(nvmlDevice_t dev, gv_nvml_device *d, bool graphics)
 {
@@ -731,7 +757,11 @@ static nvmlReturn_t fetch_procs(nvmlDevice_t dev, gv_nvml_device *d, bool graphi
 	bool v1 = graphics ? fn.graphics_procs_v1 : fn.compute_procs_v1;
 	if (!call)
 		return NVML_ERROR_FUNCTION_NOT_FOUND;
-	size_t esize = v1 ? sizeof(nvmlProcessInfo_v1_t) : sizeof(nvmlProcessInfo_t);
+	/* R535's ABI break (data/known_bad.csv): its _v3 calls fill nvmlProcessInfo_v3_t */
+	char ver[96] = "";
+	bool v3 = (graphics ? fn.graphics_procs_v3 : fn.compute_procs_v3) && fn.SystemGetDriverVersion &&
+		  fn.SystemGetDriverVersion(ver, sizeof(ver)) == NVML_SUCCESS && gv_nvml_procs_v3_layout(ver);
+	size_t esize = v1 ? sizeof(nvmlProcessInfo_v1_t) : v3 ? sizeof(nvmlProcessInfo_v3_t) : sizeof(nvmlProcessInfo_t);
 	unsigned cap = GV_NVML_MAX_PROCS, count = cap;
 	void *buf = xcalloc(cap, esize);
 	nvmlReturn_t rc = call(dev, &count, buf);
@@ -755,6 +785,9 @@ static nvmlReturn_t fetch_procs(nvmlDevice_t dev, gv_nvml_device *d, bool graphi
 		if (v1) {
 			nvmlProcessInfo_v1_t *p = (nvmlProcessInfo_v1_t *)buf + i;
 			pid = p->pid, used = p->usedGpuMemory;
+		} else if (v3) {
+			nvmlProcessInfo_v3_t *p = (nvmlProcessInfo_v3_t *)buf + i;
+			pid = p->pid, used = p->usedGpuMemory;
 		} else {
 			nvmlProcessInfo_t *p = (nvmlProcessInfo_t *)buf + i;
 			pid = p->pid, used = p->usedGpuMemory;
@@ -771,6 +804,7 @@ static nvmlReturn_t fetch_procs(nvmlDevice_t dev, gv_nvml_device *d, bool graphi
 		gv_nvml_process *p = &d->procs[d->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
+		p->sm_util = -1;
 		p->used_bytes = used;
 		p->graphics = graphics;
 		if (fn.SystemGetProcessName && fn.SystemGetProcessName(pid, p->name, sizeof(p->name)) == NVML_SUCCESS) {
@@ -784,6 +818,60 @@ static nvmlReturn_t fetch_procs(nvmlDevice_t dev, gv_nvml_device *d, bool graphi
 	return NVML_SUCCESS;
 }
 
+/* Per-process SM utilization over the samples since the last call (the newest per pid); what
+ * NVML has where GPM is not (before Hopper). NOT_FOUND: no sample since then, all idle. */
+static void snap_proc_util(nvmlDevice_t dev, gv_nvml_device *d)
+{
+	if (!fn.DeviceGetProcessUtilization) {
+		d->proc_util_st = GV_V_UNSUPPORTED;
+		return;
+	}
+	unsigned count = 0;
+	nvmlReturn_t rc = fn.DeviceGetProcessUtilization(dev, NULL, &count, d->proc_util_ts);
+	if (rc == NVML_ERROR_NOT_FOUND || (rc == NVML_SUCCESS && count == 0)) {
+		for (unsigned k = 0; k < d->nprocs; k++)
+			d->procs[k].sm_util = 0;
+		d->proc_util_st = GV_V_OK;
+		return;
+	}
+	if (rc != NVML_ERROR_INSUFFICIENT_SIZE && rc != NVML_SUCCESS) {
+		nvmlReturn_t r2;
+		put_rc(&d->proc_util_st, &r2, rc);
+		return;
+	}
+	if (count > 4096)
+		count = 4096;
+	unsigned cap = count + 8;
+	nvmlProcessUtilizationSample_t *buf = xcalloc(cap, sizeof(*buf));
+	count = cap;
+	rc = fn.DeviceGetProcessUtilization(dev, buf, &count, d->proc_util_ts);
+	if (rc != NVML_SUCCESS) {
+		nvmlReturn_t r2;
+		put_rc(&d->proc_util_st, &r2, rc == NVML_ERROR_NOT_FOUND ? NVML_SUCCESS : rc);
+		free(buf);
+		return;
+	}
+	if (count > cap)
+		count = cap;
+	unsigned long long newest = d->proc_util_ts;
+	for (unsigned k = 0; k < d->nprocs; k++)
+		d->procs[k].sm_util = 0; /* no sample since the last call: idle */
+	for (unsigned k = 0; k < d->nprocs; k++) {
+		unsigned long long ts = 0;
+		for (unsigned i = 0; i < count; i++)
+			if (buf[i].pid == d->procs[k].pid && buf[i].timeStamp >= ts) {
+				ts = buf[i].timeStamp;
+				d->procs[k].sm_util = buf[i].smUtil <= 100 ? (int)buf[i].smUtil : 100;
+			}
+	}
+	for (unsigned i = 0; i < count; i++)
+		if (buf[i].timeStamp > newest)
+			newest = buf[i].timeStamp;
+	d->proc_util_ts = newest;
+	d->proc_util_st = GV_V_OK;
+	free(buf);
+}
+
 static void snap_processes(nvmlDevice_t dev, gv_nvml_device *d)
 {
 	d->nprocs = 0;
@@ -793,6 +881,8 @@ static void snap_processes(nvmlDevice_t dev, gv_nvml_device *d)
 	/* one list is enough to report; compute's error wins when both fail */
 	nvmlReturn_t rc = rc_c == NVML_SUCCESS || rc_g == NVML_SUCCESS ? NVML_SUCCESS : rc_c;
 	put_rc(&d->procs_st, &d->procs_rc, rc);
+	if (d->procs_st == GV_V_OK)
+		snap_proc_util(dev, d);
 }
 
 nvmlReturn_t gv_nvml_device_snapshot(unsigned index, unsigned what, gv_nvml_device *d)

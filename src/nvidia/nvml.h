@@ -112,7 +112,23 @@ typedef struct nvmlProcessInfo_st {
 	unsigned int gpuInstanceId;
 	unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
+/* what the _v3 process calls of R535 drivers 535.43 to 535.86 fill instead, without a version
+ * bump (a larger struct: reading it as nvmlProcessInfo_t shows one process, or garbage) */
+typedef struct nvmlProcessInfo_v3_st {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+	unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessInfo_v3_t;
 #define NVML_VALUE_NOT_AVAILABLE_ULL (~0ULL)
+
+/* nvmlDeviceGetProcessUtilization: per process, over the samples since lastSeenTimeStamp */
+typedef struct nvmlProcessUtilizationSample_st {
+	unsigned int pid;
+	unsigned long long timeStamp; /* CPU timestamp in microseconds */
+	unsigned int smUtil, memUtil, encUtil, decUtil; /* percent */
+} nvmlProcessUtilizationSample_t;
 
 typedef struct nvmlGpuFabricInfo_st {
 	unsigned char clusterUuid[16];
@@ -212,6 +228,8 @@ const char *gv_nvml_return_name(nvmlReturn_t rc);
 const char *gv_nvml_error_string(nvmlReturn_t rc);
 /* Whether the library exports sym (looked up as given). */
 bool gv_nvml_has_symbol(const char *sym);
+/* The address of an optional symbol (NULL when absent or the library did not load). */
+void *gv_nvml_symbol(const char *sym);
 
 /* ---- values with a validity per field ---- */
 
@@ -227,6 +245,12 @@ typedef struct gv_nv_u64 {
 	nvmlReturn_t rc;
 	unsigned long long v;
 } gv_nv_u64;
+
+typedef struct gv_nv_dbl {
+	gv_vstate st;
+	nvmlReturn_t rc;
+	double v;
+} gv_nv_dbl;
 
 typedef struct gv_nv_str {
 	gv_vstate st;
@@ -256,6 +280,7 @@ typedef struct gv_nvml_process {
 	unsigned pid;
 	unsigned long long used_bytes; /* NVML_VALUE_NOT_AVAILABLE_ULL when unknown (e.g. containers) */
 	bool graphics;                 /* from the graphics list, else compute */
+	int sm_util;                   /* percent of the GPU's SM time, nvmlDeviceGetProcessUtilization; -1 unknown */
 	char name[64];                 /* nvmlSystemGetProcessName; "" when unknown */
 } gv_nvml_process;
 
@@ -286,6 +311,7 @@ typedef struct gv_nvml_device {
 	gv_nv_u64 temp_slowdown_c, temp_shutdown_c, temp_gpu_max_c;
 	gv_nv_u64 max_sm_clock_mhz, max_mem_clock_mhz;
 	gv_nv_u64 power_limit_mw;  /* enforced */
+	gv_nv_u64 power_default_limit_mw; /* the board's default: an enforced limit below it was lowered */
 	/* modes */
 	gv_nv_u64 persistence;     /* 1 on */
 	gv_nv_u64 compute_mode;    /* NVML_COMPUTEMODE_* */
@@ -317,6 +343,8 @@ typedef struct gv_nvml_device {
 	unsigned nprocs;
 	bool procs_truncated;
 	gv_nvml_process procs[GV_NVML_MAX_PROCS];
+	gv_vstate proc_util_st;          /* nvmlDeviceGetProcessUtilization, asked with the processes */
+	unsigned long long proc_util_ts; /* the newest sample seen: the next call asks for later ones */
 } gv_nvml_device;
 
 /* Fills what `what` asks for; other fields keep their value (so a sampler can keep identity
@@ -329,12 +357,80 @@ void gv_nvml_device_clear(gv_nvml_device *d);
 const char *gv_nvml_compute_mode_name(unsigned long long mode);
 /* "not_supported", "not_started", "in_progress", "completed", or "unknown". */
 const char *gv_nvml_fabric_state_name(unsigned long long state);
+/* Whether this driver's _v3 process calls fill nvmlProcessInfo_v3_t instead of nvmlProcessInfo_t:
+ * R535 from 535.43 until 535.98 (which removed them; 535.104 brought them back with the old one). */
+bool gv_nvml_procs_v3_layout(const char *driver_version);
 /* Names of the set clock event reason bits joined by ",": "gpu_idle,sw_power_cap"; "none" for 0. */
 const char *gv_nvml_clock_reasons_text(unsigned long long mask, char *buf, size_t size);
 /* Reasons that mean the GPU is slowed against the user's will (thermal, hardware, power brake). */
 #define GV_NVML_REASONS_BAD                                                                                   \
 	(NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN | NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN |                 \
 	 NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN | NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN)
+
+/* ---- GPM: the GPU performance monitoring counters (Hopper and newer, driver R520+) ----
+ *
+ * Our declarations of nvml.h's GPM types (CUDA 12.0 to 13.0, NVML_GPM_METRICS_GET_VERSION 1 and
+ * NVML_GPM_SUPPORT_VERSION 1 throughout; 13.0's header sizes metrics[] NVML_GPM_METRIC_MAX =
+ * 333, 12.0's 98). The driver reads and writes numMetrics entries only, so our request sizes the
+ * array to the metrics we ask for (gpm_fields.h). A sample is an opaque handle
+ * (nvmlGpmSample_t: struct nvmlGpmSample_st *). Metrics are computed between two samples taken
+ * at least 100 ms apart; each metric carries its own return code. */
+#include "nvidia/gpm_fields.h"
+
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+
+typedef struct nvmlGpmMetric_st {
+	unsigned int metricId;   /* in: NVML_GPM_METRIC_* */
+	nvmlReturn_t nvmlReturn; /* out: this metric's status; value only valid on NVML_SUCCESS */
+	double value;            /* out */
+	struct {
+		char *shortName, *longName, *unit;
+	} metricInfo; /* out: may be NULL */
+} nvmlGpmMetric_t;
+
+/* nvmlGpmMetricsGet_t with metrics[] sized to gpuvet's list (see above) */
+typedef struct gv_nvmlGpmMetricsGet_st {
+	unsigned int version;    /* NVML_GPM_METRICS_GET_VERSION */
+	unsigned int numMetrics; /* entries of metrics[] in use */
+	nvmlGpmSample_t sample1, sample2;
+	nvmlGpmMetric_t metrics[GV_GPM_N];
+} gv_nvmlGpmMetricsGet_t;
+#define NVML_GPM_METRICS_GET_VERSION 1
+
+typedef struct nvmlGpmSupport_st {
+	unsigned int version;           /* NVML_GPM_SUPPORT_VERSION */
+	unsigned int isSupportedDevice; /* out */
+} nvmlGpmSupport_t;
+#define NVML_GPM_SUPPORT_VERSION 1
+
+/* Whether a GPU can give GPM counters, and why not. */
+typedef enum {
+	GV_GPM_UNKNOWN = 0,   /* not asked yet */
+	GV_GPM_ON,            /* supported: readings follow from the second sample on */
+	GV_GPM_NO_SYMBOLS,    /* the driver library lacks nvmlGpm* (older than R520) */
+	GV_GPM_UNSUPPORTED,   /* nvmlGpmQueryDeviceSupport: not this GPU (before Hopper) */
+	GV_GPM_MIG,           /* MIG mode: device-level GPM is not available */
+	GV_GPM_FAILED,        /* a GPM call failed (rc says which) */
+} gv_gpm_support;
+/* "supported", "driver without GPM", "not supported by this GPU", "MIG mode", "failed" */
+const char *gv_gpm_support_text(gv_gpm_support s);
+/* "supported", "driver_without_gpm", "not_supported", "mig", "failed" (fact values) */
+const char *gv_gpm_support_name(gv_gpm_support s);
+
+/* One GPU's GPM sampling state: two sample buffers, the newer kept for the next difference. */
+typedef struct gv_gpm gv_gpm;
+/* Asks nvmlGpmQueryDeviceSupport for GPU index (and its MIG mode); opens the sampler when
+ * supported. *support says why not; *rc the failing call's code. NULL when not supported. */
+gv_gpm *gv_gpm_open(unsigned index, gv_gpm_support *support, nvmlReturn_t *rc);
+/* Takes a sample. From the second call on, fills out[GV_GPM_N] with the counters over the time
+ * since the previous call, in base units (gpm_fields.h); GV_V_UNSET before that. Returns the
+ * sample call's result. */
+nvmlReturn_t gv_gpm_take(gv_gpm *g, gv_nv_dbl out[GV_GPM_N]);
+void gv_gpm_close(gv_gpm *g);
+/* NVML computes metrics over at least 100 ms: seconds still to wait before the next sample
+ * gives them (0 when it may be taken now). */
+#define GV_GPM_MIN_INTERVAL 0.1
+double gv_gpm_wait(const gv_gpm *g);
 
 /* ---- Xid events ---- */
 

@@ -200,8 +200,10 @@ static void runtime_files(facts *f)
 {
 	facts_put_bool(f, "/etc/nvidia-container-runtime/config.toml",
 		       sysroot_exists("/etc/nvidia-container-runtime/config.toml"), "container.nvidia_runtime_config");
+	/* the last: where the GPU Operator installs the toolkit on Kubernetes nodes */
 	static const char *const bins[] = {"/usr/bin/nvidia-container-runtime", "/usr/bin/nvidia-ctk",
-					   "/usr/bin/nvidia-container-toolkit", "/usr/local/bin/nvidia-ctk"};
+					   "/usr/bin/nvidia-container-toolkit", "/usr/local/bin/nvidia-ctk",
+					   "/usr/local/nvidia/toolkit/nvidia-container-runtime"};
 	for (size_t i = 0; i < GV_ARRAY_LEN(bins); i++)
 		if (sysroot_exists(bins[i])) {
 			facts_put_str(f, bins[i], bins[i], "container.nvidia_toolkit");
@@ -209,6 +211,63 @@ static void runtime_files(facts *f)
 		}
 	facts_put_state(f, FACT_ABSENT, "/usr/bin/nvidia-ctk", "NVIDIA Container Toolkit not installed",
 			"container.nvidia_toolkit");
+}
+
+/* The container engines installed on this machine (binaries only: nothing is started). */
+static void engines(facts *f)
+{
+	static const struct {
+		const char *key, *bins[4];
+	} eng[] = {
+		{"container.engine.docker", {"/usr/bin/docker", "/usr/bin/dockerd", "/usr/local/bin/docker", "/snap/bin/docker"}},
+		{"container.engine.podman", {"/usr/bin/podman", "/usr/local/bin/podman", NULL, NULL}},
+		{"container.engine.containerd", {"/usr/bin/containerd", "/usr/local/bin/containerd", NULL, NULL}},
+	};
+	for (size_t i = 0; i < GV_ARRAY_LEN(eng); i++) {
+		const char *found = NULL;
+		for (size_t k = 0; k < 4 && eng[i].bins[k] && !found; k++)
+			if (sysroot_exists(eng[i].bins[k]))
+				found = eng[i].bins[k];
+		if (found)
+			facts_put_str(f, found, found, "%s", eng[i].key);
+		else
+			facts_put_state(f, FACT_ABSENT, eng[i].bins[0], "not installed", "%s", eng[i].key);
+	}
+}
+
+/* /etc/os-release: ID, ID_LIKE, VERSION_ID (the distribution picks the install lines). */
+static void os_release(facts *f)
+{
+	const char *path = "/etc/os-release";
+	char *text = NULL;
+	if (sysroot_read(path, 64 << 10, &text, NULL, NULL) < 0 &&
+	    sysroot_read((path = "/usr/lib/os-release"), 64 << 10, &text, NULL, NULL) < 0) {
+		facts_put_state(f, FACT_ABSENT, "/etc/os-release", strerror(errno), "os.id");
+		return;
+	}
+	static const struct {
+		const char *var, *key;
+	} keys[] = {{"ID=", "os.id"}, {"ID_LIKE=", "os.id_like"}, {"VERSION_ID=", "os.version_id"}};
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		for (size_t i = 0; i < GV_ARRAY_LEN(keys); i++) {
+			if (strncmp(line, keys[i].var, strlen(keys[i].var)) != 0)
+				continue;
+			char v[128];
+			str_copy(v, sizeof(v), line + strlen(keys[i].var));
+			size_t n = strlen(v);
+			while (n && (v[n - 1] == '\r' || v[n - 1] == ' '))
+				v[--n] = '\0';
+			char *t = v;
+			if ((*t == '"' || *t == '\'') && n >= 2 && v[n - 1] == *t) {
+				v[n - 1] = '\0';
+				t++;
+			}
+			str_sanitize(t);
+			if (*t)
+				facts_put_str(f, path, t, "%s", keys[i].key);
+		}
+	free(text);
 }
 
 void probe_container(facts *f, const probe_opts *o)
@@ -221,4 +280,6 @@ void probe_container(facts *f, const probe_opts *o)
 	containerd_config(f);
 	cdi_specs(f);
 	runtime_files(f);
+	engines(f);
+	os_release(f);
 }

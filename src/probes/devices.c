@@ -2,12 +2,15 @@
  * Device nodes: /dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm(-tools), /dev/nvidia-modeset,
  * the nodes in /dev/nvidia-caps, /dev/dxg (WSL 2). For each: type, mode, owner and group, and whether
  * this process may read and write it, judged from the mode bits against its uid and groups
- * (root always may). Nodes are never opened: in test trees they are plain files.
+ * (root always may). Nodes are never opened: in test trees they are plain files (devices.tree).
+ * A character node's device number is recorded with the driver that owns its major in
+ * /proc/devices, so a node bound to /dev/null (1:3, "mem") is told from the GPU's (195:N).
  *
  * Facts: devices.*  (see docs/facts/sysprobes.md)
  */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +28,8 @@ typedef struct user_ids {
 	gid_t *gids;
 	size_t ngids;
 	char *group_text; /* the root's /etc/group, NULL when unreadable */
+	char *proc_devices; /* /proc/devices, NULL when unreadable */
+	char *mounts;       /* /proc/self/mounts: a node can be a bind mount of another file */
 } user_ids;
 
 static const char *type_name(mode_t m)
@@ -103,7 +108,42 @@ static bool node_facts(facts *f, const user_ids *u, const char *path, const char
 	facts_put_bool(f, "mode bits", r, "%s.read", prefix);
 	facts_put_bool(f, "mode bits", w, "%s.write", prefix);
 	facts_put_bool(f, "mode bits", r && w, "%s.access", prefix);
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+		unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
+		facts_put_int(f, path, (long long)maj, "%s.rdev_major", prefix);
+		facts_put_int(f, path, (long long)min, "%s.rdev_minor", prefix);
+		char drv[64];
+		if (u->proc_devices && proc_devices_name(u->proc_devices, S_ISBLK(st.st_mode), maj, drv, sizeof(drv)))
+			facts_put_str(f, "/proc/devices", drv, "%s.rdev_driver", prefix);
+		else
+			facts_put_state(f, FACT_ABSENT, "/proc/devices", "major not registered", "%s.rdev_driver", prefix);
+	}
+	char fstype[64], opts[256];
+	if (u->mounts && mounts_find(u->mounts, path, fstype, sizeof(fstype), opts, sizeof(opts)))
+		facts_put_str(f, "/proc/self/mounts", fstype, "%s.mounted", prefix);
 	return true;
+}
+
+/* The char majors the NVIDIA modules registered (dynamic for nvidia-uvm and nvidia-caps). */
+static void major_facts(facts *f, const user_ids *u)
+{
+	static const struct {
+		const char *names[2], *key; /* older drivers called 195 nvidia-frontend */
+	} drivers[] = {
+		{{"nvidia", "nvidia-frontend"}, "devices.major.nvidia"},
+		{{"nvidia-uvm", NULL}, "devices.major.nvidia_uvm"},
+		{{"nvidia-caps", NULL}, "devices.major.nvidia_caps"},
+	};
+	for (size_t i = 0; i < GV_ARRAY_LEN(drivers); i++) {
+		long long m = -1;
+		for (size_t k = 0; k < 2 && m < 0 && u->proc_devices && drivers[i].names[k]; k++)
+			m = proc_devices_major(u->proc_devices, drivers[i].names[k]);
+		if (m >= 0)
+			facts_put_int(f, "/proc/devices", m, "%s", drivers[i].key);
+		else
+			facts_put_state(f, FACT_ABSENT, "/proc/devices", u->proc_devices ? "not registered" : "unreadable",
+					"%s", drivers[i].key);
+	}
 }
 
 static void user_facts(facts *f, user_ids *u)
@@ -214,6 +254,14 @@ void probe_devices(facts *f, const probe_opts *o)
 	(void)o;
 	user_ids u = {0};
 	user_facts(f, &u);
+	if (sysroot_read("/proc/devices", 1 << 20, &u.proc_devices, NULL, NULL) < 0)
+		u.proc_devices = NULL;
+	major_facts(f, &u);
+	if (sysroot_read("/proc/self/mounts", 4 << 20, &u.mounts, NULL, NULL) < 0 &&
+	    sysroot_read("/proc/mounts", 4 << 20, &u.mounts, NULL, NULL) < 0)
+		u.mounts = NULL;
+	if (sysroot_active()) /* a --root tree: its nodes may be plain files standing in for devices */
+		facts_put_bool(f, "--root", true, "devices.tree");
 	static const struct {
 		const char *path, *key;
 	} fixed[] = {
@@ -244,4 +292,6 @@ void probe_devices(facts *f, const probe_opts *o)
 		facts_put_state(f, FACT_ABSENT, "/usr/bin/nvidia-modprobe", "not installed", "devices.nvidia_modprobe");
 	free(u.gids);
 	free(u.group_text);
+	free(u.proc_devices);
+	free(u.mounts);
 }

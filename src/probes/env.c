@@ -2,7 +2,8 @@
  * Environment variables that decide what CUDA programs see and how fast they run:
  * CUDA_VISIBLE_DEVICES (parsed), CUDA_DEVICE_ORDER, CUDA_LAUNCH_BLOCKING, TORCH_CUDA_ARCH_LIST
  * (parsed), PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF (parsed), NVIDIA_VISIBLE_DEVICES,
- * NVIDIA_DRIVER_CAPABILITIES, and the debugging/profiling variables of envparse.h.
+ * NVIDIA_DRIVER_CAPABILITIES, the debugging/profiling variables and the NCCL variables of
+ * envparse.h; and what NCCL can use: network interfaces, InfiniBand adapters, the default route.
  *
  * Only these named variables are recorded, never the whole environment (it holds secrets).
  * Values are kept with non-printable bytes replaced by '?'.
@@ -10,10 +11,13 @@
  * Facts: env.*  (see docs/facts/sysprobes.md)
  */
 #include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sysroot.h"
 #include "probes/envparse.h"
 #include "probes/probes.h"
 
@@ -117,6 +121,90 @@ static void alloc_conf_var(facts *f, const char *name)
 	free(v);
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of a /sys/class directory, sorted (net interfaces, InfiniBand adapters). */
+static bool class_entries(const char *dir, strlist *out)
+{
+	DIR *d = sysroot_opendir(dir);
+	if (!d)
+		return false;
+	struct dirent *de;
+	int seen = 0;
+	while ((de = readdir(d)) && seen++ < 4096 && out->n < 256)
+		if (de->d_name[0] != '.')
+			sl_push(out, de->d_name);
+	closedir(d);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(char *), name_cmp);
+	return true;
+}
+
+/* What NCCL can use: network interfaces (with their state), InfiniBand adapters, the default
+ * route's interface. Facts: net.* */
+static void network(facts *f)
+{
+	strlist ifs = {0};
+	if (class_entries("/sys/class/net", &ifs)) {
+		strbuf sb;
+		sb_init(&sb);
+		sb_add(&sb, "");
+		for (size_t i = 0; i < ifs.n; i++) {
+			char *name = xstrdup(ifs.v[i]);
+			str_sanitize(name);
+			sb_addf(&sb, "%s%s", i ? "," : "", name);
+			facts_put_str(f, "/sys/class/net", name, "net.if.%zu.name", i);
+			char path[320];
+			snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", ifs.v[i]);
+			char *state = sysroot_read_line(path);
+			if (state)
+				facts_put_str(f, path, state, "net.if.%zu.operstate", i);
+			else
+				facts_put_state(f, FACT_ABSENT, path, strerror(errno), "net.if.%zu.operstate", i);
+			free(state);
+			free(name);
+		}
+		facts_put_int(f, "/sys/class/net", (long long)ifs.n, "net.if.count");
+		facts_put_str(f, "/sys/class/net", sb.buf, "net.interfaces");
+		sb_free(&sb);
+	} else {
+		facts_put_state(f, FACT_ABSENT, "/sys/class/net", strerror(errno), "net.interfaces");
+	}
+	sl_free(&ifs);
+	strlist ib = {0};
+	bool have_ib = class_entries("/sys/class/infiniband", &ib);
+	strbuf sb;
+	sb_init(&sb);
+	sb_add(&sb, "");
+	for (size_t i = 0; i < ib.n; i++) {
+		char *name = xstrdup(ib.v[i]);
+		str_sanitize(name);
+		sb_addf(&sb, "%s%s", i ? "," : "", name);
+		free(name);
+	}
+	/* no /sys/class/infiniband: no RDMA stack loaded, i.e. no adapter NCCL could use */
+	facts_put_str(f, have_ib ? "/sys/class/infiniband" : "/sys/class/infiniband (absent)", sb.buf, "net.ib_devices");
+	sb_free(&sb);
+	sl_free(&ib);
+	char *route = NULL;
+	if (sysroot_read("/proc/net/route", 1 << 20, &route, NULL, NULL) == 0) {
+		/* "Iface Destination Gateway ...": the default route has destination 00000000 */
+		char *save = NULL;
+		for (char *line = strtok_r(route, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char ifname[64], dest[16];
+			if (sscanf(line, "%63s %15s", ifname, dest) == 2 && strcmp(dest, "00000000") == 0) {
+				str_sanitize(ifname);
+				facts_put_str(f, "/proc/net/route", ifname, "net.default_route");
+				break;
+			}
+		}
+		free(route);
+	}
+}
+
 void probe_env(facts *f, const probe_opts *o)
 {
 	(void)o;
@@ -131,4 +219,7 @@ void probe_env(facts *f, const probe_opts *o)
 	/* the debugging variables only when set: a list of "not set" would bury the rest */
 	for (const env_debug_var *d = env_debug_vars; d->name; d++)
 		free(record(f, d->name, false));
+	for (const env_nccl_var *d = env_nccl_vars; d->name; d++)
+		free(record(f, d->name, false));
+	network(f);
 }

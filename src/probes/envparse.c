@@ -807,16 +807,6 @@ const env_debug_var env_debug_vars[] = {
 	{"CUDNN_LOGLEVEL_DBG", EV_NONZERO, NULL, 1, "cuDNN logs API calls"},
 	{"CUBLAS_LOGINFO_DBG", EV_NONZERO, NULL, 1, "cuBLAS logs every API call"},
 	{"CUBLASLT_LOG_LEVEL", EV_NONZERO, NULL, 1, "cuBLASLt logs API calls"},
-	{"NCCL_DEBUG", EV_WORDS, "INFO|TRACE", 0,
-	 "NCCL logs every communicator set-up (INFO) or every operation (TRACE): noisy logs"},
-	{"NCCL_P2P_DISABLE", EV_NONZERO, NULL, 0,
-	 "NCCL does not use NVLink or PCIe peer-to-peer: collectives go through host memory, several "
-	 "times slower (a stopgap for broken P2P, see nccl.p2p-blocked)"},
-	{"NCCL_SHM_DISABLE", EV_NONZERO, NULL, 0, "NCCL does not use shared memory between processes"},
-	{"NCCL_IB_DISABLE", EV_NONZERO, NULL, 0,
-	 "NCCL does not use InfiniBand/RoCE: traffic between machines goes over TCP sockets"},
-	{"NCCL_NVLS_ENABLE", EV_ZERO, NULL, 0,
-	 "NVLink SHARP is off: slower all-reduce on NVSwitch systems (HGX H100/H200)"},
 	{NULL, 0, NULL, 0, NULL},
 };
 
@@ -850,4 +840,107 @@ bool env_debug_active(const env_debug_var *v, const char *value)
 	}
 	}
 	return false;
+}
+
+/* ---- NCCL (and Gloo) variables ------------------------------------------------------------- */
+
+const env_nccl_var env_nccl_vars[] = {
+	/* interface lists: a name the machine lacks leaves NCCL without a way to talk */
+	{"NCCL_SOCKET_IFNAME", NCCL_IFLIST, EV_NONEMPTY, NULL, "net", 2,
+	 "NCCL's bootstrap and socket transport use only these interfaces: with none of them here, every "
+	 "communicator fails (\"Bootstrap : no socket interface found\"; NCCL 2.27: ncclInternalError, "
+	 "\"ncclSocketInit: connecting to address with family ... is neither AF_INET(2) nor AF_INET6(10)\")"},
+	{"GLOO_SOCKET_IFNAME", NCCL_IFLIST, EV_NONEMPTY, "exact", "net", 2,
+	 "torch.distributed's Gloo backend (and its store) binds these interfaces by exact name: "
+	 "init_process_group fails (\"Unable to find address for\")"},
+	{"NCCL_IB_HCA", NCCL_IFLIST, EV_NONEMPTY, NULL, "ib", 1,
+	 "NCCL uses only these InfiniBand/RoCE adapters: with none of them here it falls back to TCP "
+	 "sockets (\"NET/IB : No device found\"), several times slower between machines"},
+	/* transports turned off: costly where the hardware has the path */
+	{"NCCL_P2P_DISABLE", NCCL_OFF, EV_NONZERO, NULL, "p2p", 1,
+	 "no NVLink or PCIe peer-to-peer between GPUs: collectives go through host memory, several times "
+	 "slower"},
+	{"NCCL_SHM_DISABLE", NCCL_OFF, EV_NONZERO, NULL, "shm", 1,
+	 "no shared-memory transport between processes: where P2P is not possible traffic goes over "
+	 "sockets instead"},
+	{"NCCL_IB_DISABLE", NCCL_OFF, EV_NONZERO, NULL, "ib", 1,
+	 "InfiniBand/RoCE unused: traffic between machines goes over TCP sockets, a fraction of the "
+	 "adapters' bandwidth"},
+	{"NCCL_NET_GDR_LEVEL", NCCL_FORCED, EV_WORDS, "0|LOC", "gdr", 0,
+	 "GPUDirect RDMA off: network traffic is staged through host memory"},
+	/* choices forced over NCCL's own tuning */
+	{"NCCL_DEBUG", NCCL_FORCED, EV_WORDS, "INFO|TRACE", NULL, 0,
+	 "NCCL logs every communicator set-up (INFO) or every operation (TRACE): noisy logs"},
+	{"NCCL_DEBUG_SUBSYS", NCCL_FORCED, EV_NONEMPTY, NULL, NULL, 0, "NCCL logs these subsystems"},
+	{"NCCL_ALGO", NCCL_FORCED, EV_NONEMPTY, NULL, NULL, 0,
+	 "forces the collective algorithm (Ring, Tree, NVLS, CollNet...) for every size: NCCL's tuner "
+	 "cannot pick the fastest one"},
+	{"NCCL_PROTO", NCCL_FORCED, EV_NONEMPTY, NULL, NULL, 0,
+	 "forces the protocol (LL, LL128, Simple) for every size: small messages or large ones get "
+	 "slower"},
+	{"NCCL_NVLS_ENABLE", NCCL_FORCED, EV_ZERO, NULL, "nvls", 0,
+	 "NVLink SHARP is off: slower all-reduce on NVSwitch systems (HGX H100/H200)"},
+	{"NCCL_MAX_NCHANNELS", NCCL_FORCED, EV_NONEMPTY, NULL, NULL, 0,
+	 "caps the channels NCCL may use: less bandwidth on NVLink systems"},
+	{"NCCL_MIN_NCHANNELS", NCCL_FORCED, EV_NONEMPTY, NULL, NULL, 0,
+	 "forces a minimum of channels: more SMs taken from compute"},
+	{"NCCL_P2P_LEVEL", NCCL_FORCED, EV_NONEMPTY, NULL, NULL, 0,
+	 "overrides the topology distance up to which NCCL uses P2P"},
+	{"NCCL_BUFFSIZE", NCCL_FORCED, EV_NONEMPTY, NULL, NULL, 0, "overrides NCCL's buffer size per channel"},
+	{NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+
+void nccl_iflist_parse(const char *s, bool exact_only, nccl_iflist *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	if (exact_only) {
+		out->exact = true;
+	} else {
+		if (*s == '^') {
+			out->exclude = true;
+			s++;
+		}
+		if (*s == '=') {
+			out->exact = true;
+			s++;
+		}
+	}
+	/* as NCCL's parseStringList: entries split at ',', a ":port" suffix dropped, empty ones skipped */
+	while (*s && out->names.n < 64) {
+		size_t n = strcspn(s, ",");
+		size_t name_len = exact_only ? n : strcspn(s, ",:");
+		if (name_len > n)
+			name_len = n;
+		if (name_len > 0 && name_len < 256) {
+			char *e = xstrndup(s, name_len);
+			char *t = str_trim(e);
+			if (*t)
+				sl_push(&out->names, t);
+			free(e);
+		}
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+}
+
+bool nccl_iflist_entry_matches(const nccl_iflist *l, size_t k, const char *ifname)
+{
+	const char *e = l->names.v[k];
+	return l->exact ? strcmp(ifname, e) == 0 : strncmp(ifname, e, strlen(e)) == 0;
+}
+
+bool nccl_iflist_selects(const nccl_iflist *l, const char *ifname)
+{
+	bool m = l->names.n == 0; /* an empty list matches everything, as in NCCL */
+	for (size_t k = 0; k < l->names.n && !m; k++)
+		m = nccl_iflist_entry_matches(l, k, ifname);
+	return m != l->exclude;
+}
+
+void nccl_iflist_free(nccl_iflist *l)
+{
+	sl_free(&l->names);
 }

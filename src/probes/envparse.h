@@ -136,7 +136,6 @@ extern const char *const alloc_conf_keys[];
  * split at ',' ':' '[' ']', blanks are dropped. */
 bool alloc_conf_parse(const char *s, alloc_conf *out);
 void alloc_conf_free(alloc_conf *c);
-#endif
 
 /* ---- debugging and profiling variables ------------------------------------------------ */
 
@@ -160,3 +159,40 @@ typedef struct env_debug_var {
 extern const env_debug_var env_debug_vars[];
 /* Whether value (NULL: unset) activates v. */
 bool env_debug_active(const env_debug_var *v, const char *value);
+
+/* ---- NCCL (and Gloo) variables ------------------------------------------------------------- */
+
+typedef enum {
+	NCCL_IFLIST, /* a list of interfaces or adapters that must exist here */
+	NCCL_OFF,    /* turns a transport off (what: the path, judged against the hardware) */
+	NCCL_FORCED, /* forces a choice NCCL's tuning would make, or logs */
+} nccl_var_kind;
+
+typedef struct env_nccl_var {
+	const char *name;
+	nccl_var_kind kind;
+	env_match match;  /* when it is active */
+	const char *arg;  /* EV_WORDS words; for NCCL_IFLIST "exact": a plain list of exact names (Gloo) */
+	const char *what; /* NCCL_IFLIST: "net" or "ib"; NCCL_OFF: "p2p", "shm", "ib" */
+	int sev;          /* 0 info, 1 warn, 2 fail */
+	const char *why;  /* what it does, and what it costs */
+} env_nccl_var;
+
+/* The NCCL variables gpuvet judges (one table: the probe records them, the nccl.* rules read
+ * it). NULL-name terminated. */
+extern const env_nccl_var env_nccl_vars[];
+
+/* An interface list as NCCL parses NCCL_SOCKET_IFNAME and NCCL_IB_HCA: a leading '^' excludes,
+ * then a leading '=' makes the names exact (otherwise prefixes: "eth" selects eth0 and eth1),
+ * entries split at ',', a ":port" suffix ignored. exact_only: Gloo's plain list of exact names. */
+typedef struct nccl_iflist {
+	bool exclude, exact;
+	strlist names;
+} nccl_iflist;
+void nccl_iflist_parse(const char *s, bool exact_only, nccl_iflist *out);
+/* Whether entry k names ifname (prefix or exact match). */
+bool nccl_iflist_entry_matches(const nccl_iflist *l, size_t k, const char *ifname);
+/* Whether NCCL would use ifname under this list (the '^' inversion applied). */
+bool nccl_iflist_selects(const nccl_iflist *l, const char *ifname);
+void nccl_iflist_free(nccl_iflist *l);
+#endif

@@ -6,6 +6,8 @@
  *
  * Facts: loader.*  (see docs/facts/toolkit.md)
  */
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +57,54 @@ static char *libs_in_dir(const cuda_libs *L, const char *dir, char **cudart_vers
 	return sb_steal(&sb);
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "libcublasLt.so, libcuda.so, libcuda.so.1": the libraries in a stubs directory, sorted */
+static void stub_files(facts *f, const char *dir, const char *keyfmt, size_t i)
+{
+	if (!loader_is_stubs_dir(dir))
+		return;
+	DIR *d = sysroot_opendir(dir);
+	if (!d)
+		return;
+	strlist names = {0};
+	struct dirent *de;
+	int seen = 0;
+	while ((de = readdir(d)) && seen++ < 4096 && names.n < 64)
+		if (str_starts(de->d_name, "lib") && strstr(de->d_name, ".so"))
+			sl_push(&names, de->d_name);
+	closedir(d);
+	if (names.n)
+		qsort(names.v, names.n, sizeof(char *), name_cmp);
+	strbuf sb;
+	sb_init(&sb);
+	sb_add(&sb, "");
+	for (size_t k = 0; k < names.n; k++)
+		sb_addf(&sb, "%s%s", k ? ", " : "", names.v[k]);
+	char key[96];
+	snprintf(key, sizeof(key), keyfmt, i);
+	facts_put_str(f, dir, sb.buf, "%s", key);
+	sb_free(&sb);
+	sl_free(&names);
+}
+
+/* A stub that a name outside any stubs directory points at (libcuda.so.1 -> .../stubs/libcuda.so,
+ * a Dockerfile's link): programs load it by its soname, so the loader simulation must see it. */
+static bool stub_linked_outside(const cuda_lib_copy *c)
+{
+	for (size_t k = 0; k < c->names.n; k++) {
+		char *d = dir_of(c->names.v[k]);
+		bool outside = !loader_is_stubs_dir(d);
+		free(d);
+		if (outside)
+			return true;
+	}
+	return false;
+}
+
 void probe_loader(facts *f, const probe_opts *o)
 {
 	(void)o;
@@ -79,8 +129,10 @@ void probe_loader(facts *f, const probe_opts *o)
 		facts_put_state(f, FACT_ERROR, "/etc/ld.so.cache", sys.cache_error, "loader.cache");
 	}
 	facts_put_int(f, "/etc/ld.so.conf", (long long)sys.conf_dirs.n, "loader.conf.count");
-	for (size_t i = 0; i < sys.conf_dirs.n; i++)
+	for (size_t i = 0; i < sys.conf_dirs.n; i++) {
 		facts_put_str(f, "/etc/ld.so.conf", sys.conf_dirs.v[i], "loader.conf.%zu.dir", i);
+		stub_files(f, sys.conf_dirs.v[i], "loader.conf.%zu.stub_files", i);
+	}
 	if (sys.conf_problems.n) {
 		strbuf sb;
 		sb_init(&sb);
@@ -140,6 +192,7 @@ void probe_loader(facts *f, const probe_opts *o)
 		const char *d = ld_entries.v[i];
 		facts_put_str(f, "LD_LIBRARY_PATH", d, "loader.ld_library_path.%zu.dir", i);
 		facts_put_bool(f, d, d[0] == '/' && sysroot_is_dir(d), "loader.ld_library_path.%zu.exists", i);
+		stub_files(f, d, "loader.ld_library_path.%zu.stub_files", i);
 		char *cudart;
 		char *libs = libs_in_dir(&L, d, &cudart);
 		if (*libs)
@@ -182,7 +235,7 @@ void probe_loader(facts *f, const probe_opts *o)
 	loader_ctx ctx = {.sys = &sys, .ld_library_path = llp_machine};
 	strlist sonames = {0};
 	for (size_t i = 0; i < L.n; i++)
-		if (L.v[i].major >= 0 && !L.v[i].stub) {
+		if (L.v[i].major >= 0 && (!L.v[i].stub || stub_linked_outside(&L.v[i]))) {
 			char *so = cuda_lib_soname(L.v[i].lib, L.v[i].major);
 			if (!sl_contains(&sonames, so))
 				sl_push(&sonames, so);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/sysroot.h"
+#include "sampler/fields.h"
 #include "nvidia/dlload.h"
 #include "nvidia/libfile.h"
 #include "nvidia/nvml.h"
@@ -163,6 +164,25 @@ struct device_job {
 	bool started;
 };
 
+/* The readings sampler/fields.h gives a fact key, each as its kind says. */
+static void put_fields(facts *f, const gv_nvml_device *d, int i)
+{
+	for (size_t k = 0; k < n_snap_fields; k++) {
+		const snap_field *sf = &snap_fields[k];
+		if (!sf->fact || sf->nvml_off == SNAP_NO_NVML)
+			continue;
+		const gv_nv_u64 *v = (const gv_nv_u64 *)(const void *)((const char *)d + sf->nvml_off);
+		char keyfmt[96];
+		snprintf(keyfmt, sizeof(keyfmt), "nvml.gpu.%%d.%s", sf->fact);
+		if (sf->fact_kind == 'b')
+			put_bool(f, v, sf->call, keyfmt, i);
+		else if (sf->fact_kind == 'w')
+			put_watts(f, v, sf->call, keyfmt, i);
+		else
+			put_u64(f, v, sf->call, keyfmt, i);
+	}
+}
+
 static void probe_device(facts *f, int i);
 
 static void *device_job_run(void *arg)
@@ -222,8 +242,18 @@ static void probe_device(facts *f, int i)
 		put_str(f, &(gv_nv_str){.st = d->cc_major.st, .rc = d->cc_major.rc}, "nvmlDeviceGetCudaComputeCapability",
 			"nvml.gpu.%d.cc", i);
 	}
-	put_u64(f, &d->memory_total, "nvmlDeviceGetMemoryInfo", "nvml.gpu.%d.memory_total_bytes", i);
-	put_u64(f, &d->memory_used, "nvmlDeviceGetMemoryInfo", "nvml.gpu.%d.memory_used_bytes", i);
+	/* the plain readings: one table with the sampler, serve and watch (sampler/fields.h) */
+	put_fields(f, d, i);
+	/* whether watch and serve can read the GPM activity counters here, and why not */
+	gv_gpm_support gs;
+	nvmlReturn_t grc;
+	gv_gpm_close(gv_gpm_open((unsigned)i, &gs, &grc));
+	if (gs == GV_GPM_FAILED) {
+		char key[64];
+		snprintf(key, sizeof(key), "nvml.gpu.%d.gpm", i);
+		put_state_of(f, GV_V_ERROR, grc, "nvmlGpmQueryDeviceSupport", key);
+	} else
+		facts_put_str(f, "nvmlGpmQueryDeviceSupport", gv_gpm_support_name(gs), "nvml.gpu.%d.gpm", i);
 	put_u64(f, &d->memory_free, "nvmlDeviceGetMemoryInfo", "nvml.gpu.%d.memory_free_bytes", i);
 	put_bool(f, &d->persistence, "nvmlDeviceGetPersistenceMode", "nvml.gpu.%d.persistence", i);
 	if (GV_OK(d->compute_mode))
@@ -241,29 +271,9 @@ static void probe_device(facts *f, int i)
 			put_str(f, &d->mig_uuid[m], "nvmlDeviceGetUUID", key, i);
 		}
 	}
-	put_u64(f, &d->pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration", "nvml.gpu.%d.pcie_gen_current", i);
-	put_u64(f, &d->pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration", "nvml.gpu.%d.pcie_gen_max", i);
-	put_u64(f, &d->pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", "nvml.gpu.%d.pcie_width_current", i);
-	put_u64(f, &d->pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth", "nvml.gpu.%d.pcie_width_max", i);
 	put_bool(f, &d->ecc_mode, "nvmlDeviceGetEccMode", "nvml.gpu.%d.ecc_enabled", i);
 	put_bool(f, &d->ecc_pending, "nvmlDeviceGetEccMode", "nvml.gpu.%d.ecc_pending", i);
-	const char *ecc = "nvmlDeviceGetTotalEccErrors";
-	put_u64(f, &d->ecc_uncorrected_volatile, ecc, "nvml.gpu.%d.ecc_uncorrected_volatile", i);
-	put_u64(f, &d->ecc_uncorrected_aggregate, ecc, "nvml.gpu.%d.ecc_uncorrected_aggregate", i);
-	put_u64(f, &d->ecc_corrected_volatile, ecc, "nvml.gpu.%d.ecc_corrected_volatile", i);
-	put_u64(f, &d->ecc_corrected_aggregate, ecc, "nvml.gpu.%d.ecc_corrected_aggregate", i);
-	put_u64(f, &d->retired_sbe, "nvmlDeviceGetRetiredPages", "nvml.gpu.%d.retired_pages_sbe", i);
-	put_u64(f, &d->retired_dbe, "nvmlDeviceGetRetiredPages", "nvml.gpu.%d.retired_pages_dbe", i);
-	put_bool(f, &d->retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus", "nvml.gpu.%d.retired_pending", i);
-	const char *rr = "nvmlDeviceGetRemappedRows";
-	put_u64(f, &d->remapped_correctable, rr, "nvml.gpu.%d.remapped_correctable", i);
-	put_u64(f, &d->remapped_uncorrectable, rr, "nvml.gpu.%d.remapped_uncorrectable", i);
-	put_bool(f, &d->remap_pending, rr, "nvml.gpu.%d.remap_pending", i);
-	put_bool(f, &d->remap_failure, rr, "nvml.gpu.%d.remap_failure", i);
-	put_u64(f, &d->temperature_c, "nvmlDeviceGetTemperature", "nvml.gpu.%d.temperature_c", i);
 	const char *th = "nvmlDeviceGetTemperatureThreshold";
-	put_u64(f, &d->temp_slowdown_c, th, "nvml.gpu.%d.temperature_slowdown_c", i);
-	put_u64(f, &d->temp_shutdown_c, th, "nvml.gpu.%d.temperature_shutdown_c", i);
 	put_u64(f, &d->temp_gpu_max_c, th, "nvml.gpu.%d.temperature_gpu_max_c", i);
 	const char *cr = "nvmlDeviceGetCurrentClocksEventReasons";
 	if (put_u64(f, &d->clock_event_reasons, cr, "nvml.gpu.%d.clock_event_reasons", i)) {
@@ -276,15 +286,6 @@ static void probe_device(facts *f, int i)
 		if (d->clock_event_reasons.st != GV_V_UNSET)
 			put_state_of(f, d->clock_event_reasons.st, d->clock_event_reasons.rc, cr, key);
 	}
-	put_u64(f, &d->util_gpu, "nvmlDeviceGetUtilizationRates", "nvml.gpu.%d.utilization_gpu", i);
-	put_u64(f, &d->util_memory, "nvmlDeviceGetUtilizationRates", "nvml.gpu.%d.utilization_memory", i);
-	put_watts(f, &d->power_mw, "nvmlDeviceGetPowerUsage", "nvml.gpu.%d.power_w", i);
-	put_watts(f, &d->power_limit_mw, "nvmlDeviceGetEnforcedPowerLimit", "nvml.gpu.%d.power_limit_w", i);
-	put_u64(f, &d->sm_clock_mhz, "nvmlDeviceGetClockInfo", "nvml.gpu.%d.sm_clock_mhz", i);
-	put_u64(f, &d->mem_clock_mhz, "nvmlDeviceGetClockInfo", "nvml.gpu.%d.mem_clock_mhz", i);
-	put_u64(f, &d->max_sm_clock_mhz, "nvmlDeviceGetMaxClockInfo", "nvml.gpu.%d.max_sm_clock_mhz", i);
-	put_u64(f, &d->max_mem_clock_mhz, "nvmlDeviceGetMaxClockInfo", "nvml.gpu.%d.max_mem_clock_mhz", i);
-	put_u64(f, &d->fan_percent, "nvmlDeviceGetFanSpeed", "nvml.gpu.%d.fan_percent", i);
 	probe_processes(f, d, i);
 	const char *fab = "nvmlDeviceGetGpuFabricInfo";
 	if (GV_OK(d->fabric_state)) {

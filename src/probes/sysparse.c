@@ -149,6 +149,57 @@ static bool mount_line(const char *line, size_t len, void *arg)
 	return false;
 }
 
+/* Walks one section of /proc/devices ("Character devices:" or "Block devices:"): "MAJOR NAME". */
+static bool proc_devices_walk(const char *text, bool block, const char *want_name, unsigned want_major,
+			      long long *major_out, char *name, size_t n)
+{
+	const char *head = block ? "Block devices:" : "Character devices:";
+	bool in = false;
+	for (const char *p = text; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		char line[128];
+		if (len < sizeof(line)) {
+			memcpy(line, p, len);
+			line[len] = '\0';
+			char *t = str_trim(line);
+			if (strcmp(t, "Character devices:") == 0 || strcmp(t, "Block devices:") == 0) {
+				in = strcmp(t, head) == 0;
+			} else if (in && *t) {
+				char *end;
+				unsigned long m = strtoul(t, &end, 10);
+				if (end != t && (*end == ' ' || *end == '\t') && m < (1UL << 20)) {
+					char *nm = str_trim(end);
+					if (want_name && strcmp(nm, want_name) == 0) {
+						*major_out = (long long)m;
+						return true;
+					}
+					if (!want_name && m == want_major) {
+						str_copy(name, n, nm);
+						return true;
+					}
+				}
+			}
+		}
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+long long proc_devices_major(const char *text, const char *name)
+{
+	long long m = -1;
+	if (!text || !name || !proc_devices_walk(text, false, name, 0, &m, NULL, 0))
+		return -1;
+	return m;
+}
+
+bool proc_devices_name(const char *text, bool block, unsigned major, char *name, size_t n)
+{
+	long long unused;
+	return text && proc_devices_walk(text, block, NULL, major, &unused, name, n);
+}
+
 bool mounts_find(const char *text, const char *mountpoint, char *fstype, size_t ftn, char *opts, size_t on)
 {
 	struct mount_query q = {mountpoint, fstype, opts, ftn, on, false};

@@ -25,6 +25,11 @@ bool group_by_gid(const char *text, gid_t gid, char *name, size_t n, strlist *me
 /* /etc/passwd: the name of uid; false when not found. */
 bool passwd_name(const char *text, uid_t uid, char *name, size_t n);
 
+/* /proc/devices: the major the driver name registered in the "Character devices:" section, -1
+ * when none; and the name that registered a major (char, or block when block), false if none. */
+long long proc_devices_major(const char *text, const char *name);
+bool proc_devices_name(const char *text, bool block, unsigned major, char *name, size_t n);
+
 /* /proc/mounts: the last entry mounted on mountpoint; its type and options. */
 bool mounts_find(const char *text, const char *mountpoint, char *fstype, size_t ftn, char *opts, size_t on);
 /* "rw,nosuid,size=65536k,mode=1777" -> 67108864; false when there is no size= (or garbage). */

@@ -7,6 +7,7 @@
 #include "core/util.h"
 #include "kb/kb_nvidia.h"
 #include "python/archlist.h"
+#include "render/shell.h"
 
 static void add_gpu(fix_machine *m, const char *name, const char *cc, const char *src)
 {
@@ -534,7 +535,11 @@ void fix_pyenv_plan(const facts *f, const fix_choice *c, fix_pyenv *p)
 	const char *kind = facts_str(f, "python.kind");
 	const char *ver = facts_str(f, "python.version");
 	bool conda = facts_true(f, "python.conda.env") || (kind && strcmp(kind, "conda") == 0);
-	str_copy(p->python, sizeof(p->python), py ? py : "python3");
+	/* the interpreter as a word of the lines below: quoted, or a comment refusing it (the paths
+	 * under ~ are gpuvet's own and stay unquoted, so that the shell expands the ~) */
+	char qpy[4608];
+	shell_word_or_comment(qpy, sizeof(qpy), "the interpreter", py ? py : "python3");
+	str_copy(p->python, sizeof(p->python), qpy);
 
 	if (c && c->need_python) {
 		/* a Python the chosen build has wheels for, in an environment of its own */
@@ -580,7 +585,7 @@ void fix_pyenv_plan(const facts *f, const fix_choice *c, fix_pyenv *p)
 		const fact *mk = facts_get(f, "python.externally_managed");
 		if (no_ensurepip)
 			sl_pushf(&p->prep, "sudo apt-get install -y %s", pkg);
-		sl_pushf(&p->prep, "%s -m venv ~/venv", py);
+		sl_pushf(&p->prep, "%s -m venv ~/venv", qpy);
 		str_copy(p->python, sizeof(p->python), "~/venv/bin/python");
 		p->switched = true;
 		snprintf(p->why, sizeof(p->why),
@@ -598,10 +603,10 @@ void fix_pyenv_plan(const facts *f, const fix_choice *c, fix_pyenv *p)
 	} else if (kind && strcmp(kind, "system") == 0 && is_distribution_python(py)) {
 		sl_push(&p->prep, "sudo apt-get install -y python3-pip");
 	} else if (!no_ensurepip) {
-		sl_pushf(&p->prep, "%s -m ensurepip --upgrade", py);
+		sl_pushf(&p->prep, "%s -m ensurepip --upgrade", qpy);
 	} else {
 		sl_pushf(&p->prep, "sudo apt-get install -y %s", pkg);
-		sl_pushf(&p->prep, "%s -m ensurepip --upgrade", py);
+		sl_pushf(&p->prep, "%s -m ensurepip --upgrade", qpy);
 	}
 	snprintf(p->why, sizeof(p->why), "%s has no pip (No module named pip): %s first", py, p->prep.v[0]);
 }

@@ -74,7 +74,7 @@ void fix_choice_of(const kb *k, const torch_build *b, fix_choice *c);
  * for an externally-managed interpreter, python3-venv when ensurepip is missing, pip itself,
  * the Python the chosen build needs) and the interpreter pip then runs with. */
 typedef struct fix_pyenv {
-	char python[512]; /* for the pip line, once prep has run */
+	char python[4608]; /* for the pip line, once prep has run: a shell word (or a refusal comment) */
 	strlist prep;     /* to run first, in order */
 	char why[512];    /* why prep is there; "" when it is empty */
 	bool switched;    /* python is not the interpreter examined (a new venv or env) */

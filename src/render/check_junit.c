@@ -2,15 +2,17 @@
 #include <string.h>
 
 #include "render/render.h"
+#include "render/text.h"
 #include "rules/policy.h"
 #include "rules/rules.h"
 
-/* XML 1.0 text and attribute values: the five specials escaped, control characters other than
- * tab and newline dropped (XML 1.0 cannot carry them, even escaped), newlines in attributes kept
- * as character references. */
-static void xml_escape(FILE *out, const char *s, bool attr)
+/* XML 1.0 text and attribute values, through the text sanitizer first (XML 1.0 has no control
+ * characters, and the file is UTF-8): the five specials escaped, whatever control characters
+ * remain other than tab and newline dropped, newlines in attributes kept as character references. */
+static void xml_escape(FILE *out, const char *raw, bool attr)
 {
-	for (; *s; s++) {
+	char *safe = text_safe_dup(raw);
+	for (const char *s = safe; *s; s++) {
 		switch (*s) {
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
@@ -24,6 +26,7 @@ static void xml_escape(FILE *out, const char *s, bool attr)
 				fputc(*s, out);
 		}
 	}
+	free(safe);
 }
 
 /* One test case: a rule, a --require, or a finding no rule of the table made. */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "render/render.h"
+#include "render/text.h"
 #include "rules/rules.h"
 
 static const char *sev_mark(severity s)
@@ -27,12 +28,12 @@ static void verdict_line(FILE *out, const facts *f, const findings *fs, const re
 		fprintf(out, "%sOK%s: ", col_ok(on), col_reset(on));
 	/* the first failure is the root cause; say it on the verdict line */
 	if (c.fail > 0)
-		fprintf(out, "%s", fs->v[0].title);
+		fprintf(out, "%s", TEXT(fs->v[0].title));
 	else {
 		long long n = facts_int_or(f, -1, "nvml.device_count");
 		const char *drv = facts_str(f, "nvml.driver_version");
 		if (n > 0)
-			fprintf(out, "%lld GPU%s usable%s%s", n, n == 1 ? "" : "s", drv ? ", driver " : "", drv ? drv : "");
+			fprintf(out, "%lld GPU%s usable%s%s", n, n == 1 ? "" : "s", drv ? ", driver " : "", drv ? TEXT(drv) : "");
 		else
 			fprintf(out, "no problem found");
 	}
@@ -54,11 +55,11 @@ static void stack_summary(FILE *out, const facts *f, bool on)
 		const char *cc = facts_str(f, "nvml.gpu.0.cc");
 		long long mem = facts_int_or(f, 0, "nvml.gpu.0.memory_total_bytes");
 		if (same)
-			fprintf(out, "  %-9s %lld x %s", "GPUs", n, name0);
+			fprintf(out, "  %-9s %lld x %s", "GPUs", n, TEXT(name0));
 		else
-			fprintf(out, "  %-9s %lld GPUs of different models (first: %s)", "GPUs", n, name0);
+			fprintf(out, "  %-9s %lld GPUs of different models (first: %s)", "GPUs", n, TEXT(name0));
 		if (cc)
-			fprintf(out, ", compute capability %s", cc);
+			fprintf(out, ", compute capability %s", TEXT(cc));
 		if (mem > 0)
 			fprintf(out, ", %lld MiB", mem >> 20);
 		fputc('\n', out);
@@ -75,11 +76,11 @@ static void stack_summary(FILE *out, const facts *f, bool on)
 	const char *kmod = facts_str(f, "hardware.kernel_module_version");
 	const char *maxcuda = facts_str(f, "nvml.cuda_version");
 	if (drv || kmod) {
-		fprintf(out, "  %-9s %s", "driver", drv ? drv : kmod);
+		fprintf(out, "  %-9s %s", "driver", TEXT(drv ? drv : kmod));
 		if (maxcuda)
-			fprintf(out, " (runs CUDA %s and older)", maxcuda);
+			fprintf(out, " (runs CUDA %s and older)", TEXT(maxcuda));
 		if (kmod && drv && strcmp(kmod, drv) != 0)
-			fprintf(out, ", kernel module %s", kmod);
+			fprintf(out, ", kernel module %s", TEXT(kmod));
 		fputc('\n', out);
 	} else if (facts_get(f, "hardware.kernel_module_version") &&
 		   facts_get(f, "hardware.kernel_module_version")->state != FACT_ABSENT) {
@@ -92,7 +93,7 @@ static void stack_summary(FILE *out, const facts *f, bool on)
 		long long act = facts_int_or(f, 0, "toolkit.active");
 		const char *v = facts_str(f, "toolkit.%lld.version", act);
 		const char *root = facts_str(f, "toolkit.%lld.root", act);
-		fprintf(out, "  %-9s CUDA %s at %s", "toolkit", v ? v : "(version unknown)", root ? root : "?");
+		fprintf(out, "  %-9s CUDA %s at %s", "toolkit", v ? TEXT(v) : "(version unknown)", root ? TEXT(root) : "?");
 		if (facts_str(f, "toolkit.path_nvcc"))
 			fprintf(out, ", nvcc on PATH");
 		if (tk > 1)
@@ -104,10 +105,10 @@ static void stack_summary(FILE *out, const facts *f, bool on)
 	const char *tv = facts_str(f, "python.torch.version");
 	const char *py = facts_str(f, "python.selected");
 	if (tv || py) {
-		fprintf(out, "  %-9s %s", "python", py ? py : "?");
+		fprintf(out, "  %-9s %s", "python", py ? TEXT(py) : "?");
 		if (tv) {
 			const char *tc = facts_str(f, "python.torch.cuda");
-			fprintf(out, ", torch %s%s%s%s", tv, tc ? " (CUDA " : "", tc ? tc : "", tc ? ")" : "");
+			fprintf(out, ", torch %s%s%s%s", TEXT(tv), tc ? " (CUDA " : "", tc ? TEXT(tc) : "", tc ? ")" : "");
 		}
 		fputc('\n', out);
 	}
@@ -142,12 +143,12 @@ void render_check_text(FILE *out, const facts *f, const findings *fs, const rend
 			const finding *x = &fs->v[i];
 			if (strcmp(x->layer, layers[l]) != 0)
 				continue;
-			fprintf(out, "  %s%s%s %s %s[%s]%s\n", sev_color(x->sev, on), sev_mark(x->sev), col_reset(on), x->title,
-				col_dim(on), x->id, col_reset(on));
+			fprintf(out, "  %s%s%s %s %s[%s]%s\n", sev_color(x->sev, on), sev_mark(x->sev), col_reset(on),
+				TEXT(x->title), col_dim(on), TEXT(x->id), col_reset(on));
 			for (size_t e = 0; e < x->evidence.n; e++)
-				fprintf(out, "       %s%s%s\n", col_dim(on), x->evidence.v[e], col_reset(on));
+				fprintf(out, "       %s%s%s\n", col_dim(on), TEXT(x->evidence.v[e]), col_reset(on));
 			for (size_t e = 0; e < x->fix.n; e++)
-				fprintf(out, "       %s %s\n", e == 0 ? "fix:" : "    ", x->fix.v[e]);
+				fprintf(out, "       %s %s\n", e == 0 ? "fix:" : "    ", TEXT(x->fix.v[e]));
 		}
 	}
 	if (o->verbose) {
@@ -155,15 +156,15 @@ void render_check_text(FILE *out, const facts *f, const findings *fs, const rend
 		for (size_t i = 0; i < facts_count(f); i++) {
 			const fact *ft = facts_at(f, i);
 			char buf[512];
-			fprintf(out, "  %-44s %s%s%s%s\n", ft->key, fact_value_text(ft, buf, sizeof(buf)),
-				ft->source ? "  " : "", col_dim(on), ft->source ? ft->source : "");
+			fprintf(out, "  %-44s %s%s%s%s\n", TEXT(ft->key), TEXT(fact_value_text(ft, buf, sizeof(buf))),
+				ft->source ? "  " : "", col_dim(on), ft->source ? TEXT(ft->source) : "");
 			if (on)
 				fputs(col_reset(on), out);
 		}
 		if (fs->nskipped) {
 			fprintf(out, "\n%sRules skipped%s\n", col_bold(on), col_reset(on));
 			for (size_t i = 0; i < fs->nskipped; i++)
-				fprintf(out, "  %-32s %s\n", fs->skipped[i].id, fs->skipped[i].reason);
+				fprintf(out, "  %-32s %s\n", fs->skipped[i].id, TEXT(fs->skipped[i].reason));
 		}
 	} else if (fs->n) {
 		fprintf(out, "\n%s(--verbose lists every fact; --json for scripts)%s\n", col_dim(on), col_reset(on));

@@ -7,10 +7,12 @@ const rule *const rule_tables[] = {
 	rules_driver,
 	rules_gpu,
 	rules_env,
+	rules_nccl,
 	rules_container,
 	rules_toolkit,
 	rules_loader,
 	rules_bench,
+	rules_known_bad,
 	rules_files,
 	/* rules_python links torch.cuda-unavailable to root causes found by the tables above it: keep it last */
 	rules_python,

@@ -11,10 +11,12 @@ extern const rule rules_toolkit[];
 extern const rule rules_loader[];
 extern const rule rules_devices[];
 extern const rule rules_env[];
+extern const rule rules_nccl[];
 extern const rule rules_container[];
 extern const rule rules_driver[];
 extern const rule rules_gpu[];
 extern const rule rules_bench[];
+extern const rule rules_known_bad[];
 extern const rule rules_files[];
 extern const rule *const rule_tables[];
 #endif

@@ -22,15 +22,20 @@ static void no_gpu(rule_ctx *c)
 	if (facts_true(f, "devices.nvidiactl") || gpu_nodes_present(f) > 0 || facts_true(f, "devices.dxg") ||
 	    fact_seen_but_unknown(facts_get(f, "devices.gpu.count")))
 		return; /* nodes there, or /dev unreadable: nothing says they are missing */
-	/* the host's GPUs show through sysfs and /proc/driver: without them gpu.none speaks */
+	/* the host's GPUs usually show through sysfs and /proc/driver; when they do not (a masked
+	 * /sys, a VM-based runtime) this is still the container's case, not gpu.none's */
 	long long pci = facts_int_or(f, 0, "hardware.pci.count");
 	const char *module = facts_str(f, "hardware.kernel_module_version");
-	if (pci <= 0 && !module)
-		return;
 	const char *kind = facts_str(f, "container.kind");
 	bool pod = kind && strcmp(kind, "kubernetes") == 0;
-	finding *x = rule_emit(c, "this %s%s was started without the GPUs: no /dev/nvidia* inside",
-			       pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
+	finding *x;
+	bool seen = pci > 0 || module || facts_int_or(f, 0, "nvml.device_count") > 0;
+	if (seen)
+		x = rule_emit(c, "this %s%s was started without the GPUs: no /dev/nvidia* inside",
+			      pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
+	else
+		x = rule_emit(c, "this %s%s has no GPU: no /dev/nvidia* inside, and the host's GPUs (if it has any) "
+				 "are not visible from here", pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
 	const char *marker = facts_str(f, "container.marker");
 	if (marker)
 		finding_evidence(x, "inside a container: %s", marker);
@@ -39,6 +44,9 @@ static void no_gpu(rule_ctx *c)
 	if (module)
 		finding_evidence(x, "the host's NVIDIA driver %s is loaded (/proc/driver/nvidia/version)", module);
 	finding_evidence(x, "no /dev/nvidiactl and no /dev/nvidiaN in the container");
+	if (!seen)
+		finding_evidence(x, "no NVIDIA PCI device under /sys/bus/pci and no /proc/driver/nvidia: if the host has GPUs, "
+				    "they were not passed in; on a host without GPUs, use a GPU node");
 	const char *nvd = facts_str(f, "env.nvidia_visible_devices");
 	if (nvd && (strcmp(nvd, "void") == 0 || strcmp(nvd, "none") == 0 || !*nvd))
 		finding_evidence(x, "NVIDIA_VISIBLE_DEVICES=\"%s\" asks the NVIDIA runtime for no GPU", nvd);
@@ -175,6 +183,103 @@ static void wsl_v1(rule_ctx *c)
 	x->rank = 0;
 }
 
+/* ---- container.toolkit-missing: a GPU host whose container engines cannot give GPUs ---- */
+
+static bool os_like(const facts *f, const char *word)
+{
+	const char *id = facts_str(f, "os.id"), *like = facts_str(f, "os.id_like");
+	return (id && strstr(id, word)) || (like && strstr(like, word));
+}
+
+/* NVIDIA's install lines for the distribution (docs.nvidia.com/datacenter/cloud-native/
+ * container-toolkit/latest/install-guide.html). */
+static void toolkit_install_fix(const facts *f, finding *x)
+{
+	if (os_like(f, "debian") || os_like(f, "ubuntu")) {
+		finding_fix(x, "curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | sudo gpg --dearmor -o "
+			       "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg && curl -s -L "
+			       "https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list | sed "
+			       "'s#deb https://#deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] https://#g' | "
+			       "sudo tee /etc/apt/sources.list.d/nvidia-container-toolkit.list");
+		finding_fix(x, "sudo apt-get update && sudo apt-get install -y nvidia-container-toolkit");
+	} else if (os_like(f, "suse")) {
+		finding_fix(x, "sudo zypper ar https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo");
+		finding_fix(x, "sudo zypper --gpg-auto-import-keys install -y nvidia-container-toolkit");
+	} else if (os_like(f, "rhel") || os_like(f, "fedora") || os_like(f, "centos") || os_like(f, "amzn")) {
+		finding_fix(x, "curl -s -L https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo "
+			       "| sudo tee /etc/yum.repos.d/nvidia-container-toolkit.repo");
+		finding_fix(x, "sudo dnf install -y nvidia-container-toolkit");
+	} else {
+		finding_fix(x, "install the NVIDIA Container Toolkit (package nvidia-container-toolkit) from NVIDIA's repository "
+			       "for this distribution: docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html");
+	}
+}
+
+static bool nvidia_cdi_spec(const facts *f)
+{
+	for (long long i = 0; i < facts_int_or(f, 0, "container.cdi.count") && i < 64; i++) {
+		const char *kind = facts_str(f, "container.cdi.%lld.kind", i);
+		if (kind && strncmp(kind, "nvidia.com/", 11) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void toolkit_missing(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	if (facts_true(f, "container.inside") || facts_int_or(f, 0, "container.wsl") != 0)
+		return;
+	bool gpu = facts_int_or(f, 0, "nvml.device_count") > 0 || facts_int_or(f, 0, "hardware.pci.count") > 0 ||
+		   facts_str(f, "hardware.kernel_module_version");
+	const char *docker = facts_str(f, "container.engine.docker");
+	const char *podman = facts_str(f, "container.engine.podman");
+	if (!gpu || (!docker && !podman))
+		return;
+	const char *ctk = facts_str(f, "container.nvidia_toolkit");
+	bool docker_rt = facts_true(f, "container.docker.nvidia_runtime");
+	bool cdi = nvidia_cdi_spec(f);
+	bool docker_bad = docker && (!ctk || (!docker_rt && !cdi));
+	bool podman_bad = podman && !cdi;
+	if (!docker_bad && !podman_bad)
+		return;
+	finding *x = rule_emit(c, "this GPU host has %s%s%s but %s: containers cannot be given the GPUs",
+			       docker ? "docker" : "", docker && podman ? " and " : "", podman ? "podman" : "",
+			       !ctk ? "no NVIDIA Container Toolkit" : docker_bad ? "no nvidia runtime for Docker" : "no NVIDIA CDI spec");
+	if (docker)
+		finding_evidence(x, "docker: %s", docker);
+	if (podman)
+		finding_evidence(x, "podman: %s", podman);
+	if (!ctk)
+		finding_evidence(x, "no nvidia-ctk or nvidia-container-runtime in /usr/bin or /usr/local/bin");
+	else
+		finding_evidence(x, "NVIDIA Container Toolkit: %s", ctk);
+	if (docker) {
+		const fact *rt = facts_get(f, "container.docker.nvidia_runtime");
+		if (rt && rt->state == FACT_OK)
+			finding_evidence(x, "/etc/docker/daemon.json declares %s", docker_rt ? "the nvidia runtime" : "no nvidia runtime");
+		else
+			finding_evidence(x, "no /etc/docker/daemon.json (or unreadable): no nvidia runtime declared");
+	}
+	finding_evidence(x, "%s", cdi ? "an NVIDIA CDI spec exists" : "no NVIDIA CDI spec in /etc/cdi or /var/run/cdi");
+	if (docker_bad)
+		finding_evidence(x, "docker run --gpus all fails: could not select device driver \"\" with capabilities: [[gpu]]");
+	if (podman_bad)
+		finding_evidence(x, "podman run --device nvidia.com/gpu=all fails: unresolvable CDI devices nvidia.com/gpu=all");
+	if (!ctk)
+		toolkit_install_fix(f, x);
+	if (docker_bad)
+		finding_fix(x, "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker");
+	if (podman_bad || (docker_bad && !ctk))
+		finding_fix(x, "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml   (CDI, for podman and for docker 25+; "
+			       "again after every driver upgrade)");
+	if (facts_str(f, "container.engine.containerd") && !facts_true(f, "container.containerd.nvidia_runtime"))
+		finding_fix(x, "for containerd (Kubernetes): sudo nvidia-ctk runtime configure --runtime=containerd && sudo "
+			       "systemctl restart containerd");
+	finding_fix(x, "check: %s run --rm %s ubuntu nvidia-smi", docker ? "docker" : "podman",
+		    docker ? "--gpus all" : "--device nvidia.com/gpu=all");
+}
+
 const rule rules_container[] = {
 	{"container.no-gpu", "container", SEV_FAIL, "container.inside devices.nvidiactl", no_gpu,
 	 "inside a container with no NVIDIA device nodes while the host has GPUs"},
@@ -183,5 +288,7 @@ const rule rules_container[] = {
 	{"nccl.shm-small", "container", SEV_WARN, "container.shm_bytes", shm_small,
 	 "/dev/shm below 1 GiB with 2+ GPUs (or in a container)"},
 	{"wsl.v1", "container", SEV_FAIL, "container.wsl", wsl_v1, "WSL 1 kernel: CUDA needs WSL 2"},
+	{"container.toolkit-missing", "container", SEV_WARN, "container.inside", toolkit_missing,
+	 "a GPU host with docker or podman but no NVIDIA Container Toolkit, nvidia runtime or CDI spec"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "render/shell.h"
 #include "rules/registry.h"
 
 static bool cuda_init_ok(const facts *f)
@@ -150,16 +151,21 @@ static void dev_permission(rule_ctx *c)
 				 user ? " (" : "", user ? user : "", user ? ")" : "",
 				 groups && *groups ? groups : (facts_str(f, "devices.user.gids") ? facts_str(f, "devices.user.gids") : "?"));
 		for (size_t i = 0; i < d.groups.n; i++)
-			finding_fix(x, "sudo usermod -aG %s $USER   (then log out and back in)", d.groups.v[i]);
+			finding_fix(x, "sudo usermod -aG %s $USER   (then log out and back in)",
+				    shell_word_or_comment((char[512]){0}, 512, "the group", d.groups.v[i]));
 		for (size_t i = 0; i < d.relogin.n; i++)
 			finding_fix(x, "you are already listed in group %s, but this login started before that: log out and "
 				       "back in, or run `newgrp %s`", d.relogin.v[i], d.relogin.v[i]);
 		if (d.paths.n) {
 			strbuf all;
 			sb_init(&all);
-			for (size_t i = 0; i < d.paths.n; i++)
-				sb_addf(&all, " %s", d.paths.v[i]);
-			finding_fix(x, "now (until reboot): sudo chmod 0666%s", all.buf);
+			bool quoted = true;
+			for (size_t i = 0; i < d.paths.n && quoted; i++) {
+				sb_addc(&all, ' ');
+				quoted = sb_add_shell_word(&all, d.paths.v[i]);
+			}
+			if (quoted)
+				finding_fix(x, "now (until reboot): sudo chmod 0666%s", all.buf);
 			finding_fix(x, "for good, a udev rule: echo 'KERNEL==\"nvidia*\", MODE=\"0666\"' | sudo tee "
 				       "/etc/udev/rules.d/70-nvidia-permissions.rules; or the driver's own option: echo "
 				       "'options nvidia NVreg_DeviceFileMode=0666' | sudo tee /etc/modprobe.d/nvidia-permissions.conf "
@@ -228,6 +234,131 @@ static void count_mismatch(rule_ctx *c)
 	sb_free(&missing);
 }
 
+/* ---- dev.wrong-node: a /dev/nvidia* path that is not the NVIDIA driver's device ---------- */
+
+/* The nodes and the device numbers the driver gives them (NV_MAJOR_DEVICE_NUMBER 195 is fixed;
+ * nvidia-uvm's and nvidia-caps' majors are dynamic, read from /proc/devices). minor -1: any. */
+typedef struct node_kind {
+	const char *prefix, *major_key, *module;
+	int major_default, minor;
+} node_kind;
+
+static const node_kind NODE_KINDS[] = {
+	{"devices.nvidiactl", "devices.major.nvidia", "nvidia", 195, 255},
+	{"devices.nvidia_modeset", "devices.major.nvidia", "nvidia-modeset", 195, 254},
+	{"devices.nvidia_uvm", "devices.major.nvidia_uvm", "nvidia-uvm", -1, 0},
+	{"devices.nvidia_uvm_tools", "devices.major.nvidia_uvm", "nvidia-uvm", -1, 1},
+};
+
+/* What a char node of another driver usually is: the memory devices a runtime binds by mistake. */
+static const char *known_node(long long maj, long long min)
+{
+	static const struct {
+		int maj, min;
+		const char *path;
+	} known[] = {{1, 3, "/dev/null"}, {1, 5, "/dev/zero"}, {1, 7, "/dev/full"}, {1, 8, "/dev/random"},
+		     {1, 9, "/dev/urandom"}, {5, 0, "/dev/tty"}, {5, 1, "/dev/console"}, {5, 2, "/dev/ptmx"}};
+	for (size_t i = 0; i < GV_ARRAY_LEN(known); i++)
+		if (known[i].maj == maj && known[i].min == min)
+			return known[i].path;
+	return NULL;
+}
+
+/* Judges one present node; appends an evidence line to bad when it is not the driver's. */
+static bool judge_node(const facts *f, const char *prefix, const char *major_key, const char *module,
+		       int major_default, long long want_minor, strlist *bad, strlist *paths)
+{
+	if (!facts_true(f, "%s", prefix))
+		return false;
+	const char *type = facts_str(f, "%s.type", prefix);
+	const char *path = facts_str(f, "%s.path", prefix);
+	if (!type || !path)
+		return false;
+	long long want_major = facts_int_or(f, major_default, "%s", major_key);
+	char want[96];
+	if (want_major >= 0 && want_minor >= 0)
+		snprintf(want, sizeof(want), "char %lld:%lld (%s)", want_major, want_minor, module);
+	else if (want_major >= 0)
+		snprintf(want, sizeof(want), "a char node of major %lld (%s)", want_major, module);
+	else
+		snprintf(want, sizeof(want), "a char node of the %s driver", module);
+	if (strcmp(type, "char") != 0) {
+		if (strcmp(type, "block") != 0 && facts_true(f, "devices.tree"))
+			return false; /* a --root tree's plain files stand in for the nodes */
+		sl_pushf(bad, "%s is a %s%s, not a character device; it should be %s", path,
+			 strcmp(type, "file") == 0 ? "regular file" : strcmp(type, "dir") == 0 ? "directory" : type,
+			 strcmp(type, "block") == 0 ? " device" : "", want);
+		sl_push(paths, path);
+		return true;
+	}
+	long long maj, min;
+	if (!facts_int(f, &maj, "%s.rdev_major", prefix) || !facts_int(f, &min, "%s.rdev_minor", prefix))
+		return false;
+	const char *drv = facts_str(f, "%s.rdev_driver", prefix);
+	bool wrong = (want_major >= 0 && maj != want_major) || (want_minor >= 0 && min != want_minor) ||
+		     (drv && strncmp(drv, "nvidia", 6) != 0);
+	if (!wrong)
+		return false;
+	const char *other = known_node(maj, min);
+	const char *mnt = facts_str(f, "%s.mounted", prefix);
+	sl_pushf(bad, "%s is char %lld:%lld%s%s%s%s%s%s, but it should be %s%s%s%s", path, maj, min, drv ? " (major of \"" : "",
+		 drv ? drv : "", drv ? "\" in /proc/devices" : "", other ? ": that is " : "", other ? other : "",
+		 drv ? ")" : "", want, mnt ? "; it is a mount (" : "", mnt ? mnt : "", mnt ? "), a bind mount of another file" : "");
+	sl_push(paths, path);
+	return true;
+}
+
+static void wrong_node(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	strlist bad = {0}, paths = {0};
+	for (int k = 0; k < facts_int_or(f, 0, "devices.gpu.count") && k < 256; k++) {
+		char p[48];
+		snprintf(p, sizeof(p), "devices.gpu.%d", k);
+		judge_node(f, p, "devices.major.nvidia", "nvidia", 195, facts_int_or(f, -1, "devices.gpu.%d.minor", k), &bad,
+			   &paths);
+	}
+	for (size_t i = 0; i < GV_ARRAY_LEN(NODE_KINDS); i++)
+		judge_node(f, NODE_KINDS[i].prefix, NODE_KINDS[i].major_key, NODE_KINDS[i].module, NODE_KINDS[i].major_default,
+			   NODE_KINDS[i].minor, &bad, &paths);
+	for (int k = 0; k < facts_int_or(f, 0, "devices.caps.count") && k < 64; k++) {
+		char p[48];
+		snprintf(p, sizeof(p), "devices.caps.%d", k);
+		judge_node(f, p, "devices.major.nvidia_caps", "nvidia-caps", -1, -1, &bad, &paths);
+	}
+	if (bad.n) {
+		strbuf all, words;
+		sb_init(&all);
+		sb_init(&words);
+		for (size_t i = 0; i < paths.n; i++) {
+			sb_addf(&all, "%s%s", i ? ", " : "", paths.v[i]);
+			sb_addf(&words, "%s%s", i ? " " : "", paths.v[i]);
+		}
+		finding *x = rule_emit(c, "%s %s not the NVIDIA driver's device node%s: CUDA and NVML cannot reach the GPU "
+					  "through %s", all.buf, paths.n == 1 ? "is" : "are", paths.n == 1 ? "" : "s",
+				       paths.n == 1 ? "it" : "them");
+		for (size_t i = 0; i < bad.n; i++)
+			finding_evidence(x, "%s", bad.v[i]);
+		finding_evidence(x, "opening such a path fails or reaches another device: cuInit and nvmlInit report no device or an "
+				    "unknown error, and PyTorch says no GPU is available");
+		if (facts_true(f, "container.inside")) {
+			finding_fix(x, "the container runtime set up the wrong node: recreate the container with --gpus all "
+				       "(or --device nvidia.com/gpu=all with CDI), not with -v or --device paths of your own");
+			finding_fix(x, "on the host, regenerate a stale CDI spec (a driver upgrade changes the nodes): sudo nvidia-ctk "
+				       "cdi generate --output=/etc/cdi/nvidia.yaml");
+		} else {
+			finding_fix(x, "if it is a mount (findmnt %s lists it): sudo umount %s", paths.v[0], paths.v[0]);
+			finding_fix(x, "otherwise remove it and let the driver create the right one: sudo rm %s && sudo "
+				       "nvidia-modprobe -c=0 -u   (-c=N for /dev/nvidiaN; or reboot: udev recreates the nodes)", words.buf);
+		}
+		x->rank = 0;
+		sb_free(&all);
+		sb_free(&words);
+	}
+	sl_free(&bad);
+	sl_free(&paths);
+}
+
 const rule rules_devices[] = {
 	{"driver.uvm-missing", "devices", SEV_FAIL, "devices.nvidia_uvm", uvm_missing,
 	 "/dev/nvidia-uvm missing or nvidia_uvm not loaded"},
@@ -235,5 +366,7 @@ const rule rules_devices[] = {
 	 "the NVIDIA device nodes are not readable and writable by this user"},
 	{"dev.count-mismatch", "devices", SEV_WARN, "devices.gpu.count nvml.device_count", count_mismatch,
 	 "fewer /dev/nvidiaN nodes than GPUs reported by NVML"},
+	{"dev.wrong-node", "devices", SEV_FAIL, "devices.nvidiactl", wrong_node,
+	 "a /dev/nvidia* path that is not the driver's device (another device number, a file, /dev/null bound over it)"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -4,11 +4,13 @@
  * persistence mode on datacenter GPUs.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kb/kb_nvidia.h"
 #include "nvidia/cuda.h"
 #include "nvidia/nvml.h"
+#include "loader/loader.h"
 #include "python/fixplan.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
@@ -256,6 +258,15 @@ static void explain_cuda(const facts *f, finding *x, long long rc)
 			finding_evidence(x, "libcuda loaded from %s", lib);
 		finding_fix(x, "remove the toolkit's stubs directory (.../lib64/stubs) from LD_LIBRARY_PATH: it holds a "
 			       "link-time placeholder, not the driver");
+		const char *llp = facts_str(f, "loader.ld_library_path");
+		char *rest = llp ? loader_path_without_stubs(llp) : NULL;
+		if (rest && strcmp(rest, llp) != 0) {
+			if (*rest)
+				finding_fix(x, "export LD_LIBRARY_PATH=%s", rest);
+			else
+				finding_fix(x, "unset LD_LIBRARY_PATH");
+		}
+		free(rest);
 		break;
 	}
 	case CUDA_ERROR_DEVICE_UNAVAILABLE:

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "probes/envparse.h"
+#include "render/shell.h"
 #include "rules/registry.h"
 
 #define SHOW_MAX 160
@@ -134,7 +135,8 @@ static void visible_devices(rule_ctx *c)
 							 facts_str(f, "nvml.gpu.%d.name", i) ? facts_str(f, "nvml.gpu.%d.name", i) : "");
 		}
 		if (r.corrected[0] && (r.bad || l.spaces)) {
-			finding_fix(x, "export CUDA_VISIBLE_DEVICES=%s", r.corrected);
+			char q[1024];
+			finding_fix(x, "export CUDA_VISIBLE_DEVICES=%s", shell_word(q, sizeof(q), r.corrected) ? q : "''");
 		} else if (r.mig_entries > 1) {
 			finding_fix(x, "run one process per MIG device, each with its own CUDA_VISIBLE_DEVICES=MIG-...");
 		} else if (ngpus > 0) {

@@ -3,17 +3,18 @@
  * matrix: memory errors, page retirement and row remapping, Xids, PCIe link, clock slowdowns,
  * temperature, other processes, compute and MIG modes, the NVSwitch fabric, P2P.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "health/conditions.h"
 #include "kb/kb_nvidia.h"
 #include "nvidia/nvml.h"
+#include "render/shell.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
-#define HOT_C 80
-#define HOT_MARGIN_C 5
 #define RETIRED_PAGES_RMA 63 /* dynamic page retirement stops near 64 pages */
 
 static long long gpu_int(const facts *f, int i, const char *field, long long dflt)
@@ -202,9 +203,10 @@ static void pcie_degraded(rule_ctx *c)
 			      facts_int(f, &gmax, "nvml.gpu.%d.pcie_gen_max", i);
 		/* idle GPUs lower the link generation to save power: only a loaded GPU's gen counts */
 		long long util = gpu_int(f, i, "utilization_gpu", 0);
-		bool narrow = have_w && w > 0 && w < wmax;
-		bool slow = have_g && g > 0 && g < gmax && util >= 50;
-		if (!narrow && !slow)
+		bool narrow, slow;
+		/* one rule with watch and serve (health/conditions.h) */
+		if (link_judge(have_w ? (double)w : NAN, have_w ? (double)wmax : NAN, have_g ? (double)g : NAN,
+			       have_g ? (double)gmax : NAN, (double)util / 100, &narrow, &slow) == CLOCKS_NONE)
 			continue;
 		if (!x)
 			x = rule_emit(c, "a GPU's PCIe link runs below its capability");
@@ -217,7 +219,11 @@ static void pcie_degraded(rule_ctx *c)
 		const char *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
 		/* lspci wants "18:00.0": drop NVML's 8-digit domain */
 		const char *short_bus = bus && strlen(bus) > 9 && bus[8] == ':' ? bus + 9 : bus;
-		finding_fix(x, "check the link: sudo lspci -vv -s %s | grep -E 'LnkCap|LnkSta'", short_bus ? short_bus : "<bus>");
+		char qb[256];
+		if (short_bus && shell_word(qb, sizeof(qb), short_bus))
+			finding_fix(x, "check the link: sudo lspci -vv -s %s | grep -E 'LnkCap|LnkSta'", qb);
+		else
+			finding_fix(x, "check the link: sudo lspci -vv | grep -E 'LnkCap|LnkSta'");
 	}
 	if (!x)
 		return;
@@ -231,21 +237,32 @@ static void throttled(rule_ctx *c)
 	const facts *f = c->facts;
 	finding *x = NULL;
 	unsigned long long all = 0;
+	bool lowered = false;
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
-		long long r;
+		long long r, util;
 		if (!facts_int(f, &r, "nvml.gpu.%d.clock_event_reasons", i))
 			continue;
-		unsigned long long bad = (unsigned long long)r & GV_NVML_REASONS_BAD;
-		if (!bad)
+		double limit = NAN, dflt = NAN;
+		facts_real(f, &limit, "nvml.gpu.%d.power_limit_w", i);
+		facts_real(f, &dflt, "nvml.gpu.%d.power_default_limit_w", i);
+		double busy = facts_int(f, &util, "nvml.gpu.%d.utilization_gpu", i) ? (double)util / 100 : NAN;
+		/* the one rule of watch and serve too (health/conditions.h): the power cap at full load is fine */
+		clocks_verdict cv = clocks_judge((unsigned long long)r, busy, limit, dflt);
+		if (cv.level < CLOCKS_DEGRADED)
 			continue;
-		all |= bad;
+		all |= cv.reasons;
+		lowered |= cv.limit_lowered;
 		if (!x)
 			x = rule_emit(c, "GPU clocks are held down by thermal or power protection");
 		char label[160], text[256];
 		finding_evidence(x, "%s: %s (sm clock %lld of %lld MHz, %lld C)", nv_gpu_label(f, i, label, sizeof(label)),
-				 gv_nvml_clock_reasons_text(bad, text, sizeof(text)), gpu_int(f, i, "sm_clock_mhz", 0),
+				 gv_nvml_clock_reasons_text(cv.reasons, text, sizeof(text)), gpu_int(f, i, "sm_clock_mhz", 0),
 				 gpu_int(f, i, "max_sm_clock_mhz", 0), gpu_int(f, i, "temperature_c", 0));
+		if (cv.limit_lowered)
+			finding_evidence(x, "%s: power limit %.0f W, below the board's default %.0f W", label, limit, dflt);
+		else if (cv.reasons & NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP && cv.reasons == NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP)
+			finding_evidence(x, "%s: power-capped at %lld%% utilisation", label, gpu_int(f, i, "utilization_gpu", 0));
 	}
 	if (!x)
 		return;
@@ -258,8 +275,12 @@ static void throttled(rule_ctx *c)
 	if (all & NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN)
 		finding_fix(x, "hardware slowdown: check the GPU power cables and the temperature; nvidia-smi -q -d "
 			       "PERFORMANCE shows which reason is active");
-	finding_fix(x, "power limit: nvidia-smi -q -d POWER (an admin can raise it with nvidia-smi -pl WATTS within "
-		       "the board's range)");
+	if (lowered)
+		finding_fix(x, "the power limit was lowered: restore the default (admin: nvidia-smi -pl WATTS; "
+			       "nvidia-smi -q -d POWER shows both)");
+	else
+		finding_fix(x, "power limit: nvidia-smi -q -d POWER (an admin can raise it with nvidia-smi -pl WATTS within "
+			       "the board's range)");
 }
 
 static void hot(rule_ctx *c)
@@ -272,8 +293,8 @@ static void hot(rule_ctx *c)
 		if (!facts_int(f, &t, "nvml.gpu.%d.temperature_c", i))
 			continue;
 		facts_int(f, &slow, "nvml.gpu.%d.temperature_slowdown_c", i);
-		bool near = slow > 0 && t >= slow - HOT_MARGIN_C;
-		if (t < HOT_C && !near)
+		/* one rule with watch and serve (health/conditions.h) */
+		if (hot_judge((double)t, slow > 0 ? (double)slow : NAN) == CLOCKS_NONE)
 			continue;
 		if (!x)
 			x = rule_emit(c, "a GPU runs hot");
@@ -290,12 +311,110 @@ static void hot(rule_ctx *c)
 		       "temperature, and spread the load over more GPUs");
 }
 
+/* ---- gpu.memory-held: others hold so much memory that a new job cannot start ------------- */
+
+/* Whether GPU i's memory is held by others beyond the threshold: above 90 % of the total, or
+ * leaving less free than --memory-headroom MIB (config.memory_headroom_bytes). */
+static bool memory_held(const facts *f, int i, long long *used_out, long long *total_out, long long *free_out)
+{
+	long long used, total, freeb;
+	if (!facts_int(f, &used, "nvml.gpu.%d.memory_used_bytes", i) ||
+	    !facts_int(f, &total, "nvml.gpu.%d.memory_total_bytes", i) || total <= 0 || used <= 0)
+		return false;
+	if (!facts_int(f, &freeb, "nvml.gpu.%d.memory_free_bytes", i))
+		freeb = total > used ? total - used : 0;
+	long long headroom;
+	bool held = used * 10 > total * 9;
+	if (facts_int(f, &headroom, "config.memory_headroom_bytes") && headroom > 0 && freeb < headroom && used >= (256LL << 20))
+		held = true;
+	if (used_out)
+		*used_out = used, *total_out = total, *free_out = freeb;
+	return held;
+}
+
+static void memory_held_rule(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	int n = nv_gpu_count(f);
+	finding *x = NULL;
+	strlist pids = {0};
+	strbuf free_gpus;
+	sb_init(&free_gpus);
+	long long worst_free = -1;
+	for (int i = 0; i < n && i < 64; i++) {
+		long long used, total, freeb;
+		if (!memory_held(f, i, &used, &total, &freeb)) {
+			if (facts_int(f, &used, "nvml.gpu.%d.memory_used_bytes", i) &&
+			    facts_int(f, &total, "nvml.gpu.%d.memory_total_bytes", i) && total > 0 && used * 10 < total)
+				sb_addf(&free_gpus, "%s%d", free_gpus.len ? "," : "", i);
+			continue;
+		}
+		char label[160];
+		nv_gpu_label(f, i, label, sizeof(label));
+		if (!x)
+			x = rule_emit(c, "%s has only %lld MiB free: other processes hold %.1f %% of its memory", label,
+				      nv_mib(freeb), 100.0 * (double)used / (double)total);
+		else
+			finding_evidence(x, "%s: only %lld MiB free, %.1f %% held", label, nv_mib(freeb),
+					 100.0 * (double)used / (double)total);
+		if (worst_free < 0 || freeb < worst_free)
+			worst_free = freeb;
+		long long np = gpu_int(f, i, "processes.count", 0), shown = 0;
+		for (long long k = 0; k < np && k < 64; k++) {
+			const char *name = facts_str(f, "nvml.gpu.%d.processes.%lld.name", i, k);
+			long long pid = facts_int_or(f, 0, "nvml.gpu.%d.processes.%lld.pid", i, k), pu;
+			char mem[48] = "memory not reported";
+			if (facts_int(f, &pu, "nvml.gpu.%d.processes.%lld.used_bytes", i, k)) {
+				snprintf(mem, sizeof(mem), "%lld MiB", nv_mib(pu));
+				shown += pu;
+			}
+			finding_evidence(x, "%s: pid %lld %s holds %s", label, pid, name ? name : "(name unknown)", mem);
+			char ps[24];
+			snprintf(ps, sizeof(ps), "%lld", pid);
+			if (pid > 0 && !sl_contains(&pids, ps))
+				sl_push(&pids, ps);
+		}
+		if (np == 0 || used - shown > (1LL << 30))
+			finding_evidence(x, "%s: %lld MiB held by processes not visible here (another container or PID "
+					    "namespace, or a process that exited while its context lives on)",
+					 label, nv_mib(used - shown > 0 ? used - shown : used));
+		long long headroom;
+		if (facts_int(f, &headroom, "config.memory_headroom_bytes") && headroom > 0 && freeb < headroom)
+			finding_evidence(x, "%s: %lld MiB free is below the %lld MiB asked for (--memory-headroom)", label,
+					 nv_mib(freeb), nv_mib(headroom));
+	}
+	if (x) {
+		finding_evidence(x, "a job started now gets at most %lld MiB: allocations fail with \"CUDA out of memory\" "
+				    "(cudaErrorMemoryAllocation), and cuDNN and cuBLAS handle creation fails with "
+				    "CUDNN_STATUS_NOT_INITIALIZED / CUBLAS_STATUS_NOT_INITIALIZED (no memory for their workspace)",
+				 nv_mib(worst_free));
+		if (pids.n) {
+			strbuf all;
+			sb_init(&all);
+			for (size_t i = 0; i < pids.n; i++)
+				sb_addf(&all, "%s%s", i ? "," : "", pids.v[i]);
+			finding_fix(x, "see whose they are and since when: ps -o pid,user,etime,args -p %s; stop them when they "
+				       "are finished or stuck: kill %s", all.buf, all.buf);
+			sb_free(&all);
+		}
+		finding_fix(x, "a job that was killed can leave a process holding the memory: nvidia-smi "
+			       "--query-compute-apps=pid,process_name,used_memory --format=csv; sudo fuser -v /dev/nvidia*");
+		if (free_gpus.len)
+			finding_fix(x, "or run on a GPU that is free: CUDA_VISIBLE_DEVICES=%s", free_gpus.buf);
+		x->rank = 20;
+	}
+	sl_free(&pids);
+	sb_free(&free_gpus);
+}
+
 static void busy(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	finding *x = NULL;
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
+		if (memory_held(f, i, NULL, NULL, NULL))
+			continue; /* gpu.memory-held speaks for this GPU */
 		long long np = gpu_int(f, i, "processes.count", 0);
 		char label[160];
 		nv_gpu_label(f, i, label, sizeof(label));
@@ -394,8 +513,9 @@ static void mig(rule_ctx *c)
 				    i, i);
 		}
 		const char *first = facts_str(f, "nvml.gpu.%d.mig.0.uuid", i);
-		if (first)
-			finding_fix(x, "select a MIG device by its UUID: export CUDA_VISIBLE_DEVICES=%s", first);
+		char qm[256];
+		if (first && shell_word(qm, sizeof(qm), first))
+			finding_fix(x, "select a MIG device by its UUID: export CUDA_VISIBLE_DEVICES=%s", qm);
 	}
 	if (x)
 		finding_fix(x, "CUDA_VISIBLE_DEVICES must name MIG devices by their MIG-... UUID (nvidia-smi -L lists "
@@ -505,6 +625,8 @@ const rule rules_gpu[] = {
 	{"gpu.throttled", "gpu", SEV_WARN, "nvml.init", throttled,
 	 "clocks held down by thermal, hardware or power-brake slowdown"},
 	{"gpu.hot", "gpu", SEV_WARN, "nvml.init", hot, "GPU at 80 C or within 5 C of its slowdown temperature"},
+	{"gpu.memory-held", "gpu", SEV_WARN, "nvml.device_count", memory_held_rule,
+	 "other processes hold over 90 % of a GPU's memory (or leave less than --memory-headroom)"},
 	{"gpu.busy", "gpu", SEV_INFO, "nvml.init", busy, "other processes hold GPU memory or compute"},
 	{"gpu.compute-mode", "gpu", SEV_WARN, "nvml.init", compute_mode,
 	 "compute mode prohibited, or exclusive while another process holds the GPU"},

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "render/shell.h"
 #include "rules/registry.h"
 
 static int pci_count(const facts *f)
@@ -38,6 +39,15 @@ static void gpu_none(rule_ctx *c)
 	const facts *f = c->facts;
 	if (pci_count(f) > 0 || driver_proc_present(f) || gpu_seen_elsewhere(f) || !pci_fully_seen(f))
 		return;
+	/* the driver's nodes are there and /proc/devices shows its major (a container with /sys and
+	 * /proc/driver masked, or nodes that are not the driver's: dev.wrong-node): the GPU is not
+	 * absent, other rules name what is wrong. Stale nodes without a registered driver do not count. */
+	long long major;
+	if ((facts_true(f, "devices.nvidiactl") || facts_int_or(f, 0, "devices.gpu.present") > 0) &&
+	    facts_int(f, &major, "devices.major.nvidia"))
+		return;
+	if (facts_true(f, "container.inside") && !facts_true(f, "devices.dxg"))
+		return; /* container.no-gpu names this case, with the container's own fix */
 	if (facts_int_or(f, 0, "container.wsl") == 1)
 		return; /* wsl.v1 is the cause: WSL 1 cannot reach a GPU at all */
 	finding *x = rule_emit(c, "no NVIDIA GPU is visible on this machine");
@@ -45,14 +55,9 @@ static void gpu_none(rule_ctx *c)
 	finding_evidence(x, VERSION_FILE " does not exist");
 	if (facts_int_or(f, 0, "nvml.device_count") == 0 && facts_get(f, "nvml.device_count"))
 		finding_evidence(x, "NVML reports no devices");
-	if (facts_true(f, "container.inside")) {
-		finding_fix(x, "this is a container: start it with the GPUs passed through (see container.no-gpu), "
-			       "e.g. docker run --gpus all ...");
-	} else {
-		finding_fix(x, "if this machine should have a GPU: check that it is seated and powered, and listed by "
-			       "`lspci -nn | grep -i nvidia`");
-		finding_fix(x, "a cloud instance needs a GPU instance type");
-	}
+	finding_fix(x, "if this machine should have a GPU: check that it is seated and powered, and listed by "
+		       "`lspci -nn | grep -i nvidia`");
+	finding_fix(x, "a cloud instance needs a GPU instance type");
 	finding_fix(x, "to run on the CPU meanwhile: device = \"cuda\" if torch.cuda.is_available() else \"cpu\", "
 		       "and expect training 10-100x slower; use a smaller batch size");
 	x->rank = 0;
@@ -89,7 +94,8 @@ static void driver_not_loaded(rule_ctx *c)
 		finding_evidence(x, "no nvidia.ko under /lib/modules/%s", release ? release : "(unknown kernel)");
 		if (facts_str(f, "hardware.dkms_module"))
 			finding_fix(x, "rebuild the DKMS module for this kernel: sudo dkms autoinstall -k %s",
-				    release ? release : "$(uname -r)");
+				    release ? shell_word_or_comment((char[512]){0}, 512, "the kernel release", release)
+					    : "$(uname -r)");
 		else {
 			finding_fix(x, "Ubuntu: sudo ubuntu-drivers install");
 			/* Debian's nvidia-driver is in non-free, which a default install (and debootstrap)
@@ -99,7 +105,8 @@ static void driver_not_loaded(rule_ctx *c)
 				       "then: sudo apt update && sudo apt install nvidia-driver firmware-misc-nonfree");
 		}
 		if (release)
-			finding_fix(x, "kernel headers are needed to build it: sudo apt install linux-headers-%s", release);
+			finding_fix(x, "kernel headers are needed to build it: sudo apt install linux-headers-%s",
+				    shell_word_or_comment((char[512]){0}, 512, "the kernel release", release));
 	}
 	finding_fix(x, "then reboot");
 	x->rank = 0;

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "kb/kb_cudnn.h"
+#include "loader/loader.h"
+#include "toolkit/cudalibs.h"
+#include "render/shell.h"
 #include "rules/cuda_facts.h"
 #include "rules/registry.h"
 
@@ -122,7 +125,8 @@ static void ld_path_stale(rule_ctx *c)
 			why = buf;
 		}
 		if (!why) {
-			sb_addf(&keep, "%s%s", keep.len ? ":" : "", d);
+			if (!loader_is_stubs_dir(d)) /* lib.stubs-on-path names it; a rewrite drops it */
+				sb_addf(&keep, "%s%s", keep.len ? ":" : "", d);
 			continue;
 		}
 		if (!x)
@@ -131,8 +135,11 @@ static void ld_path_stale(rule_ctx *c)
 		stale++;
 	}
 	if (x) {
-		if (keep.len)
-			finding_fix(x, "export LD_LIBRARY_PATH=%s", keep.buf);
+		char q[4096];
+		if (keep.len && shell_word(q, sizeof(q), keep.buf))
+			finding_fix(x, "export LD_LIBRARY_PATH=%s", q);
+		else if (keep.len)
+			finding_fix_refused(x, "the LD_LIBRARY_PATH value", keep.buf);
 		else
 			finding_fix(x, "unset LD_LIBRARY_PATH");
 		finding_fix(x, "and remove the old entries where they are set (~/.bashrc, ~/.profile, /etc/profile.d, "
@@ -260,9 +267,178 @@ static void cudnn_cuda_major(rule_ctx *c)
 			       "(NVIDIA's apt repository), or pip install nvidia-cudnn-cu%d",
 			    want, cm > 0 ? cm : 9, want, want);
 		finding_fix(x, "and remove the other build from the search path (dpkg -S %s names its package)",
-			    facts_str(f, "loader.lib.%d.path", k));
+			    shell_word_or_comment((char[4608]){0}, 4608, "the library", facts_str(f, "loader.lib.%d.path", k)));
 	}
 	sb_free(&desc);
+}
+
+/* ---- lib.stubs-on-path: the toolkit's link-time placeholders on the run-time search path ---- */
+
+/* What a program that loads a stub instead of the real library sees. */
+static const struct {
+	const char *lib, *symptom;
+} STUB_SYMPTOMS[] = {
+	{"cuda", "cuInit fails with CUDA_ERROR_STUB_LIBRARY (34); the runtime says \"CUDA driver version is insufficient "
+		 "for CUDA runtime version\" and torch.cuda.is_available() is False"},
+	{"nvidia-ml", "every NVML call fails: nvidia-smi, nvitop, pynvml and gpuvet see no driver"},
+	{"cublasLt", "prints \"You are running using the stub version of cublasLt\" and every call fails"},
+	{"cublas", "prints a stub warning and every call fails (CUBLAS_STATUS_NOT_INITIALIZED)"},
+};
+
+static const char *stub_symptom(const char *lib)
+{
+	for (size_t i = 0; lib && i < GV_ARRAY_LEN(STUB_SYMPTOMS); i++)
+		if (strcmp(STUB_SYMPTOMS[i].lib, lib) == 0)
+			return STUB_SYMPTOMS[i].symptom;
+	return NULL;
+}
+
+/* The first copy of lib that is not a stub: what the stub shadows. -1 when none. */
+static int real_copy(const facts *f, const char *lib)
+{
+	for (int k = 0; k < lib_count(f); k++) {
+		const char *name = facts_str(f, "loader.lib.%d.name", k);
+		const char *path = facts_str(f, "loader.lib.%d.path", k);
+		if (name && strcmp(name, lib) == 0 && !facts_true(f, "loader.lib.%d.stub", k) && path) {
+			char *d = xstrdup(path);
+			char *slash = strrchr(d, '/');
+			if (slash)
+				*slash = '\0';
+			bool stub = loader_is_stubs_dir(d);
+			free(d);
+			if (!stub)
+				return k;
+		}
+	}
+	return -1;
+}
+
+/* Evidence for one stubs directory; true when a versioned soname (what programs load at run time)
+ * is among its files. *shadows: a stub stands before a real copy of its library. */
+static bool stub_dir_evidence(const facts *f, finding *x, const char *dir, const char *files, const char *where,
+			      bool *shadows)
+{
+	finding_evidence(x, "%s (%s) is a stubs directory: %s", dir, where, files && *files ? files : "no libraries in it");
+	bool versioned = false;
+	strlist names = {0};
+	sl_split(&names, files ? files : "", ", ", false);
+	strlist said = {0};
+	for (size_t i = 0; i < names.n; i++) {
+		const char *lib = cuda_lib_match(names.v[i]);
+		const char *so = strstr(names.v[i], ".so");
+		bool ver = so && so[3] == '.';
+		versioned |= ver && lib;
+		if (!lib || sl_contains(&said, lib))
+			continue;
+		sl_push(&said, lib);
+		int k = real_copy(f, lib);
+		const char *sym = stub_symptom(lib);
+		if (k >= 0) {
+			*shadows = true;
+			const char *v = facts_str(f, "loader.lib.%d.version", k);
+			finding_evidence(x, "%s/%s shadows %s%s%s%s for a program that loads lib%s.so%s", dir, names.v[i],
+					 facts_str(f, "loader.lib.%d.path", k), v ? " (" : "", v ? v : "", v ? ")" : "", lib,
+					 ver ? " or its soname" : "");
+			if (sym)
+				finding_evidence(x, "with the stub lib%s: %s", lib, sym);
+		} else if (sym) {
+			finding_evidence(x, "%s/%s is the only lib%s found: %s", dir, names.v[i], lib, sym);
+		}
+	}
+	sl_free(&said);
+	sl_free(&names);
+	return versioned;
+}
+
+static void stubs_on_path(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	finding *x = NULL;
+	bool fail = false, conf = false, shadows = false;
+	const char *llp = facts_str(f, "loader.ld_library_path");
+	for (int i = 0; i < facts_int_or(f, 0, "loader.ld_library_path.count") && i < 512; i++) {
+		const char *d = facts_str(f, "loader.ld_library_path.%d.dir", i);
+		if (!loader_is_stubs_dir(d))
+			continue;
+		if (!x)
+			x = rule_emit(c, "the CUDA toolkit's stubs directory is on the loader's search path: programs can load "
+					 "link-time placeholders instead of the driver's libraries");
+		fail |= stub_dir_evidence(f, x, d, facts_str(f, "loader.ld_library_path.%d.stub_files", i), "in LD_LIBRARY_PATH",
+					  &shadows);
+	}
+	for (int i = 0; i < facts_int_or(f, 0, "loader.conf.count") && i < 512; i++) {
+		const char *d = facts_str(f, "loader.conf.%d.dir", i);
+		if (!loader_is_stubs_dir(d))
+			continue;
+		if (!x)
+			x = rule_emit(c, "the CUDA toolkit's stubs directory is on the loader's search path: programs can load "
+					 "link-time placeholders instead of the driver's libraries");
+		conf = true;
+		fail |= stub_dir_evidence(f, x, d, facts_str(f, "loader.conf.%d.stub_files", i), "in /etc/ld.so.conf",
+					  &shadows);
+	}
+	for (int p = 0; p < pick_count(f); p++) {
+		const char *real = facts_str(f, "loader.pick.%d.real", p);
+		if (!real)
+			continue;
+		char *d = xstrdup(real);
+		char *slash = strrchr(d, '/');
+		if (slash)
+			*slash = '\0';
+		if (loader_is_stubs_dir(d)) {
+			/* also reached through a link from an ordinary directory (ln -s .../stubs/libcuda.so
+			 * /usr/lib/x86_64-linux-gnu/libcuda.so.1): the stub is what programs get */
+			if (!x)
+				x = rule_emit(c, "a CUDA library the loader picks is the toolkit's stub: programs load a link-time "
+						 "placeholder instead of the driver's library");
+			const char *path = facts_str(f, "loader.pick.%d.path", p);
+			const char *name = facts_str(f, "loader.pick.%d.name", p);
+			const char *sym = stub_symptom(name);
+			if (path && strcmp(path, real) != 0)
+				finding_evidence(x, "dlopen(\"%s\") picks %s -> %s: the stub", facts_str(f, "loader.pick.%d.soname", p),
+						 path, real);
+			else
+				finding_evidence(x, "dlopen(\"%s\") picks %s: the stub", facts_str(f, "loader.pick.%d.soname", p), real);
+			if (sym)
+				finding_evidence(x, "with the stub lib%s: %s", name, sym);
+			char *pd = path ? xstrdup(path) : NULL;
+			char *ps = pd ? strrchr(pd, '/') : NULL;
+			if (ps)
+				*ps = '\0';
+			if (pd && strcmp(path, real) != 0 && !loader_is_stubs_dir(pd))
+				finding_fix(x, "remove the link %s (made for a build) and reinstall the driver's user-space library "
+					       "(the libnvidia-compute / nvidia-driver package, or in a container the NVIDIA runtime's "
+					       "mount)", path);
+			free(pd);
+			fail = true;
+		}
+		free(d);
+	}
+	if (!x)
+		return;
+	if (facts_int_or(f, 0, "cuda.init_code") == 34) {
+		finding_evidence(x, "cuInit answered 34 (CUDA_ERROR_STUB_LIBRARY): a stub libcuda was loaded");
+		fail = true;
+	}
+	x->sev = fail ? SEV_FAIL : SEV_WARN;
+	if (!fail && shadows)
+		finding_evidence(x, "the soname links (libcuda.so.1) still resolve to the driver here, but a program that "
+				    "loads the unversioned name, or one linked at build time with the stubs, gets the placeholder");
+	if (llp) {
+		char *rest = loader_path_without_stubs(llp);
+		if (*rest)
+			finding_fix(x, "export LD_LIBRARY_PATH=%s", rest);
+		else
+			finding_fix(x, "unset LD_LIBRARY_PATH");
+		free(rest);
+	}
+	if (conf)
+		finding_fix(x, "remove the stubs line from /etc/ld.so.conf.d (grep -rl stubs /etc/ld.so.conf /etc/ld.so.conf.d), "
+			       "then sudo ldconfig");
+	finding_fix(x, "stubs are for linking only: in a Dockerfile, give them to the build step as LIBRARY_PATH="
+		       "/usr/local/cuda/lib64/stubs (or -L), never as LD_LIBRARY_PATH or in ld.so.conf; delete a libcuda.so.1 "
+		       "link made inside the stubs directory for a build");
+	x->rank = 5;
 }
 
 const rule rules_loader[] = {
@@ -272,6 +448,8 @@ const rule rules_loader[] = {
 	 "LD_LIBRARY_PATH entries that do not exist or hold another CUDA version than CUDA_HOME"},
 	{"lib.runtime-newer-than-driver", "loader", SEV_FAIL, "loader.pick.count", runtime_newer_than_driver,
 	 "the libcudart that loads is newer than the driver supports"},
+	{"lib.stubs-on-path", "loader", SEV_WARN, "loader.ld_library_path", stubs_on_path,
+	 "the CUDA toolkit's stubs directory on LD_LIBRARY_PATH or in ld.so.conf (placeholders shadow the driver)"},
 	{"lib.cudnn-cuda-major", "loader", SEV_FAIL, "loader.pick.count", cudnn_cuda_major,
 	 "the cuDNN that loads is built for another CUDA major than the runtime"},
 	{NULL, NULL, 0, NULL, NULL, NULL},

@@ -17,6 +17,8 @@
 #include "python/archlist.h"
 #include "python/fixplan.h"
 #include "python/pyparse.h"
+#include "loader/loader.h"
+#include "render/shell.h"
 #include "rules/registry.h"
 
 enum { RANK_ROOT_CAUSE = 1, RANK_SYMPTOM = 2 };
@@ -74,6 +76,13 @@ static const char *python_path(const facts *f)
 {
 	const char *p = facts_str(f, "python.selected");
 	return p ? p : "python3";
+}
+
+/* The interpreter as a word of a fix command: quoted for the shell, or a comment that refuses it. */
+static const char *python_cmd(const facts *f)
+{
+	static _Thread_local char buf[4096 + 512];
+	return shell_word_or_comment(buf, sizeof(buf), "the interpreter", python_path(f));
 }
 
 /* The arch list torch carries and where it was read. */
@@ -216,7 +225,7 @@ static void torch_cpu_build(rule_ctx *c)
 	 * refuses to uninstall from an externally-managed one as it refuses to install, and the venv
 	 * the fix makes there starts empty */
 	if (!facts_true(f, "python.externally_managed")) {
-		finding_fix(x, "%s -m pip uninstall -y torch torchvision torchaudio", python_path(f));
+		finding_fix(x, "%s -m pip uninstall -y torch torchvision torchaudio", python_cmd(f));
 		add_pip_fix(x, f, c->kb, "then: ");
 	} else {
 		add_pip_fix(x, f, c->kb, NULL);
@@ -346,7 +355,7 @@ static void ext_arch_missing(rule_ctx *c)
 		finding_fix(x, "install a wheel of %s built for sm_%s, or rebuild it for this GPU:", dist, want);
 		finding_fix(x, "TORCH_CUDA_ARCH_LIST=\"%s\" %s -m pip install --no-cache-dir --force-reinstall "
 			       "--no-build-isolation --no-binary %s %s",
-			    want, python_path(f), dist, dist);
+			    want, python_cmd(f), dist, dist);
 		x->rank = 50;
 	}
 }
@@ -403,7 +412,7 @@ static void torch_multiple(rule_ctx *c)
 		else
 			finding_fix(x, "remove the copies you do not use: %s -m pip uninstall torch (repeat until one is left), "
 				       "then reinstall the one you want",
-				    python_path(f));
+				    python_cmd(f));
 		return;
 	}
 	/* torch elsewhere, but not for the interpreter in use */
@@ -438,7 +447,13 @@ static void torch_multiple(rule_ctx *c)
 		if (prefix && !str_starts(pp, prefix)) {
 			finding *x = rule_emit(c, "%s points at %s, but python3 on PATH is %s", origin, prefix, pp);
 			finding_evidence(x, "the environment is set but its bin directory is not first on PATH");
-			finding_fix(x, "activate it again: . %s/bin/activate (venv) or conda activate %s", prefix, prefix);
+			char *act = xasprintf("%s/bin/activate", prefix);
+			char qa[4608], qp[4608];
+			if (shell_word(qa, sizeof(qa), act) && shell_word(qp, sizeof(qp), prefix))
+				finding_fix(x, "activate it again: . %s (venv) or conda activate %s", qa, qp);
+			else
+				finding_fix_refused(x, "the environment", prefix);
+			free(act);
 		}
 	}
 }
@@ -522,7 +537,7 @@ static void torch_cudnn_disabled(rule_ctx *c)
 			if (so && str_starts(so, "libcudnn.so"))
 				pin = facts_str(f, "python.lib.%lld.expected_package", i);
 		}
-		finding_fix(x, "reinstall torch's cuDNN: %s -m pip install --force-reinstall %s", python_path(f),
+		finding_fix(x, "reinstall torch's cuDNN: %s -m pip install --force-reinstall %s", python_cmd(f),
 			    pin ? pin : "nvidia-cudnn-cu12 (or -cu13, matching torch.version.cuda)");
 	}
 }
@@ -599,10 +614,14 @@ static void torch_cudnn_mismatch(rule_ctx *c)
 	}
 	if (!x)
 		return;
-	finding_evidence(x, "see lib.shadowed for which copy the loader picks and why");
+	bool shadowed = false; /* lib.shadowed runs first: point at it only when it is shown */
+	for (size_t i = 0; i < c->out->n && !shadowed; i++)
+		shadowed = strcmp(c->out->v[i].id, "lib.shadowed") == 0;
+	if (shadowed)
+		finding_evidence(x, "see lib.shadowed for which copy the loader picks and why");
 	if (pin && pkg)
-		finding_fix(x, "%s -m pip install --force-reinstall %s==%s", python_path(f), pkg, pin);
-	finding_fix(x, "and keep other cuDNN directories off LD_LIBRARY_PATH (see lib.shadowed)");
+		finding_fix(x, "%s -m pip install --force-reinstall %s==%s", python_cmd(f), pkg, pin);
+	finding_fix(x, "and keep other cuDNN directories off LD_LIBRARY_PATH%s", shadowed ? " (see lib.shadowed)" : "");
 }
 
 /* ---- lib.shadowed (loader) ---- */
@@ -744,9 +763,15 @@ static void lib_shadowed(rule_ctx *c)
 	if (llp) {
 		char rest[2048];
 		ld_path_without(llp, &drop, rest, sizeof(rest));
+		char *clean = loader_path_without_stubs(rest); /* stubs never stay on a rewritten path */
+		str_copy(rest, sizeof(rest), clean);
+		free(clean);
 		finding_evidence(x, "LD_LIBRARY_PATH=%s", llp);
-		if (rest[0])
-			finding_fix(x, "export LD_LIBRARY_PATH=%s", rest);
+		char q[sizeof(rest) + 512];
+		if (rest[0] && shell_word(q, sizeof(q), rest))
+			finding_fix(x, "export LD_LIBRARY_PATH=%s", q);
+		else if (rest[0])
+			finding_fix_refused(x, "the LD_LIBRARY_PATH value", rest);
 		else
 			finding_fix(x, "unset LD_LIBRARY_PATH");
 		finding_fix(x, "and remove the line that adds it from ~/.bashrc (or the job script), so torch loads its own "
@@ -754,11 +779,11 @@ static void lib_shadowed(rule_ctx *c)
 	} else if (via_rpath) {
 		finding_fix(x, "torch's own RPATH points at another directory: reinstall torch (%s -m pip install "
 			       "--force-reinstall torch)",
-			    python_path(f));
+			    python_cmd(f));
 	} else {
 		finding_fix(x, "remove the duplicate package that provides these files, or reinstall torch so its own "
 			       "copies are found first: %s -m pip install --force-reinstall torch",
-			    python_path(f));
+			    python_cmd(f));
 	}
 	sl_free(&drop);
 }
@@ -896,7 +921,7 @@ static void cudnn_init_failed(rule_ctx *c)
 		if (used < 0 || total <= 0 || used * 10 < total * 9)
 			continue;
 		finding_evidence(x, "cause: GPU %lld memory is nearly full, %lld of %lld MiB used by %lld other process%s "
-				    "(see gpu.busy)",
+				    "(see gpu.memory-held)",
 				 i, used >> 20, total >> 20, procs, procs == 1 ? "" : "es");
 		finding_fix(x, "free the GPU: stop the other processes (nvidia-smi --query-compute-apps=pid,process_name,"
 			       "used_memory --format=csv), or choose another GPU with CUDA_VISIBLE_DEVICES");
@@ -904,7 +929,8 @@ static void cudnn_init_failed(rule_ctx *c)
 	}
 	for (size_t i = 0; i < c->out->n; i++) {
 		finding *o = &c->out->v[i];
-		if (strcmp(o->id, "lib.shadowed") == 0 || strcmp(o->id, "torch.cudnn-mismatch") == 0) {
+		if (strcmp(o->id, "lib.shadowed") == 0 || strcmp(o->id, "torch.cudnn-mismatch") == 0 ||
+		    strcmp(o->id, "release.known-bad") == 0) {
 			finding_evidence(x, "cause: %s (%s)", o->title, o->id);
 			for (size_t k = 0; k < o->fix.n && k < 2; k++)
 				finding_fix(x, "%s", o->fix.v[k]);
@@ -956,7 +982,7 @@ static void torch_smoke_failed(rule_ctx *c)
 	} else {
 		finding_fix(x, "run the same operation by hand with CUDA_LAUNCH_BLOCKING=1 to see where it fails: %s -c "
 			       "\"import torch; a=torch.randn(128,128,device='cuda'); print((a@a).sum())\"",
-			    python_path(f));
+			    python_cmd(f));
 	}
 }
 
@@ -985,9 +1011,9 @@ static void torch_import_failed(rule_ctx *c)
 		lib[strcspn(lib, ": ")] = '\0';
 		finding_fix(x, "%s is missing: reinstall torch with its dependencies: %s -m pip install --force-reinstall "
 			       "torch (the nvidia-* wheels provide %s)",
-			    lib, python_path(f), lib);
+			    lib, python_cmd(f), lib);
 	} else {
-		finding_fix(x, "reinstall torch: %s -m pip install --force-reinstall torch", python_path(f));
+		finding_fix(x, "reinstall torch: %s -m pip install --force-reinstall torch", python_cmd(f));
 	}
 	x->rank = RANK_ROOT_CAUSE;
 }
@@ -1042,7 +1068,7 @@ static void python_probe_failed(rule_ctx *c)
 
 static const char *const ROOT_CAUSES[] = {
 	"gpu.none",		 "driver.nouveau",	  "driver.not-loaded",	   "container.no-gpu", "wsl.v1",
-	"driver.libcuda-missing", "driver.version-mismatch", "driver.uvm-missing",    "dev.permission",   "driver.init-failed",
+	"driver.libcuda-missing", "driver.version-mismatch", "driver.uvm-missing",    "dev.permission", "dev.wrong-node",   "lib.stubs-on-path", "driver.init-failed",
 	"env.visible-devices",	 "container.capabilities", "torch.cpu-build",	   "torch.driver-too-old",
 	"lib.runtime-newer-than-driver", "lib.shadowed",   "torch.import-failed",   NULL,
 };
@@ -1051,7 +1077,7 @@ static const char *const ROOT_CAUSES[] = {
 static void explain_warning(finding *x, const char *w, const facts *f, const kb *k)
 {
 	if (!w) {
-		finding_fix(x, "run %s -c \"import torch; torch.cuda.init()\" to see CUDA's own error", python_path(f));
+		finding_fix(x, "run %s -c \"import torch; torch.cuda.init()\" to see CUDA's own error", python_cmd(f));
 		return;
 	}
 	if (strstr(w, "Found no NVIDIA driver")) {
@@ -1080,7 +1106,7 @@ static void explain_warning(finding *x, const char *w, const facts *f, const kb 
 				    "or not accessible");
 		finding_fix(x, "sudo nvidia-modprobe -u -c=0, and add the user to the group that owns /dev/nvidia*");
 	} else {
-		finding_fix(x, "run %s -c \"import torch; torch.cuda.init()\" to see CUDA's own error", python_path(f));
+		finding_fix(x, "run %s -c \"import torch; torch.cuda.init()\" to see CUDA's own error", python_cmd(f));
 	}
 }
 

@@ -1,8 +1,11 @@
 /* Rules of the toolkit layer: is there a CUDA toolkit, is it on PATH, do PATH, CUDA_HOME and
  * /usr/local/cuda agree, and does the driver run what it builds. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "loader/loader.h"
+#include "render/shell.h"
 #include "rules/cuda_facts.h"
 #include "rules/registry.h"
 
@@ -65,8 +68,18 @@ static void nvcc_not_on_path(rule_ctx *c)
 	finding *x = rule_emit(c, "a CUDA toolkit is installed but nvcc is not on PATH");
 	finding_evidence(x, "installed: %s", cf_install_label(f, i, label, sizeof(label)));
 	finding_evidence(x, "no nvcc in any PATH entry");
-	finding_fix(x, "export PATH=%s/bin:$PATH", root);
-	finding_fix(x, "to keep it: echo 'export PATH=%s/bin:$PATH' >> ~/.bashrc", root);
+	char *bin = xasprintf("%s/bin", root);
+	char qb[4096], ql[8192];
+	if (shell_word(qb, sizeof(qb), bin)) {
+		char *line = xasprintf("export PATH=%s:$PATH", qb);
+		finding_fix(x, "%s", line);
+		if (shell_word(ql, sizeof(ql), line))
+			finding_fix(x, "to keep it: echo %s >> ~/.bashrc", ql);
+		free(line);
+	} else {
+		finding_fix_refused(x, "the toolkit directory", root);
+	}
+	free(bin);
 }
 
 /* "PATH's nvcc", "CUDA_HOME", "/usr/local/cuda": which install each points at */
@@ -150,14 +163,24 @@ static void toolkit_inconsistent(rule_ctx *c)
 	char mm[32];
 	bool have_mm = cf_install_mm(f, ref, mm, sizeof(mm));
 	finding_evidence(x, "builds use %s (%s)", root, p >= 0 ? "PATH's nvcc" : var ? var : "/usr/local/cuda");
+	char qr[4096], qu[4096];
+	if (!shell_word(qr, sizeof(qr), root)) {
+		finding_fix_refused(x, "the toolkit directory", root);
+		return;
+	}
 	if (home_off)
-		finding_fix(x, "export %s=%s", var ? var : "CUDA_HOME", root);
+		finding_fix(x, "export %s=%s", var ? var : "CUDA_HOME", qr);
 	if (cpath_off)
-		finding_fix(x, "export CUDA_PATH=%s", root);
-	if (link_off)
+		finding_fix(x, "export CUDA_PATH=%s", qr);
+	const char *uroot = facts_str(f, "toolkit.%d.root", u);
+	char *ubin = xasprintf("%s/bin", uroot ? uroot : "/usr/local/cuda");
+	if (link_off && shell_word(qu, sizeof(qu), ubin))
 		finding_fix(x, "sudo ln -sfn %s /usr/local/cuda   (or use the install /usr/local/cuda points to: "
-			       "export PATH=%s/bin:$PATH)",
-			    root, facts_str(f, "toolkit.%d.root", u));
+			       "export PATH=%s:$PATH)",
+			    qr, qu);
+	else if (link_off)
+		finding_fix(x, "sudo ln -sfn %s /usr/local/cuda", qr);
+	free(ubin);
 	if (have_mm)
 		finding_fix(x, "or set everything for this shell at once: eval \"$(gpuvet env use %s)\"", mm);
 }
@@ -183,8 +206,11 @@ static void symlink_dangling(rule_ctx *c)
 			best = i;
 	}
 	finding_evidence(x, "builds and tools that default to /usr/local/cuda (CMake, PyTorch extensions) will not find CUDA");
-	if (best >= 0)
-		finding_fix(x, "sudo ln -sfn %s /usr/local/cuda", facts_str(f, "toolkit.%d.root", best));
+	char qb[4096];
+	if (best >= 0 && shell_word(qb, sizeof(qb), facts_str(f, "toolkit.%d.root", best)))
+		finding_fix(x, "sudo ln -sfn %s /usr/local/cuda", qb);
+	else if (best >= 0)
+		finding_fix_refused(x, "the toolkit directory", facts_str(f, "toolkit.%d.root", best));
 	else
 		finding_fix(x, "no CUDA toolkit is installed to point it to: sudo rm /usr/local/cuda");
 }
@@ -222,9 +248,13 @@ static void newer_than_driver(rule_ctx *c)
 		finding_fix(x, "upgrade the driver to one that supports CUDA %s", mm);
 	int a = 0, b = 0;
 	version_parse(mm, &a, &b, NULL);
+	const char *llp = facts_str(f, "loader.ld_library_path");
+	char *rest = llp ? loader_path_without_stubs(llp) : NULL;
+	bool had_stubs = llp && strcmp(rest, llp) != 0; /* a rewritten path drops the stubs */
 	finding_fix(x, "datacenter GPUs only (not GeForce/RTX): sudo apt install cuda-compat-%d-%d, then "
-		       "export LD_LIBRARY_PATH=/usr/local/cuda-%d.%d/compat:$LD_LIBRARY_PATH",
-		    a, b, a, b);
+		       "export LD_LIBRARY_PATH=/usr/local/cuda-%d.%d/compat%s%s",
+		    a, b, a, b, had_stubs ? (*rest ? ":" : "") : ":$LD_LIBRARY_PATH", had_stubs ? rest : "");
+	free(rest);
 	/* an installed toolkit the driver does run */
 	int fit = -1;
 	char fm[32], best[32] = "";

@@ -11,12 +11,16 @@
 #include "core/sysroot.h"
 #include "core/util.h"
 #include "nvidia/nvml.h"
+#include "sampler/fields.h"
 #include "sampler/xid.h"
 
 struct sampler {
 	sampler_opts o;
 	unsigned ngpus;
 	gv_nvml_device *dev; /* ngpus; identity kept between takes */
+	gv_gpm **gpm;        /* ngpus; NULL where GPM is not supported */
+	gv_gpm_support *gpm_support;
+	gv_nv_dbl (*gpm_val)[GV_GPM_N];
 	unsigned long long takes;
 	int consecutive_failures;
 	char driver_version[32], nvml_version[32];
@@ -105,6 +109,15 @@ sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)
 	for (unsigned i = 0; i < n; i++) {
 		gv_nvml_device_clear(&s->dev[i]);
 		gv_nvml_device_snapshot(i, GV_NVML_IDENTITY, &s->dev[i]);
+	}
+	s->gpm = n ? xcalloc(n, sizeof(*s->gpm)) : NULL;
+	s->gpm_support = n ? xcalloc(n, sizeof(*s->gpm_support)) : NULL;
+	s->gpm_val = n ? xcalloc(n, sizeof(*s->gpm_val)) : NULL;
+	for (unsigned i = 0; i < n && !s->o.no_gpm; i++) {
+		nvmlReturn_t grc = NVML_SUCCESS;
+		s->gpm[i] = gv_gpm_open(i, &s->gpm_support[i], &grc);
+		if (s->gpm[i]) /* the first sample: the first take's counters cover the time since */
+			gv_gpm_take(s->gpm[i], s->gpm_val[i]);
 	}
 	gv_nvml_system sys;
 	gv_nvml_system_info(&sys);
@@ -198,39 +211,28 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 		snprintf(g->error, sizeof(g->error), "%s", gv_nvml_return_name(d->handle_rc));
 		return;
 	}
-	g->util_gpu = conv(d->util_gpu, 1);
-	g->util_mem = conv(d->util_memory, 1);
-	g->mem_used = conv(d->memory_used, 1);
-	g->mem_total = conv(d->memory_total, 1);
-	g->temp = conv(d->temperature_c, 1);
-	g->temp_slowdown = conv(d->temp_slowdown_c, 1);
-	g->temp_shutdown = conv(d->temp_shutdown_c, 1);
-	g->power = conv(d->power_mw, 0.001);
-	g->power_limit = conv(d->power_limit_mw, 0.001);
-	g->energy_mj = conv(d->energy_mj, 1);
-	g->sm_clock = conv(d->sm_clock_mhz, 1);
-	g->mem_clock = conv(d->mem_clock_mhz, 1);
-	g->sm_clock_max = conv(d->max_sm_clock_mhz, 1);
-	g->mem_clock_max = conv(d->max_mem_clock_mhz, 1);
-	g->clock_reasons = conv(d->clock_event_reasons, 1);
-	g->pcie_gen = conv(d->pcie_gen, 1);
-	g->pcie_gen_max = conv(d->pcie_gen_max, 1);
-	g->pcie_width = conv(d->pcie_width, 1);
-	g->pcie_width_max = conv(d->pcie_width_max, 1);
-	g->pcie_tx_kbps = conv(d->pcie_tx_kbps, 1);
-	g->pcie_rx_kbps = conv(d->pcie_rx_kbps, 1);
-	g->ecc_corr_volatile = conv(d->ecc_corrected_volatile, 1);
-	g->ecc_uncorr_volatile = conv(d->ecc_uncorrected_volatile, 1);
-	g->ecc_corr_aggregate = conv(d->ecc_corrected_aggregate, 1);
-	g->ecc_uncorr_aggregate = conv(d->ecc_uncorrected_aggregate, 1);
-	g->retired_sbe = conv(d->retired_sbe, 1);
-	g->retired_dbe = conv(d->retired_dbe, 1);
-	g->retired_pending = conv(d->retired_pending, 1);
-	g->remap_corr = conv(d->remapped_correctable, 1);
-	g->remap_uncorr = conv(d->remapped_uncorrectable, 1);
-	g->remap_pending = conv(d->remap_pending, 1);
-	g->remap_failure = conv(d->remap_failure, 1);
-	g->fan = conv(d->fan_percent, 1);
+	/* every plain reading from one table (sampler/fields.h) */
+	for (size_t k = 0; k < n_snap_fields; k++) {
+		const snap_field *f = &snap_fields[k];
+		if (f->nvml_off == SNAP_NO_NVML)
+			continue;
+		gv_nv_u64 v;
+		memcpy(&v, (const char *)d + f->nvml_off, sizeof(v));
+		sval out = conv(v, f->nvml_scale);
+		memcpy((char *)g + f->off, &out, sizeof(out));
+	}
+	if (GV_OK(d->cc_major) && GV_OK(d->cc_minor))
+		g->cc = sv_ok((double)d->cc_major.v + (double)(d->cc_minor.v % 10) / 10.0);
+	g->gpm_support = (uint8_t)s->gpm_support[i];
+	for (int k = 0; k < GV_GPM_N; k++) {
+		const gv_nv_dbl *v = &s->gpm_val[i][k];
+		if (!s->gpm[i])
+			g->gpm[k] = (sval){0, s->gpm_support[i] == GV_GPM_UNKNOWN ? SV_NONE : SV_NA};
+		else if (v->st == GV_V_OK)
+			g->gpm[k] = sv_ok(v->v < 0 ? 0 : v->v);
+		else
+			g->gpm[k] = (sval){0, v->st == GV_V_UNSUPPORTED ? SV_NA : v->st == GV_V_ERROR ? SV_ERR : SV_NONE};
+	}
 	/* a GPU that fell off the bus answers every call with GPU_IS_LOST */
 	if (d->temperature_c.st == GV_V_ERROR && d->temperature_c.rc == NVML_ERROR_GPU_IS_LOST) {
 		g->lost = true;
@@ -248,6 +250,7 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 			p->used_bytes = np->used_bytes == NVML_VALUE_NOT_AVAILABLE_ULL ? (sval){0, SV_NA}
 										: sv_ok((double)np->used_bytes);
 			str_copy(p->name, sizeof(p->name), np->name);
+			p->sm_util = np->sm_util >= 0 ? sv_ok(np->sm_util) : (sval){0, SV_NA};
 			proc_identity(p);
 		}
 	} else {
@@ -275,12 +278,26 @@ snapshot *sampler_take(sampler *s, char *err, size_t errsize)
 		what |= GV_NVML_HEALTH | GV_NVML_PCIE_THROUGHPUT;
 	if (s->takes > 1 && s->takes % (unsigned)s->o.identity_every == 0)
 		what |= GV_NVML_IDENTITY;
+	/* GPM metrics need 100 ms between samples: the first take after open (watch --once), or a
+	 * very short --interval, waits for the rest of it once */
+	double wait = 0;
+	for (unsigned i = 0; i < s->ngpus; i++) {
+		double w = gv_gpm_wait(s->gpm[i]);
+		if (w > wait)
+			wait = w;
+	}
+	if (wait > 0) {
+		struct timespec ts = {0, (long)(wait * 1e9) + 1000000};
+		nanosleep(&ts, NULL);
+	}
 	unsigned answered = 0;
 	for (unsigned i = 0; i < s->ngpus; i++) {
 		gv_nvml_device *d = &s->dev[i];
 		/* a GPU whose identity never came (it was lost at start) gets another try */
 		unsigned w = what | (GV_OK(d->uuid) ? 0 : GV_NVML_IDENTITY);
 		gv_nvml_device_snapshot(i, w, d);
+		if (s->gpm[i])
+			gv_gpm_take(s->gpm[i], s->gpm_val[i]);
 		if (any_reading(d))
 			answered++;
 	}
@@ -316,6 +333,11 @@ void sampler_close(sampler *s)
 		gv_nvml_events_close(s->events);
 	kmsg_close(&s->kmsg);
 	xid_tally_free(&s->xids);
+	for (unsigned i = 0; i < s->ngpus; i++)
+		gv_gpm_close(s->gpm[i]);
+	free(s->gpm);
+	free(s->gpm_support);
+	free(s->gpm_val);
 	free(s->dev);
 	free(s);
 }

@@ -30,6 +30,7 @@ typedef struct sampler_opts {
 	const char *kmsg;    /* kernel log to follow; default /dev/kmsg */
 	int health_every;    /* read ECC/retired/remapped counters every Nth take (default 10) */
 	int identity_every;  /* re-read identity and limits every Nth take (default 60) */
+	bool no_gpm;         /* do not read GPM activity counters (measuring their cost) */
 } sampler_opts;
 
 /* Loads and initialises NVML. NULL with err when it cannot (no library, init failed, no GPUs

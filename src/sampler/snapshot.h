@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nvidia/gpm_fields.h"
+
 typedef enum { SV_NONE = 0, SV_OK, SV_NA, SV_ERR } sval_state;
 
 /* One reading. SV_NONE (the zero value) means "not sampled", shown like n/a. */
@@ -63,6 +65,7 @@ typedef struct gpu_process {
 	char name[64];     /* /proc/PID/comm */
 	char cmdline[256]; /* /proc/PID/cmdline, arguments joined by spaces, sanitized */
 	sval used_bytes;
+	sval sm_util;      /* percent of the GPU's SM time (nvmlDeviceGetProcessUtilization) */
 } gpu_process;
 
 #define SNAP_MAX_PROCS 64
@@ -88,6 +91,8 @@ typedef struct gpu_sample {
 	sval mem_used, mem_total; /* bytes */
 	sval temp, temp_slowdown, temp_shutdown; /* C */
 	sval power, power_limit;                  /* W */
+	sval cc;                                  /* compute capability as major.minor (9.0) */
+	sval power_default_limit;                 /* W: the board's default; a lower power_limit was lowered */
 	sval energy_mj;                           /* millijoules since the driver loaded */
 	sval sm_clock, mem_clock, sm_clock_max, mem_clock_max; /* MHz */
 	sval clock_reasons;                                    /* bit mask (CLK_*) */
@@ -97,6 +102,12 @@ typedef struct gpu_sample {
 	sval retired_sbe, retired_dbe, retired_pending;
 	sval remap_corr, remap_uncorr, remap_pending, remap_failure;
 	sval fan; /* percent of maximum speed */
+
+	/* GPM activity counters (nvidia/gpm_fields.h: GV_GPM_*), in base units (ratio 0-1, bytes per
+	 * second) over the time since the previous take; SV_NONE before the second take, SV_NA where
+	 * the GPU or driver has no GPM (gpm_support says why) */
+	uint8_t gpm_support; /* gv_gpm_support (nvidia/nvml.h) */
+	sval gpm[GV_GPM_N];
 
 	sval nprocs; /* processes holding the GPU (compute and graphics), may exceed procs[] */
 	size_t nproc;

@@ -4,74 +4,21 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A per-GPU family read from one sval field of gpu_sample, times a scale (to base units). */
-typedef struct gpu_family {
-	const char *name;
-	metric_type type;
-	size_t offset; /* offsetof(gpu_sample, field) */
-	double scale;
-	const char *help;
-} gpu_family;
+#include "nvidia/nvml.h"
+#include "sampler/fields.h"
 
 #define F(field) offsetof(gpu_sample, field)
 
-static const gpu_family our_families[] = {
-	{"gpuvet_gpu_utilization_ratio", MT_GAUGE, F(util_gpu), 0.01,
-	 "Fraction of the last sample period in which a kernel ran on the GPU (NVML utilization.gpu)."},
-	{"gpuvet_gpu_memory_utilization_ratio", MT_GAUGE, F(util_mem), 0.01,
-	 "Fraction of the last sample period in which device memory was read or written (NVML utilization.memory)."},
-	{"gpuvet_gpu_memory_used_bytes", MT_GAUGE, F(mem_used), 1, "Device memory in use."},
-	{"gpuvet_gpu_memory_total_bytes", MT_GAUGE, F(mem_total), 1, "Device memory in all."},
-	{"gpuvet_gpu_temperature_celsius", MT_GAUGE, F(temp), 1, "GPU core temperature."},
-	{"gpuvet_gpu_slowdown_temperature_celsius", MT_GAUGE, F(temp_slowdown), 1,
-	 "Temperature at which the GPU starts to slow itself down."},
-	{"gpuvet_gpu_shutdown_temperature_celsius", MT_GAUGE, F(temp_shutdown), 1,
-	 "Temperature at which the GPU shuts down."},
-	{"gpuvet_gpu_power_watts", MT_GAUGE, F(power), 1, "Power draw."},
-	{"gpuvet_gpu_power_limit_watts", MT_GAUGE, F(power_limit), 1, "Enforced power limit."},
-	{"gpuvet_gpu_energy_joules_total", MT_COUNTER, F(energy_mj), 0.001,
-	 "Energy used since the driver loaded."},
-	{"gpuvet_gpu_sm_clock_hertz", MT_GAUGE, F(sm_clock), 1e6, "SM clock."},
-	{"gpuvet_gpu_memory_clock_hertz", MT_GAUGE, F(mem_clock), 1e6, "Memory clock."},
-	{"gpuvet_gpu_sm_clock_max_hertz", MT_GAUGE, F(sm_clock_max), 1e6, "Highest SM clock of this GPU."},
-	{"gpuvet_gpu_memory_clock_max_hertz", MT_GAUGE, F(mem_clock_max), 1e6, "Highest memory clock of this GPU."},
-	{"gpuvet_gpu_pcie_link_generation", MT_GAUGE, F(pcie_gen), 1, "Current PCIe link generation."},
-	{"gpuvet_gpu_pcie_link_generation_max", MT_GAUGE, F(pcie_gen_max), 1, "Highest PCIe generation of the GPU."},
-	{"gpuvet_gpu_pcie_link_width", MT_GAUGE, F(pcie_width), 1, "Current PCIe link width in lanes."},
-	{"gpuvet_gpu_pcie_link_width_max", MT_GAUGE, F(pcie_width_max), 1, "Widest PCIe link of the GPU in lanes."},
-	{"gpuvet_gpu_fan_speed_ratio", MT_GAUGE, F(fan), 0.01, "Fan speed as a fraction of its maximum."},
-	{"gpuvet_gpu_processes", MT_GAUGE, F(nprocs), 1, "Processes holding the GPU (compute and graphics)."},
-	{"gpuvet_gpu_retired_pages_pending", MT_GAUGE, F(retired_pending), 1,
-	 "1 when a page retirement waits for the next reset."},
-	{"gpuvet_gpu_remap_pending", MT_GAUGE, F(remap_pending), 1, "1 when a row remap waits for the next reset."},
-	{"gpuvet_gpu_remap_failure", MT_GAUGE, F(remap_failure), 1, "1 when a row remap failed."},
-};
-
-/* The DCGM exporter's names, units and meaning (its etc/default-counters.csv), for dashboards
- * written against it (Grafana 12239). Its counters carry no "_total"; they are typed untyped
- * here so that promtool's lint stays quiet while the names stay DCGM's. Left out:
- * DCGM_FI_DEV_PCIE_REPLAY_COUNTER (promtool rejects "counter" in a name) and
- * DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (DCGM profiling, which NVML's basic calls cannot measure). */
-static const gpu_family dcgm_families[] = {
-	{"DCGM_FI_DEV_GPU_UTIL", MT_GAUGE, F(util_gpu), 1, "GPU utilization (in %)."},
-	{"DCGM_FI_DEV_MEM_COPY_UTIL", MT_GAUGE, F(util_mem), 1, "Memory utilization (in %)."},
-	{"DCGM_FI_DEV_FB_USED", MT_GAUGE, F(mem_used), 1.0 / (1024 * 1024), "Framebuffer memory used (in MiB)."},
-	{"DCGM_FI_DEV_GPU_TEMP", MT_GAUGE, F(temp), 1, "GPU temperature (in C)."},
-	{"DCGM_FI_DEV_POWER_USAGE", MT_GAUGE, F(power), 1, "Power draw (in W)."},
-	{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", MT_UNTYPED, F(energy_mj), 1,
-	 "Total energy consumption since boot (in mJ)."},
-	{"DCGM_FI_DEV_SM_CLOCK", MT_GAUGE, F(sm_clock), 1, "SM clock frequency (in MHz)."},
-	{"DCGM_FI_DEV_MEM_CLOCK", MT_GAUGE, F(mem_clock), 1, "Memory clock frequency (in MHz)."},
-	{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", MT_UNTYPED, F(remap_corr), 1,
-	 "Number of remapped rows for correctable errors."},
-	{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", MT_UNTYPED, F(remap_uncorr), 1,
-	 "Number of remapped rows for uncorrectable errors."},
-	{"DCGM_FI_DEV_ROW_REMAP_FAILURE", MT_GAUGE, F(remap_failure), 1, "Whether remapping of rows has failed."},
-	/* DCGM's profiling field needs DCGM; NVML's utilization.gpu measures the same "a kernel ran"
-	 * fraction over the sample period, so the dashboard's utilization panel keeps working. */
-	{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", MT_GAUGE, F(util_gpu), 0.01,
-	 "Ratio of time the graphics engine is active (gpuvet: NVML utilization.gpu / 100)."},
-};
+/* The plain per-GPU families come from sampler/fields.h: gpuvet's names, and with
+ * --dcgm-compat the DCGM exporter's names, units and meaning (its etc/default-counters.csv), for
+ * dashboards written against it (Grafana 12239). DCGM's counters carry no "_total"; they are
+ * typed untyped so that promtool's lint stays quiet while the names stay DCGM's. Left out:
+ * DCGM_FI_DEV_PCIE_REPLAY_COUNTER (promtool rejects "counter" in a name). The profiling fields
+ * (DCGM_FI_PROF_*) are NVML's GPM counters, from nvidia/gpm_fields.h (render_gpm). */
+static metric_type mtype(char t)
+{
+	return t == 'c' ? MT_COUNTER : t == 'u' ? MT_UNTYPED : MT_GAUGE;
+}
 
 static sval field(const gpu_sample *g, size_t offset)
 {
@@ -109,6 +56,8 @@ static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t
 	l->names[3] = "device", l->values[3] = device;
 	l->names[4] = "Hostname", l->values[4] = in->hostname ? in->hostname : "";
 	l->n = 5;
+	if (in->snap && in->snap->driver_version[0])
+		l->names[l->n] = "DCGM_FI_DRIVER_VERSION", l->values[l->n++] = in->snap->driver_version;
 	if (in->dcgm_model_name)
 		l->names[l->n] = "modelName", l->values[l->n++] = g->name;
 }
@@ -128,18 +77,21 @@ static void sample_plus(expo *e, double v, const gpu_labels *l, const char *n1, 
 	expo_sample_v(e, v, n, names, values);
 }
 
-static void render_field_families(expo *e, const snapshot *s, const gpu_family *fams, size_t nfams, bool dcgm,
-				  const metrics_input *in)
+static void render_field_families(expo *e, const snapshot *s, bool dcgm, const metrics_input *in)
 {
-	for (size_t f = 0; f < nfams; f++) {
+	for (size_t f = 0; f < n_snap_fields; f++) {
+		const snap_field *sf = &snap_fields[f];
+		const char *name = dcgm ? sf->dcgm : sf->prom;
+		if (!name)
+			continue;
 		bool declared = false;
 		for (int i = 0; i < s->ngpus; i++) {
 			const gpu_sample *g = &s->gpus[i];
-			sval v = field(g, fams[f].offset);
+			sval v = field(g, sf->off);
 			if (!sv_has(v) || g->lost)
 				continue; /* n/a: no sample rather than a made-up value */
 			if (!declared) {
-				expo_family(e, fams[f].name, fams[f].type, fams[f].help);
+				expo_family(e, name, mtype(dcgm ? sf->dcgm_type : sf->prom_type), dcgm ? sf->dcgm_help : sf->prom_help);
 				declared = true;
 			}
 			gpu_labels l;
@@ -148,7 +100,56 @@ static void render_field_families(expo *e, const snapshot *s, const gpu_family *
 				dcgm_labels(&l, g, device, sizeof(device), in);
 			else
 				our_labels(&l, g);
-			expo_sample_v(e, v.v * fams[f].scale, l.n, l.names, l.values);
+			expo_sample_v(e, v.v * (dcgm ? sf->dcgm_scale : sf->prom_scale), l.n, l.names, l.values);
+		}
+	}
+}
+
+/* The GPM activity counters, one family per row of nvidia/gpm_fields.h: gpuvet's name, and
+ * DCGM's with --dcgm-compat. Absent where the GPU has no GPM (never a made-up value); DCGM's
+ * graphics-engine field alone falls back to NVML's utilization.gpu there, so the DCGM
+ * dashboard's utilization panel keeps working (docs/serve.md). */
+static void render_gpm(expo *e, const snapshot *s, bool dcgm, const metrics_input *in)
+{
+	bool any = false;
+	for (int i = 0; i < s->ngpus && !any; i++)
+		any = !s->gpus[i].lost && s->gpus[i].gpm_support != 0;
+	if (!dcgm && any) {
+		expo_family(e, "gpuvet_gpu_gpm_supported", MT_GAUGE,
+			    "1 when gpuvet reads the GPU's GPM activity counters (NVML GPM: Hopper and newer), 0 when not.");
+		for (int i = 0; i < s->ngpus; i++) {
+			const gpu_sample *g = &s->gpus[i];
+			if (g->lost || !g->gpm_support)
+				continue;
+			gpu_labels l;
+			our_labels(&l, g);
+			expo_sample_v(e, g->gpm_support == GV_GPM_ON ? 1 : 0, l.n, l.names, l.values);
+		}
+	}
+	for (int k = 0; k < GV_GPM_N; k++) {
+		const gv_gpm_field *f = &gv_gpm_fields[k];
+		const char *name = dcgm ? f->dcgm_name : f->prom_name;
+		bool declared = false;
+		for (int i = 0; i < s->ngpus; i++) {
+			const gpu_sample *g = &s->gpus[i];
+			if (g->lost)
+				continue;
+			sval v = g->gpm[k];
+			if (!sv_has(v) && dcgm && k == GV_GPM_GRAPHICS && g->gpm_support != GV_GPM_ON && sv_has(g->util_gpu))
+				v = sv_ok(g->util_gpu.v * 0.01);
+			if (!sv_has(v))
+				continue;
+			if (!declared) {
+				expo_family(e, name, MT_GAUGE, f->help);
+				declared = true;
+			}
+			gpu_labels l;
+			char device[24];
+			if (dcgm)
+				dcgm_labels(&l, g, device, sizeof(device), in);
+			else
+				our_labels(&l, g);
+			expo_sample_v(e, v.v, l.n, l.names, l.values);
 		}
 	}
 }
@@ -391,7 +392,8 @@ void metrics_render(expo *e, const metrics_input *in)
 		expo_family(e, "gpuvet_gpus", MT_GAUGE, "GPUs NVML reports.");
 		expo_sample(e, s->ngpus, NULL);
 		render_info(e, s);
-		render_field_families(e, s, our_families, GV_ARRAY_LEN(our_families), false, in);
+		render_field_families(e, s, false, in);
+		render_gpm(e, s, false, in);
 		render_throttle(e, s);
 		render_pcie_throughput(e, s);
 		render_ecc(e, s);
@@ -405,7 +407,8 @@ void metrics_render(expo *e, const metrics_input *in)
 		if (in->processes)
 			render_processes(e, s);
 		if (in->dcgm) {
-			render_field_families(e, s, dcgm_families, GV_ARRAY_LEN(dcgm_families), true, in);
+			render_field_families(e, s, true, in);
+			render_gpm(e, s, true, in);
 			render_dcgm_fb_free(e, s, in);
 		}
 	}

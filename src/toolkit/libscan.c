@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "core/sysroot.h"
+#include "render/text.h"
 
 /* File systems never walked: virtual ones, and network ones (slow, and not this machine's). */
 static const char *const skip_fstypes[] = {
@@ -15,7 +16,25 @@ static const char *const skip_fstypes[] = {
 	"gpfs", "beegfs", "fuse.sshfs", "sshfs", "davfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone",
 	"fuse.juicefs", "nfsd", NULL,
 };
-static const char *const skip_paths[] = {"/proc", "/sys", "/dev", "/run", NULL};
+/* Directories never walked unless given: what is in them is not this machine's install. */
+static const struct {
+	const char *path, *why;
+} skip_paths[] = {
+	{"/proc", "virtual or run-time files"},
+	{"/sys", "virtual or run-time files"},
+	{"/dev", "virtual or run-time files"},
+	{"/run", "virtual or run-time files"},
+	{"/var/lib/docker", "container images and volumes"},
+	{"/var/lib/containerd", "container images and volumes"},
+	{"/var/lib/containers", "container images and volumes"},
+	{"/var/lib/kubelet", "container images and volumes"},
+	{"/snap", "snap packages, read-only images"},
+	{NULL, NULL},
+};
+
+/* Without DIR arguments: where CUDA libraries are installed and left behind, not the whole disk
+ * (data disks, backups and container trees would make the walk long and the answer noisy). */
+static const char *const default_starts[] = {"/usr", "/opt", "/home", "/root", "/srv", NULL};
 
 void libscan_defaults(libscan_opts *o)
 {
@@ -83,8 +102,10 @@ static void progress(walk *w, const char *dir)
 	if (t - w->last_progress < 0.1)
 		return;
 	w->last_progress = t;
-	fprintf(w->o->progress, "\r\033[Kscanning: %ld entries, %zu copies found, %.60s", w->r->entries, w->r->libs.n,
-		dir);
+	/* a directory's name goes to the terminal escaped, and cut to the width of the line */
+	char shown[64];
+	fprintf(w->o->progress, "\r\033[Kscanning: %ld entries, %zu copies found, %s", w->r->entries, w->r->libs.n,
+		text_safe(shown, sizeof(shown), dir));
 	fflush(w->o->progress);
 }
 
@@ -141,9 +162,9 @@ void libscan_run(const strlist *starts, const libscan_opts *o, libscan_result *r
 {
 	memset(r, 0, sizeof(*r));
 	walk w = {o, r, {0}, now_seconds(), 0};
-	for (size_t i = 0; skip_paths[i]; i++) {
-		sl_push(&w.skip, skip_paths[i]);
-		sl_pushf(&r->skipped, "%s (virtual or run-time files)", skip_paths[i]);
+	for (size_t i = 0; skip_paths[i].path; i++) {
+		sl_push(&w.skip, skip_paths[i].path);
+		sl_pushf(&r->skipped, "%s (%s)", skip_paths[i].path, skip_paths[i].why);
 	}
 	skipped_mounts(&w.skip, &r->skipped);
 	if (starts && starts->n) {
@@ -158,7 +179,18 @@ void libscan_run(const strlist *starts, const libscan_opts *o, libscan_result *r
 			walk_dir(&w, starts->v[i], 0);
 		}
 	} else {
-		walk_dir(&w, "/", 0);
+		for (size_t i = 0; default_starts[i]; i++)
+			if (sysroot_is_dir(default_starts[i]))
+				walk_dir(&w, default_starts[i], 0);
+		/* a HOME elsewhere (/data/alice, /scratch/bob) is where its user's leftovers are */
+		const char *home = getenv("HOME");
+		const char *h = home && *home ? sysroot_strip(home) : NULL;
+		bool inside = false;
+		for (size_t i = 0; h && default_starts[i]; i++)
+			inside |= str_starts(h, default_starts[i]) &&
+				  (h[strlen(default_starts[i])] == '/' || h[strlen(default_starts[i])] == '\0');
+		if (h && h[0] == '/' && strcmp(h, "/") != 0 && !inside && sysroot_is_dir(h))
+			walk_dir(&w, h, 0);
 	}
 	if (o->progress) {
 		fprintf(o->progress, "\r\033[K");

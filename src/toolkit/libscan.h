@@ -1,7 +1,8 @@
 /*
  * A bounded walk of the examined machine's disk for copies of the CUDA libraries (the "clean up
  * leftovers" step of every set-up guide): depth, entry count and time limits; /proc, /sys, /dev,
- * /run and network or virtual file systems are skipped; symlinked directories are not followed.
+ * /run, container storage and network or virtual file systems are skipped; symlinked directories
+ * are not followed.
  */
 #ifndef GPUVET_LIBSCAN_H
 #define GPUVET_LIBSCAN_H
@@ -29,7 +30,8 @@ typedef struct libscan_result {
 } libscan_result;
 
 void libscan_defaults(libscan_opts *o);
-/* Walks the start directories (paths of the examined machine; NULL: "/"). */
+/* Walks the start directories (paths of the examined machine; NULL or none: /usr, /opt, /home,
+ * /root, /srv and HOME). */
 void libscan_run(const strlist *starts, const libscan_opts *o, libscan_result *r);
 void libscan_free(libscan_result *r);
 #endif

@@ -1,5 +1,7 @@
 #include "watch/tui.h"
 
+#include "doctor/doctor.h"
+
 #include <curses.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "nvidia/nvml.h"
 
 enum { C_OK = 1, C_WARN, C_BAD, C_DIM, C_HEAD, C_SEL };
 enum { SORT_MEMORY, SORT_PID, SORT_GPU, SORT_NAME, SORT_N };
@@ -153,16 +156,19 @@ static bool gpu_visible(const tui *t, const gpu_sample *g)
 }
 
 /* The GPU row: index, name, utilization and memory bars, temperature, power, clock, link. */
-static void draw_gpu_row(tui *t, int y, int cols, const gpu_sample *g, bool selected)
+static void draw_gpu_row(tui *t, int y, int cols, const gpu_sample *g, bool selected, int namew)
 {
 	health_state hs = health_gpu(t->o->health, g->index);
 	move(y, 0);
 	if (selected)
 		style_on(t, C_SEL, true);
-	addf("%c%-2d %-14.14s", selected ? '>' : ' ', g->index, g->lost ? "(lost)" : g->name);
+	char name[64];
+	view_gpu_name(name, sizeof(name), g->lost ? "(lost)" : g->name, namew);
+	addf("%c%-2d %-*s ", selected ? '>' : ' ', g->index, namew, name);
 	if (selected)
 		style_off(t, C_SEL, true);
-	int rest = cols - 18;
+	int x0 = 4 + namew + 1; /* the name column and its gap */
+	int rest = cols - x0;
 	/* fixed fields on the right: temp, power, clock, link, state (~50 columns) */
 	char temp[24], power[24], clk[16], link[16];
 	if (sv_has(g->temp))
@@ -190,7 +196,7 @@ static void draw_gpu_row(tui *t, int y, int cols, const gpu_sample *g, bool sele
 		barw = 0;
 		right = rest;
 	}
-	int x = 18;
+	int x = x0;
 	if (barw > 0) {
 		double u = sv_has(g->util_gpu) ? g->util_gpu.v / 100 : 0;
 		putf(y, x, "UTIL");
@@ -233,7 +239,9 @@ static void draw_spark_row(tui *t, int y, int cols, const gpu_sample *g, double 
 {
 	if (g->index < 0 || g->index >= t->nrings)
 		return;
-	int w = (cols - 28) / 2;
+	/* GPM activity at the end of the row, where the GPU has it and the terminal room */
+	bool act = g->gpm_support == GV_GPM_ON && (cols - 28 - 27) / 2 >= 8;
+	int w = (cols - 28 - (act ? 27 : 0)) / 2;
 	if (w < 8)
 		return;
 	float *v = xmalloc((size_t)w * sizeof(*v));
@@ -250,6 +258,15 @@ static void draw_spark_row(tui *t, int y, int cols, const gpu_sample *g, double 
 	ring_series(&t->rings[g->index], now, t->span, w, 1, v);
 	draw_spark(t, v, w);
 	free(v);
+	if (act) {
+		char a[3][8];
+		static const int k[3] = {GV_GPM_SM_ACTIVE, GV_GPM_TENSOR_ACTIVE, GV_GPM_DRAM_ACTIVE};
+		for (int i = 0; i < 3; i++)
+			fmt_val(a[i], sizeof(a[i]), sv_has(g->gpm[k[i]]) ? sv_ok(g->gpm[k[i]].v * 100) : g->gpm[k[i]], "%");
+		style_on(t, C_DIM, false);
+		putf(y, 20 + 2 * w, "SM %4s TENS %4s DRAM %4s", a[0], a[1], a[2]);
+		style_off(t, C_DIM, false);
+	}
 }
 
 typedef struct prow {
@@ -345,9 +362,17 @@ static void draw(tui *t)
 		t->scroll = selpos - fit + 1;
 	t->scroll = clampi(t->scroll, 0, nvis > fit ? nvis - fit : 0);
 	y++;
+	/* the name column: as wide as the longest name, within what the terminal can spare */
+	int cap = cols >= 140 ? 30 : cols >= 100 ? 22 : 14, namew = 6;
+	for (int k = 0; k < nvis; k++) {
+		const gpu_sample *g = &s->gpus[visible[k]];
+		int l = (int)strlen(g->lost ? "(lost)" : g->name);
+		namew = l > namew ? l : namew;
+	}
+	namew = namew > cap ? cap : namew;
 	for (int k = t->scroll; k < nvis && k < t->scroll + fit && y < rows - 2; k++) {
 		const gpu_sample *g = &s->gpus[visible[k]];
-		draw_gpu_row(t, y++, cols, g, g->index == t->sel);
+		draw_gpu_row(t, y++, cols, g, g->index == t->sel, namew);
 		if (per == 2 && y < rows - 2)
 			draw_spark_row(t, y++, cols, g, now);
 	}
@@ -358,6 +383,15 @@ static void draw(tui *t)
 	}
 	if (t->o->job && nvis == 0)
 		putf(y++, 2, "process %u and its descendants hold no GPU", t->o->job->root);
+
+	/* the job doctor's running verdict (watch --pid) */
+	if (t->o->doctor && t->o->doctor->have && y < rows - 3) {
+		style_on(t, t->o->doctor->v.level == DOCTOR_WARN ? C_WARN : C_DIM, false);
+		putf(y++, 2, "job doctor: %s [%s]", t->o->doctor->v.title, t->o->doctor->v.id);
+		style_off(t, t->o->doctor->v.level == DOCTOR_WARN ? C_WARN : C_DIM, false);
+		if (t->o->doctor->v.nfix && y < rows - 3)
+			putf(y++, 4, "-> %s", t->o->doctor->v.fix[0]);
+	}
 
 	/* health messages, most severe first, at most 3 rows */
 	int nh = 0;

@@ -24,6 +24,8 @@ typedef struct tui_opts {
 	void (*on_sample)(void *ctx, const snapshot *s);
 	void *on_sample_ctx;
 	double max_seconds; /* > 0: quit after this long (tests) */
+	/* --pid: the job doctor's running verdict, drawn above the health messages when it has one */
+	const struct doctor_running *doctor;
 } tui_opts;
 
 /* Runs until q, SIGINT/SIGTERM or max_seconds. Returns 0, or -1 when the terminal could not be

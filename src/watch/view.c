@@ -4,12 +4,16 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/sysroot.h"
 #include "core/util.h"
+#include "health/conditions.h"
+#include "nvidia/nvml.h"
+#include "sampler/fields.h"
 
 /* ------------------------------------------------------------------ the job of --pid */
 
@@ -132,6 +136,32 @@ static bool show_proc(const view_opts *o, const gpu_process *p)
 	return !o || !o->job || job_has(o->job, p->pid);
 }
 
+const char *view_gpu_name(char *buf, size_t size, const char *name, int width)
+{
+	if (!name)
+		name = "";
+	if (width < 1 || size < 2) {
+		if (size)
+			buf[0] = '\0';
+		return buf;
+	}
+	size_t w = (size_t)width < size - 1 ? (size_t)width : size - 1;
+	if (strlen(name) > w && strncmp(name, "NVIDIA ", 7) == 0)
+		name += 7;
+	size_t n = strlen(name);
+	if (n <= w) {
+		memcpy(buf, name, n + 1);
+		return buf;
+	}
+	size_t k = w - 1;
+	while (k > 0 && name[k - 1] == ' ')
+		k--;
+	memcpy(buf, name, k);
+	buf[k] = '~';
+	buf[k + 1] = '\0';
+	return buf;
+}
+
 void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view_opts *o)
 {
 	char when[32] = "";
@@ -179,13 +209,39 @@ void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view
 				 (sv_has(g->pcie_width_max) && g->pcie_width.v < g->pcie_width_max.v) ? "!" : "");
 		else
 			str_copy(pcie, sizeof(pcie), "n/a");
-		fprintf(out, "%-3d %-22.22s %5s %5s %-19s %5s %5s %-11s %8s %-7s %s\n", g->index,
-			g->lost ? "(lost)" : g->name, util, memu, mem, temp, margin, power, sm, pcie,
+		char name[32];
+		view_gpu_name(name, sizeof(name), g->lost ? "(lost)" : g->name, 22);
+		fprintf(out, "%-3d %-22s %5s %5s %-19s %5s %5s %-11s %8s %-7s %s\n", g->index, name, util, memu, mem, temp,
+			margin, power, sm, pcie,
 			health_state_name(health_gpu(h, g->index)));
+		if (g->gpm_support == GV_GPM_ON && !g->lost) {
+			/* the GPM columns of nvidia/gpm_fields.h */
+			char line[256];
+			size_t len = 0;
+			for (int k = 0; k < GV_GPM_N && len < sizeof(line) - 32; k++) {
+				if (!gv_gpm_fields[k].column[0])
+					continue;
+				char v[16];
+				if (sv_has(g->gpm[k]))
+					snprintf(v, sizeof(v), "%.0f%%", g->gpm[k].v * 100);
+				else
+					str_copy(v, sizeof(v), g->gpm[k].st == SV_ERR ? "err" : "n/a");
+				len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s %s", len ? "  " : "",
+							gv_gpm_fields[k].column, v);
+			}
+			fprintf(out, "    activity: %s\n", line);
+		} else if (g->gpm_support && g->gpm_support != GV_GPM_ON && !g->lost) {
+			fprintf(out, "    activity: n/a (GPM: %s)\n", gv_gpm_support_text((gv_gpm_support)g->gpm_support));
+		}
 		if (sv_has(g->clock_reasons) && ((unsigned long long)g->clock_reasons.v & ~(unsigned long long)CLK_GPU_IDLE)) {
 			char words[200];
-			fprintf(out, "    clocks held back by: %s\n",
-				clock_reasons_text((unsigned long long)g->clock_reasons.v, words, sizeof(words)));
+			unsigned long long r = (unsigned long long)g->clock_reasons.v;
+			clocks_verdict cv = clocks_judge(r, health_busy(g), sv_has(g->power_limit) ? g->power_limit.v : NAN,
+							 sv_has(g->power_default_limit) ? g->power_default_limit.v : NAN);
+			if (cv.level == CLOCKS_INFO && (r & ~(unsigned long long)(CLK_GPU_IDLE | CLK_SW_POWER_CAP)) == 0)
+				fprintf(out, "    clocks at the power limit under load: expected, not degraded\n");
+			else
+				fprintf(out, "    clocks held back by: %s\n", clock_reasons_text(r, words, sizeof(words)));
 		}
 	}
 	if (o && o->job && o->job->alive && shown == 0)
@@ -268,43 +324,29 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 		cJSON_AddBoolToObject(x, "lost", g->lost);
 		if (g->lost)
 			cJSON_AddStringToObject(x, "error", g->error);
-		add_val(x, "utilization_gpu_ratio", g->util_gpu, 0.01);
-		add_val(x, "utilization_memory_ratio", g->util_mem, 0.01);
-		add_val(x, "memory_used_bytes", g->mem_used, 1);
-		add_val(x, "memory_total_bytes", g->mem_total, 1);
-		add_val(x, "temperature_c", g->temp, 1);
-		add_val(x, "temperature_slowdown_c", g->temp_slowdown, 1);
-		add_val(x, "temperature_shutdown_c", g->temp_shutdown, 1);
-		add_val(x, "power_w", g->power, 1);
-		add_val(x, "power_limit_w", g->power_limit, 1);
-		add_val(x, "energy_j", g->energy_mj, 0.001);
-		add_val(x, "sm_clock_mhz", g->sm_clock, 1);
-		add_val(x, "mem_clock_mhz", g->mem_clock, 1);
-		add_val(x, "sm_clock_max_mhz", g->sm_clock_max, 1);
-		add_val(x, "mem_clock_max_mhz", g->mem_clock_max, 1);
+		/* every plain reading from one table (sampler/fields.h), the reasons as names */
+		for (size_t k = 0; k < n_snap_fields; k++) {
+			const snap_field *f = &snap_fields[k];
+			if (!f->json || f->off == offsetof(gpu_sample, nprocs))
+				continue;
+			sval v;
+			memcpy(&v, (const char *)g + f->off, sizeof(v));
+			add_val(x, f->json, v, f->json_scale);
+		}
 		cJSON *reasons = cJSON_AddArrayToObject(x, "clock_event_reasons");
 		if (sv_has(g->clock_reasons))
 			for (size_t r = 0; r < n_clock_reasons; r++)
 				if ((unsigned long long)g->clock_reasons.v & clock_reasons[r].bit)
 					cJSON_AddItemToArray(reasons, cJSON_CreateString(clock_reasons[r].name));
-		add_val(x, "pcie_gen", g->pcie_gen, 1);
-		add_val(x, "pcie_gen_max", g->pcie_gen_max, 1);
-		add_val(x, "pcie_width", g->pcie_width, 1);
-		add_val(x, "pcie_width_max", g->pcie_width_max, 1);
-		add_val(x, "pcie_tx_bytes_per_second", g->pcie_tx_kbps, 1024);
-		add_val(x, "pcie_rx_bytes_per_second", g->pcie_rx_kbps, 1024);
-		add_val(x, "ecc_corrected_volatile", g->ecc_corr_volatile, 1);
-		add_val(x, "ecc_uncorrected_volatile", g->ecc_uncorr_volatile, 1);
-		add_val(x, "ecc_corrected_aggregate", g->ecc_corr_aggregate, 1);
-		add_val(x, "ecc_uncorrected_aggregate", g->ecc_uncorr_aggregate, 1);
-		add_val(x, "retired_pages_sbe", g->retired_sbe, 1);
-		add_val(x, "retired_pages_dbe", g->retired_dbe, 1);
-		add_val(x, "retired_pages_pending", g->retired_pending, 1);
-		add_val(x, "remapped_rows_correctable", g->remap_corr, 1);
-		add_val(x, "remapped_rows_uncorrectable", g->remap_uncorr, 1);
-		add_val(x, "remap_pending", g->remap_pending, 1);
-		add_val(x, "remap_failure", g->remap_failure, 1);
-		add_val(x, "fan_ratio", g->fan, 0.01);
+		cJSON *act = cJSON_AddObjectToObject(x, "activity");
+		cJSON_AddStringToObject(act, "gpm", g->gpm_support ? gv_gpm_support_text((gv_gpm_support)g->gpm_support)
+								  : "not read");
+		for (int k = 0; k < GV_GPM_N; k++) {
+			char key[64];
+			snprintf(key, sizeof(key), "%s%s", gv_gpm_fields[k].key,
+				 gv_gpm_fields[k].unit == GV_GPM_PERCENT ? "_ratio" : "_bytes_per_second");
+			add_val(act, key, g->gpm[k], 1);
+		}
 		cJSON *xids = cJSON_AddArrayToObject(x, "xids");
 		for (size_t k = 0; k < g->nxid; k++) {
 			cJSON *e = cJSON_CreateObject();
@@ -324,6 +366,7 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 			cJSON_AddStringToObject(e, "name", p->name);
 			cJSON_AddStringToObject(e, "command", p->cmdline);
 			add_val(e, "memory_bytes", p->used_bytes, 1);
+			add_val(e, "sm_util_ratio", p->sm_util, 0.01);
 			cJSON_AddItemToArray(procs, e);
 		}
 		cJSON_AddStringToObject(x, "health", health_state_name(health_gpu(h, g->index)));

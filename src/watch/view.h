@@ -36,6 +36,10 @@ const char *fmt_bytes(char *buf, size_t size, sval v);
 /* The value as "%.0f<unit>" or "n/a". */
 const char *fmt_val(char *buf, size_t size, sval v, const char *unit);
 
+/* A GPU name that fits width columns: as is, else without its "NVIDIA " prefix, else cut with a
+ * '~' at the end. Never wider than width, so the next column keeps its gap. */
+const char *view_gpu_name(char *buf, size_t size, const char *name, int width);
+
 void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view_opts *o);
 struct cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o);
 

@@ -438,6 +438,17 @@ static int parse_procs(const char *v, struct fproc *out, int max)
 	return n;
 }
 
+/* R535's ABI break, as the real drivers 535.43 to 535.86 have it: their _v3 process calls write
+ * the larger nvmlProcessInfo_v3_t */
+static bool v3_layout(const char *fn)
+{
+	char buf[256];
+	const char *v = fake_pick("driver_version", buf, sizeof(buf));
+	int major = 0, minor = 0;
+	return strstr(fn, "_v3") && v && sscanf(v, "%d.%d", &major, &minor) == 2 && major == 535 && minor >= 43 &&
+	       minor < 98;
+}
+
 static nvmlReturn_t procs(const char *fn, nvmlDevice_t dev, unsigned *count, void *infos, bool graphics, bool v1)
 {
 	nvmlReturn_t rc = enter(fn, dev);
@@ -467,6 +478,13 @@ static nvmlReturn_t procs(const char *fn, nvmlDevice_t dev, unsigned *count, voi
 			nvmlProcessInfo_v1_t *p = (nvmlProcessInfo_v1_t *)infos + k++;
 			p->pid = all[i].pid;
 			p->usedGpuMemory = all[i].used;
+		} else if (v3_layout(fn)) {
+			nvmlProcessInfo_v3_t *p = (nvmlProcessInfo_v3_t *)infos + k++;
+			p->pid = all[i].pid;
+			p->usedGpuMemory = all[i].used;
+			p->gpuInstanceId = ~0u;
+			p->computeInstanceId = ~0u;
+			p->usedGpuCcProtectedMemory = 0;
 		} else {
 			nvmlProcessInfo_t *p = (nvmlProcessInfo_t *)infos + k++;
 			p->pid = all[i].pid;
@@ -502,6 +520,63 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d
 FULL_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned *c, nvmlProcessInfo_v1_t *p)
 {
 	return procs("nvmlDeviceGetGraphicsRunningProcesses", d, c, p, true, true);
+}
+
+/* gpu.N.process_sm_util = PID:PCT;PID:PCT (a comma list cycles per call): one sample per pid,
+ * stamped later than any before; unset: NOT_FOUND (no samples) */
+static unsigned long long putil_ts = 1000;
+static int putil_next[FAKE_MAX_GPUS];
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t dev, nvmlProcessUtilizationSample_t *u,
+							 unsigned *count, unsigned long long last_seen)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetProcessUtilization", dev);
+	if (rc)
+		return rc;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	/* the list advances on the call that takes the samples, not on the one asking their count */
+	char buf[1024];
+	const char *raw = fake_gpu_raw(dev->gpu, "process_sm_util");
+	if (!raw || !*raw)
+		return NVML_ERROR_NOT_FOUND;
+	pthread_mutex_lock(&lock);
+	int item = putil_next[dev->gpu] % fake_list_len(raw);
+	pthread_mutex_unlock(&lock);
+	const char *v = fake_list_item(raw, item, buf, sizeof(buf));
+	if (!v || !*v)
+		return NVML_ERROR_NOT_FOUND;
+	if (strcmp(v, "unsupported") == 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	unsigned n = 1;
+	for (const char *c = v; *c; c++)
+		n += *c == ';';
+	if (!u || *count < n) {
+		*count = n;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	pthread_mutex_lock(&lock);
+	unsigned long long ts = ++putil_ts > last_seen ? putil_ts : last_seen + 1;
+	putil_ts = ts;
+	putil_next[dev->gpu]++;
+	pthread_mutex_unlock(&lock);
+	unsigned k = 0;
+	for (const char *c = v; *c && k < n;) {
+		unsigned pid = 0, pct = 0;
+		if (sscanf(c, "%u:%u", &pid, &pct) == 2) {
+			memset(&u[k], 0, sizeof(u[k]));
+			u[k].pid = pid;
+			u[k].smUtil = pct;
+			u[k].timeStamp = ts;
+			k++;
+		}
+		const char *semi = strchr(c, ';');
+		if (!semi)
+			break;
+		c = semi + 1;
+	}
+	*count = k;
+	return NVML_SUCCESS;
 }
 
 FULL_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned pid, char *name, unsigned len)
@@ -802,6 +877,12 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t dev, unsig
 	return rc ? rc : gpu_uint(dev, "power_limit_mw", 700000, mw);
 }
 
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t dev, unsigned *mw)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetPowerManagementDefaultLimit", dev);
+	return rc ? rc : gpu_uint(dev, "power_default_limit_mw", 700000, mw);
+}
+
 FULL_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t dev, unsigned long long *mj)
 {
 	nvmlReturn_t rc = enter("nvmlDeviceGetTotalEnergyConsumption", dev);
@@ -1008,5 +1089,113 @@ FULL_EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *d
 FULL_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 {
 	free(set);
+	return NVML_SUCCESS;
+}
+
+/* ---- GPM (src/nvidia/gpm_fields.h names the metrics and their config keys) ----
+ * gpu.N.gpm = 1 makes the GPU support GPM (default 0: not supported, like pre-Hopper GPUs).
+ * gpu.N.gpm.KEY is the value nvmlGpmMetricsGet answers in NVML's unit (percent, MiB/s), taken
+ * when the later sample of the pair was taken (a comma list cycles per sample); unset is 0,
+ * `unsupported` answers NVML_ERROR_NOT_SUPPORTED for that metric (a GPU without NVLink). */
+
+struct nvmlGpmSample_st {
+	int gpu; /* -1 until nvmlGpmSampleGet */
+	unsigned long long seq;
+	double value[GV_GPM_N];
+	int rc[GV_GPM_N];
+};
+static unsigned long long gpm_seq;
+
+FULL_EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t dev, nvmlGpmSupport_t *s)
+{
+	nvmlReturn_t rc = enter("nvmlGpmQueryDeviceSupport", dev);
+	if (rc)
+		return rc;
+	if (!s)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (s->version != NVML_GPM_SUPPORT_VERSION)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	s->isSupportedDevice = fake_gpu_num(dev->gpu, "gpm", 0, NULL) != 0;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *out)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error("nvmlGpmSampleAlloc", -1);
+	if (rc)
+		return rc;
+	if (!out)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return NVML_ERROR_MEMORY;
+	(*out)->gpu = -1;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
+{
+	if (!s)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	free(s);
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t dev, nvmlGpmSample_t s)
+{
+	nvmlReturn_t rc = enter("nvmlGpmSampleGet", dev);
+	if (rc)
+		return rc;
+	if (!s)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (fake_gpu_num(dev->gpu, "gpm", 0, NULL) == 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&lock);
+	s->seq = ++gpm_seq;
+	pthread_mutex_unlock(&lock);
+	s->gpu = dev->gpu;
+	for (int k = 0; k < GV_GPM_N; k++) {
+		char field[64], buf[64];
+		snprintf(field, sizeof(field), "gpm.%s", gv_gpm_fields[k].key);
+		const char *v = fake_gpu_pick(dev->gpu, field, buf, sizeof(buf));
+		s->rc[k] = NVML_SUCCESS;
+		s->value[k] = 0;
+		if (v && strcmp(v, "unsupported") == 0)
+			s->rc[k] = NVML_ERROR_NOT_SUPPORTED;
+		else if (v)
+			s->value[k] = strtod(v, NULL);
+	}
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlGpmMetricsGet(gv_nvmlGpmMetricsGet_t *m)
+{
+	if (!initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	int rc = fake_error("nvmlGpmMetricsGet", -1);
+	if (rc)
+		return rc;
+	if (!m || !m->sample1 || !m->sample2)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (m->version != NVML_GPM_METRICS_GET_VERSION)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	/* the real driver: metrics[] holds at most NVML_GPM_METRIC_MAX; ours is sized GV_GPM_N */
+	if (m->numMetrics > GV_GPM_N)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	const struct nvmlGpmSample_st *a = m->sample1, *b = m->sample2;
+	if (a->gpu < 0 || b->gpu < 0 || a->gpu != b->gpu || a->seq >= b->seq)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned i = 0; i < m->numMetrics; i++) {
+		nvmlGpmMetric_t *x = &m->metrics[i];
+		x->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+		x->value = 0;
+		for (int k = 0; k < GV_GPM_N; k++)
+			if (gv_gpm_fields[k].nvml_id == x->metricId) {
+				x->nvmlReturn = b->rc[k];
+				x->value = b->rc[k] == NVML_SUCCESS ? b->value[k] : 0;
+			}
+	}
 	return NVML_SUCCESS;
 }

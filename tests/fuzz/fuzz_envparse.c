@@ -48,6 +48,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (const env_debug_var *d = env_debug_vars; d->name; d++)
 		(void)env_debug_active(d, s);
+	for (int exact = 0; exact < 2; exact++) {
+		nccl_iflist il;
+		nccl_iflist_parse(s, exact, &il);
+		if (il.names.n > 64)
+			abort();
+		for (size_t k = 0; k < il.names.n; k++)
+			if (!il.names.v[k][0] || (!exact && strpbrk(il.names.v[k], ",:")))
+				abort(); /* entries are never empty and never keep a separator or a port */
+		(void)nccl_iflist_selects(&il, "eth0");
+		(void)nccl_iflist_selects(&il, s);
+		nccl_iflist_free(&il);
+	}
 	free(s);
 	return 0;
 }

@@ -30,6 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)docker_daemon_nvidia(s, size, &nv, name, sizeof(name));
 	(void)containerd_nvidia(s, &def_nv);
 	(void)cdi_spec_kind(s, size, name, sizeof(name));
+	long long m = proc_devices_major(s, "nvidia-uvm");
+	if (m < -1 || m >= (1LL << 20))
+		abort();
+	(void)proc_devices_name(s, size & 1, (unsigned)(size & 511), name, sizeof(name));
 	free(s);
 	return 0;
 }

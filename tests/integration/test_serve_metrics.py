@@ -91,7 +91,7 @@ def test_dcgm_names():
         text = gvtest.wait_for(lambda: (lambda t: t if "DCGM_FI_DEV_GPU_TEMP{" in t else None)(scrape(srv.port)[1]), 10, "DCGM series")
         v = gvtest.series(text)
         for i in range(N):
-            labels = '{gpu="%d",UUID="%s",pci_bus_id="%08X:%02X:00.0",device="nvidia%d",Hostname="node-7"}' % (
+            labels = '{gpu="%d",UUID="%s",pci_bus_id="%08X:%02X:00.0",device="nvidia%d",Hostname="node-7",DCGM_FI_DRIVER_VERSION="580.159.04"}' % (
                 i, uuid(i), 0, 0x18 + 0x20 * i, i)
             check(v.get("DCGM_FI_DEV_GPU_TEMP" + labels) == 30 + i, "DCGM temperature of GPU %d: %s" % (i, labels))
             check(v.get("DCGM_FI_DEV_POWER_USAGE" + labels) == 100 + i, "DCGM power of GPU %d" % i)

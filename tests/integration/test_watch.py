@@ -207,5 +207,38 @@ def test_tui_in_tmux():
         tmux("kill-server")
 
 
+def test_tui_name_column():
+    """Long GPU names keep a gap before the next column ("NVIDIA A100-SXUTIL" was the bug): the
+    column is as wide as the longest name the terminal can spare, shortened without its NVIDIA
+    prefix, else cut with '~'."""
+    if not shutil.which("tmux"):
+        print("  tmux is not installed: TUI name column test not run")
+        return gvtest.SKIP
+    sock = "gpuvet-names-%d" % os.getpid()
+    env, cfg = gvtest.fake_env(FAKE, "device_count = 2\ngpu.0.name = NVIDIA A100-SXM4-80GB\n"
+                               "gpu.1.name = NVIDIA RTX 6000 Ada Generation\n")
+
+    def tmux(*a):
+        return subprocess.run(["tmux", "-L", sock] + list(a), capture_output=True, timeout=10, env=env)
+
+    def rows():
+        out = tmux("capture-pane", "-p", "-t", "gv").stdout.decode("utf-8", "replace")
+        return [l for l in out.splitlines() if l[1:3] in ("0 ", "1 ")]
+
+    cmd = "env LANG=C.UTF-8 TERM=xterm-256color GPUVET_WATCH_SECONDS=20 %s watch --interval 0.2; sleep 20" % GPUVET
+    try:
+        check(tmux("new-session", "-d", "-s", "gv", "-x", "160", "-y", "30", cmd).returncode == 0, "tmux")
+        gvtest.wait_for(lambda: len(rows()) == 2 and "UTIL" in rows()[0], 10, "the first frame")
+        r = rows()
+        check("NVIDIA A100-SXM4-80GB " in r[0] and "NVIDIA RTX 6000 Ada Generation " in r[1], "full names at 160:\n%s" % r)
+        tmux("resize-window", "-t", "gv", "-x", "80", "-y", "30")
+        gvtest.wait_for(lambda: len(rows()) == 2 and "A100-SXM4-80GB " in rows()[0], 5, "a redraw at 80")
+        r = rows()
+        check("RTX 6000 Ada~ " in r[1], "a cut name keeps its gap at 80:\n%s" % r)
+        check(all("UTIL" not in l or " UTIL" in l for l in r), "a name glued to UTIL:\n%s" % r)
+    finally:
+        tmux("kill-server")
+
+
 gvtest.run([test_once_text, test_once_json, test_old_driver_missing_symbols, test_unhealthy_exit_status, test_no_nvml, test_pid_follows_the_job,
-            test_record, test_tui_in_tmux])
+            test_record, test_tui_in_tmux, test_tui_name_column])

@@ -84,7 +84,7 @@ def main():
             with open(os.path.join(d, "explain-input.txt"), "w") as f:
                 f.write(byid[sig]["example"] + "\n")
             keep = [l for l in text.splitlines()
-                    if l.split(":")[0] in ("env", "fake", "fake-lib", "chmod", "user")]
+                    if l.split(":")[0] in ("env", "fake", "fake-lib", "chmod", "user", "mknod", "mkfifo", "mkdir")]
             lines = keep + ["args: explain --json --file @DIR@/explain-input.txt " + " ".join(eargs),
                             f"signature: {sig}"] + directives
             with open(os.path.join(d, "scenario"), "w") as f:
@@ -94,7 +94,7 @@ def main():
             label = "skip" if p.returncode == 77 else "ok" if ok else "not ok"
             print(f"{label}: {sig} on {name}: {', '.join(x.split(': ')[0] + ' ' + x.split('/')[1] for x in directives)}")
             if p.returncode == 77:
-                # the runner says why: fakes not built, or a uid-65534 machine when not root
+                # the runner says why: fakes not built, a device node not made, or a uid-65534 machine when not root
                 lines = [l for l in p.stdout.splitlines() if l.startswith("skip") or "not built" in l]
                 print("  skipped: " + (lines[-1] if lines else "the runner skipped it"))
                 continue

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/proc.h"
@@ -61,6 +62,85 @@ static char *after_colon(char *line)
 	return c ? str_trim(c + 1) : NULL;
 }
 
+/* C escapes in directive text (\n, \t, \e, \s for a blank, \\, \xHH), so a scenario can hold names
+ * with the bytes that hostile trees use; @ROOT@ and @HOST@ expand to the root tree and to the
+ * folder beside it that stands for the host's own files. */
+static char *unescape(const char *s, const char *root, const char *host)
+{
+	strbuf sb;
+	sb_init(&sb);
+	while (*s) {
+		if (str_starts(s, "@ROOT@")) {
+			sb_add(&sb, root);
+			s += 6;
+		} else if (str_starts(s, "@HOST@")) {
+			sb_add(&sb, host);
+			s += 6;
+		} else if (*s == '\\' && s[1]) {
+			char c = s[1];
+			s += 2;
+			if (c == 'n')
+				sb_addc(&sb, '\n');
+			else if (c == 't')
+				sb_addc(&sb, '\t');
+			else if (c == 'e')
+				sb_addc(&sb, '\033');
+			else if (c == 's')
+				sb_addc(&sb, ' ');
+			else if (c == 'x' && s[0] && s[1]) {
+				char hex[3] = {s[0], s[1], 0};
+				sb_addc(&sb, (char)strtol(hex, NULL, 16));
+				s += 2;
+			} else
+				sb_addc(&sb, c);
+		} else {
+			sb_addc(&sb, *s++);
+		}
+	}
+	return sb_steal(&sb);
+}
+
+/* "PATH REST": PATH is the first word (blanks in it written \s), REST the rest of the line. */
+static char *first_word(char *v, char **rest)
+{
+	char *sp = strchr(v, ' ');
+	*rest = sp ? str_trim(sp + 1) : v + strlen(v);
+	if (sp)
+		*sp = '\0';
+	return v;
+}
+
+static void mkdirs(const char *path)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	mkdir(p, 0755);
+	free(p);
+}
+
+static void put_file(const char *path, const char *content)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdirs(dir);
+	}
+	free(dir);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	fputs(content, f);
+	fclose(f);
+}
+
 static const cJSON *find_finding(const cJSON *doc, const char *id)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(doc, "findings"), *x;
@@ -71,6 +151,33 @@ static const cJSON *find_finding(const cJSON *doc, const char *id)
 			return x;
 	}
 	return NULL;
+}
+
+/* A finding that tells the user to "see ID" must not point at a finding this run does not show
+ * (the id a user sees must be the one that describes the case: scripts match on ids). */
+static void check_see_refs(const cJSON *doc)
+{
+	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(doc, "findings"), *x;
+	cJSON_ArrayForEach(x, fs) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id");
+		char *text = cJSON_PrintUnformatted(x);
+		for (const char *p = text; (p = strstr(p, "see ")) != NULL;) {
+			p += 4;
+			size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789.-");
+			while (n && (p[n - 1] == '.' || p[n - 1] == '-'))
+				n--;
+			const char *dot = memchr(p, '.', n);
+			if (!dot || dot == p || n > 60 || (n < strlen(p) && p[n] == '/'))
+				continue;
+			char ref[64];
+			memcpy(ref, p, n);
+			ref[n] = '\0';
+			if (!find_finding(doc, ref))
+				fail("finding %s says 'see %s', which is not among the findings",
+				     cJSON_IsString(id) ? id->valuestring : "?", ref);
+		}
+		free(text);
+	}
 }
 
 static const cJSON *find_fact(const cJSON *doc, const char *key)
@@ -189,12 +296,13 @@ int main(int argc, char **argv)
 	} else {
 		mkdir(root, 0755);
 	}
+	char *host_dir = xasprintf("%s/host", tmpl); /* stands for the host's own files, outside the root */
+	mkdir(host_dir, 0755);
 	char *fake_conf = xasprintf("%s/fake.conf", tmpl);
 	FILE *fc = fopen(fake_conf, "w");
 
-	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0};
+	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0}, lacks = {0};
 	strlist holds = {0}, ruled_out = {0}, signatures = {0}, err_contains = {0}; /* gpuvet explain/run */
-	strlist lacks = {0}; /* stdout-lacks */
 	bool use_fake = false, basic = false, as_nobody = false, json = true;
 	int want_exit = -1;
 	sl_push(&env, "PATH=/usr/bin:/bin");
@@ -244,17 +352,35 @@ int main(int argc, char **argv)
 			unsigned mode;
 			char p[1024];
 			if (sscanf(v, "%o %1023s", &mode, p) == 2) {
-				char *full = xasprintf("%s%s", root, p);
+				char *name = unescape(p, root, host_dir); /* \n, \s ... as in mkdir: */
+				char *full = xasprintf("%s%s", root, name);
+				free(name);
 				if (chmod(full, mode) != 0)
 					fprintf(stderr, "chmod %s: %s\n", full, strerror(errno));
 				free(full);
 			}
-		} else if (str_starts(l, "mkfifo:") || str_starts(l, "mkdir:")) {
-			/* what git cannot keep: a FIFO, or a directory where a file belongs */
+		} else if (str_starts(l, "mknod:")) {
+			/* mknod: c MAJOR MINOR /dev/PATH   replaces the tree's file with a real device node
+			 * (never opened: probes only stat it); needs CAP_MKNOD, so the scenario skips without */
+			char type, p[1024];
+			unsigned ma, mi;
+			if (sscanf(v, " %c %u %u %1023s", &type, &ma, &mi, p) == 4 && (type == 'c' || type == 'b')) {
+				char *full = xasprintf("%s%s", root, p);
+				unlink(full);
+				if (mknod(full, (type == 'c' ? S_IFCHR : S_IFBLK) | 0666, makedev(ma, mi)) != 0) {
+					printf("cannot create the device node %s (%s): needs root\n", p, strerror(errno));
+					return 77;
+				}
+				free(full);
+			} else {
+				fprintf(stderr, "%s: bad mknod directive: %s\n", spath, v);
+				return 2;
+			}
+		} else if (str_starts(l, "mkfifo:")) {
+			/* what git cannot keep: a FIFO (a directory: mkdir: below) */
 			char *full = xasprintf("%s%s", root, v);
-			int rc = str_starts(l, "mkfifo:") ? mkfifo(full, 0644) : mkdir(full, 0755);
-			if (rc != 0) {
-				fprintf(stderr, "%s %s: %s\n", str_starts(l, "mkfifo:") ? "mkfifo" : "mkdir", full, strerror(errno));
+			if (mkfifo(full, 0644) != 0) {
+				fprintf(stderr, "mkfifo %s: %s\n", full, strerror(errno));
 				return 2;
 			}
 			free(full);
@@ -269,15 +395,42 @@ int main(int argc, char **argv)
 		} else if (str_starts(l, "stdout-contains:")) {
 			sl_push(&contains, v);
 		} else if (str_starts(l, "stdout-lacks:")) {
-			sl_push(&lacks, v);
+			sl_push_owned(&lacks, unescape(v, root, host_dir));
+		} else if (str_starts(l, "stderr-contains:")) {
+			sl_push_owned(&err_contains, unescape(v, root, host_dir));
+		} else if (str_starts(l, "mkdir:") || str_starts(l, "file:") || str_starts(l, "host-file:") ||
+			   str_starts(l, "link:")) {
+			/* built at run time: names git should not carry (newlines, escapes, bytes that are not UTF-8),
+			 * a directory where a file belongs */
+			char *rest, *name = unescape(first_word(v, &rest), root, host_dir);
+			char *arg = unescape(rest, root, host_dir);
+			char *full = xasprintf("%s%s", str_starts(l, "host-file:") ? host_dir : root, name);
+			if (str_starts(l, "mkdir:")) {
+				mkdirs(full);
+				struct stat dst;
+				if (stat(full, &dst) != 0 || !S_ISDIR(dst.st_mode)) {
+					fprintf(stderr, "mkdir %s: %s\n", full, strerror(errno ? errno : EEXIST));
+					return 2;
+				}
+			} else if (str_starts(l, "link:")) {
+				char *parent = xstrdup(full);
+				*strrchr(parent, '/') = '\0';
+				mkdirs(parent);
+				free(parent);
+				if (symlink(arg, full) != 0)
+					fprintf(stderr, "symlink %s: %s\n", full, strerror(errno));
+			} else {
+				put_file(full, arg);
+			}
+			free(full);
+			free(name);
+			free(arg);
 		} else if (str_starts(l, "holds:")) {
 			sl_push(&holds, v);
 		} else if (str_starts(l, "ruled-out:")) {
 			sl_push(&ruled_out, v);
 		} else if (str_starts(l, "signature:")) {
 			sl_push(&signatures, v);
-		} else if (str_starts(l, "stderr-contains:")) {
-			sl_push(&err_contains, v);
 		} else if (str_starts(l, "exit:")) {
 			want_exit = atoi(v);
 		} else {
@@ -386,6 +539,8 @@ int main(int argc, char **argv)
 		}
 		sl_free(&w);
 	}
+	if (doc)
+		check_see_refs(doc);
 	for (size_t i = 0; i < absents.n; i++)
 		if (doc && find_finding(doc, absents.v[i]))
 			fail("finding %s present, expected absent", absents.v[i]);
@@ -419,7 +574,7 @@ int main(int argc, char **argv)
 			fail("output does not contain '%s'", contains.v[i]);
 	for (size_t i = 0; i < lacks.n; i++)
 		if (strstr(r.out, lacks.v[i]))
-			fail("output contains '%s'", lacks.v[i]);
+			fail("output contains '%s', which it must not", lacks.v[i]);
 	for (size_t i = 0; i < err_contains.n; i++)
 		if (!strstr(r.err, err_contains.v[i]))
 			fail("stderr does not contain '%s'", err_contains.v[i]);

@@ -279,12 +279,11 @@ static void test_alloc_conf(void **s)
 static void test_debug_vars(void **s)
 {
 	(void)s;
-	const env_debug_var *tf32 = NULL, *nccl = NULL, *inj = NULL, *loading = NULL;
+	const env_debug_var *tf32 = NULL, *inj = NULL, *loading = NULL;
 	for (const env_debug_var *d = env_debug_vars; d->name; d++) {
+		assert_true(strncmp(d->name, "NCCL_", 5) != 0); /* NCCL's variables are one table: env_nccl_vars */
 		if (strcmp(d->name, "NVIDIA_TF32_OVERRIDE") == 0)
 			tf32 = d;
-		if (strcmp(d->name, "NCCL_DEBUG") == 0)
-			nccl = d;
 		if (strcmp(d->name, "CUDA_INJECTION64_PATH") == 0)
 			inj = d;
 		if (strcmp(d->name, "CUDA_MODULE_LOADING") == 0)
@@ -294,20 +293,70 @@ static void test_debug_vars(void **s)
 	assert_true(env_debug_active(tf32, "0"));
 	assert_false(env_debug_active(tf32, "1"));
 	assert_false(env_debug_active(tf32, NULL));
-	assert_true(env_debug_active(nccl, "info"));
-	assert_true(env_debug_active(nccl, "TRACE"));
-	assert_false(env_debug_active(nccl, "WARN"));
 	assert_true(env_debug_active(inj, "/opt/nsight/libinj.so"));
 	assert_false(env_debug_active(inj, ""));
 	assert_true(env_debug_active(loading, "EAGER"));
 	assert_false(env_debug_active(loading, "LAZY"));
 }
 
+static void test_nccl_iflist(void **s)
+{
+	(void)s;
+	nccl_iflist l;
+	nccl_iflist_parse("eth", false, &l); /* a prefix: eth0 and eth1 */
+	assert_false(l.exclude);
+	assert_false(l.exact);
+	assert_true(nccl_iflist_selects(&l, "eth0"));
+	assert_true(nccl_iflist_selects(&l, "eth1"));
+	assert_false(nccl_iflist_selects(&l, "ens5"));
+	nccl_iflist_free(&l);
+	nccl_iflist_parse("^docker,lo", false, &l); /* NCCL's own default */
+	assert_true(l.exclude);
+	assert_int_equal(l.names.n, 2);
+	assert_false(nccl_iflist_selects(&l, "docker0"));
+	assert_false(nccl_iflist_selects(&l, "lo"));
+	assert_true(nccl_iflist_selects(&l, "eth0"));
+	nccl_iflist_free(&l);
+	nccl_iflist_parse("=eth0", false, &l);
+	assert_true(l.exact);
+	assert_true(nccl_iflist_selects(&l, "eth0"));
+	assert_false(nccl_iflist_selects(&l, "eth01"));
+	nccl_iflist_free(&l);
+	nccl_iflist_parse("^=eth0,,ib0:1", false, &l); /* exclusion, exact, an empty entry, a port */
+	assert_true(l.exclude && l.exact);
+	assert_int_equal(l.names.n, 2);
+	assert_string_equal(l.names.v[1], "ib0");
+	assert_false(nccl_iflist_selects(&l, "ib0"));
+	assert_true(nccl_iflist_selects(&l, "ib1"));
+	nccl_iflist_free(&l);
+	nccl_iflist_parse("mlx5_0:1,mlx5_1:1", false, &l); /* NCCL_IB_HCA with ports */
+	assert_true(nccl_iflist_selects(&l, "mlx5_1"));
+	assert_false(nccl_iflist_selects(&l, "mlx4_0"));
+	nccl_iflist_free(&l);
+	nccl_iflist_parse("^eth0", true, &l); /* Gloo: exact names, no syntax */
+	assert_false(l.exclude);
+	assert_true(nccl_iflist_selects(&l, "^eth0"));
+	assert_false(nccl_iflist_selects(&l, "eth0"));
+	nccl_iflist_free(&l);
+	nccl_iflist_parse("", false, &l);
+	assert_true(nccl_iflist_selects(&l, "anything"));
+	nccl_iflist_free(&l);
+	const env_nccl_var *dbg = NULL;
+	for (const env_nccl_var *d = env_nccl_vars; d->name; d++)
+		if (strcmp(d->name, "NCCL_DEBUG") == 0)
+			dbg = d;
+	assert_non_null(dbg);
+	env_debug_var as = {dbg->name, dbg->match, dbg->arg, dbg->sev, dbg->why};
+	assert_true(env_debug_active(&as, "info"));
+	assert_true(env_debug_active(&as, "TRACE"));
+	assert_false(env_debug_active(&as, "WARN"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cvd_parse),  cmocka_unit_test(test_cvd_resolve), cmocka_unit_test(test_arch_list),
-		cmocka_unit_test(test_alloc_conf), cmocka_unit_test(test_debug_vars),
+		cmocka_unit_test(test_alloc_conf), cmocka_unit_test(test_debug_vars), cmocka_unit_test(test_nccl_iflist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -373,14 +373,17 @@ static void test_resolve_hostile_root(void **s)
 static void test_libscan_limits(void **s)
 {
 	(void)s;
-	put_text("/a/b/c/d/libcudart.so.12.4.127", "x");
-	put_text("/a/libcudnn.so.9.1.0", "x");
+	put_text("/opt/a/b/c/d/libcudart.so.12.4.127", "x");
+	put_text("/opt/a/libcudnn.so.9.1.0", "x");
 	for (int i = 0; i < 50; i++) {
 		char p[64];
 		snprintf(p, sizeof(p), "/many/f%d", i);
 		put_text(p, "x");
 	}
-	link_at("/a", "/a/b/up"); /* a directory link loop: not followed */
+	link_at("/opt/a", "/opt/a/b/up"); /* a directory link loop: not followed */
+	/* outside the default places (a data disk) and in container storage: walked only when asked */
+	put_text("/data/old/libcudart.so.11.0.221", "x");
+	put_text("/var/lib/docker/overlay2/x/libcudart.so.11.8.89", "x");
 	libscan_opts o;
 	libscan_defaults(&o);
 	libscan_result r;
@@ -388,12 +391,23 @@ static void test_libscan_limits(void **s)
 	assert_false(r.truncated);
 	assert_int_equal(r.libs.n, 2);
 	libscan_free(&r);
-	o.max_depth = 1; /* /a is depth 1: /a/b/c/d is not entered */
+	o.max_depth = 1; /* /opt/a is depth 1: /opt/a/b/c/d is not entered */
 	libscan_run(NULL, &o, &r);
 	assert_int_equal(r.libs.n, 1);
 	assert_string_equal(r.limit_hit, "depth");
 	libscan_free(&r);
 	libscan_defaults(&o);
+	strlist all = {0};
+	sl_push(&all, "/");
+	libscan_run(&all, &o, &r); /* the whole disk: /data too, never the container storage */
+	assert_int_equal(r.libs.n, 3);
+	libscan_free(&r);
+	sl_free(&all);
+	sl_push(&all, "/var/lib/docker"); /* given: walked */
+	libscan_run(&all, &o, &r);
+	assert_int_equal(r.libs.n, 1);
+	libscan_free(&r);
+	sl_free(&all);
 	o.max_entries = 10;
 	strlist starts = {0};
 	sl_push(&starts, "/many");

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,81 @@ static void test_sampler_failure_after_n(void **s)
 	assert_int_equal(d.temperature_c.rc, NVML_ERROR_GPU_IS_LOST);
 }
 
+/* GPM: per GPU support, the counters between two samples in base units, each metric's own
+ * status, and every way it is missing (old driver, pre-Hopper GPU, MIG, a failing sample). */
+static void test_gpm(void **s)
+{
+	(void)s;
+	use_fakes(FAKE_NVML, "device_count = 3\n"
+			     "gpu.0.gpm = 1\ngpu.0.gpm.sm_active = 50,94\ngpu.0.gpm.tensor_active = 91\n"
+			     "gpu.0.gpm.pcie_rx = 1024\ngpu.0.gpm.nvlink_rx = unsupported\n"
+			     "gpu.1.gpm = 0\n"
+			     "gpu.2.gpm = 1\ngpu.2.mig_mode = 1\n");
+	assert_int_equal(gv_nvml_init(), NVML_SUCCESS);
+	gv_gpm_support sup;
+	nvmlReturn_t rc;
+	gv_gpm *g = gv_gpm_open(0, &sup, &rc);
+	assert_non_null(g);
+	assert_int_equal(sup, GV_GPM_ON);
+	gv_nv_dbl v[GV_GPM_N];
+	/* the first sample has nothing to compare with */
+	assert_int_equal(gv_gpm_take(g, v), NVML_SUCCESS);
+	assert_int_equal(v[GV_GPM_SM_ACTIVE].st, GV_V_UNSET);
+	/* the second: the later sample's values (94, not the first's 50), as ratios and bytes/s */
+	assert_int_equal(gv_gpm_take(g, v), NVML_SUCCESS);
+	assert_int_equal(v[GV_GPM_SM_ACTIVE].st, GV_V_OK);
+	assert_true(fabs(v[GV_GPM_SM_ACTIVE].v - 0.94) < 1e-9);
+	assert_true(fabs(v[GV_GPM_TENSOR_ACTIVE].v - 0.91) < 1e-9);
+	assert_true(fabs(v[GV_GPM_PCIE_RX].v - 1024.0 * 1048576) < 1e-3);
+	assert_int_equal(v[GV_GPM_NVLINK_RX].st, GV_V_UNSUPPORTED);
+	assert_int_equal(v[GV_GPM_DRAM_ACTIVE].st, GV_V_OK); /* unset in the fake: 0 */
+	/* a failing sample is an error for every metric, and starts the interval over */
+	gv_gpm_close(g);
+	assert_null(gv_gpm_open(1, &sup, &rc));
+	assert_int_equal(sup, GV_GPM_UNSUPPORTED);
+	assert_null(gv_gpm_open(2, &sup, &rc));
+	assert_int_equal(sup, GV_GPM_MIG);
+	gv_nvml_unload();
+
+	use_fakes(FAKE_NVML, "gpu.0.gpm = 1\ngpu.0.gpm.sm_active = 10\n"
+			     "error.nvmlGpmSampleGet = 999\nerror.nvmlGpmSampleGet.after = 2\n");
+	assert_int_equal(gv_nvml_init(), NVML_SUCCESS);
+	g = gv_gpm_open(0, &sup, &rc);
+	assert_non_null(g);
+	gv_gpm_take(g, v);
+	assert_int_equal(gv_gpm_take(g, v), NVML_SUCCESS);
+	assert_int_equal(v[GV_GPM_SM_ACTIVE].st, GV_V_OK);
+	assert_int_equal(gv_gpm_take(g, v), NVML_ERROR_UNKNOWN);
+	assert_int_equal(v[GV_GPM_SM_ACTIVE].st, GV_V_ERROR);
+	gv_gpm_close(g);
+	gv_nvml_unload();
+
+	/* where GPM is not: NVML's per-process SM utilization, the newest sample per pid; no
+	 * sample since the last call reads 0 (idle), a driver without the call n/a */
+	use_fakes(FAKE_NVML, "gpu.0.processes = 10:a:1GiB;11:b:2GiB\ngpu.0.process_sm_util = 10:40;11:7,10:5\n");
+	assert_int_equal(gv_nvml_init(), NVML_SUCCESS);
+	gv_nvml_device d;
+	gv_nvml_device_clear(&d);
+	gv_nvml_device_snapshot(0, GV_NVML_PROCESSES, &d);
+	assert_int_equal(d.nprocs, 2);
+	assert_int_equal(d.proc_util_st, GV_V_OK);
+	assert_int_equal(d.procs[0].sm_util, 40);
+	assert_int_equal(d.procs[1].sm_util, 7);
+	gv_nvml_device_snapshot(0, GV_NVML_PROCESSES, &d);
+	assert_int_equal(d.procs[0].sm_util, 5);
+	assert_int_equal(d.procs[1].sm_util, 0);
+	gv_nvml_unload();
+
+	/* a driver without the GPM symbols */
+	use_fakes(FAKE_NVML_BASIC, "gpu.0.gpm = 1\ngpu.0.processes = 10:a:1GiB\n");
+	assert_int_equal(gv_nvml_init(), NVML_SUCCESS);
+	gv_nvml_device_snapshot(0, GV_NVML_PROCESSES, &d);
+	assert_int_equal(d.nprocs, 0); /* the basic library has no process calls either */
+	assert_null(gv_gpm_open(0, &sup, &rc));
+	assert_int_equal(sup, GV_GPM_NO_SYMBOLS);
+	assert_int_equal(rc, NVML_ERROR_FUNCTION_NOT_FOUND);
+}
+
 static void test_hang(void **s)
 {
 	(void)s;
@@ -341,7 +417,10 @@ static void test_root_lookup(void **s)
 	mkdir(usr, 0755);
 	mkdir(libdir, 0755);
 	char *link = xasprintf("%s/libnvidia-ml.so.1", libdir);
-	assert_int_equal(symlink(FAKE_NVML, link), 0);
+	/* a copy: a link to the host's file would resolve inside the root (--root is a jail) */
+	char *cp = xasprintf("cp '%s' '%s'", FAKE_NVML, link);
+	assert_int_equal(system(cp), 0);
+	free(cp);
 	gv_nvml_unload();
 	assert_true(gv_nvml_load());
 	unsigned n = 0;
@@ -449,6 +528,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_failing_calls, teardown),
 		cmocka_unit_test_teardown(test_sampler_failure_after_n, teardown),
 		cmocka_unit_test_teardown(test_hang, teardown),
+		cmocka_unit_test_teardown(test_gpm, teardown),
 		cmocka_unit_test_teardown(test_fabric_plain_call, teardown),
 		cmocka_unit_test_teardown(test_xid_events, teardown),
 		cmocka_unit_test_teardown(test_root_lookup, teardown),

@@ -85,6 +85,28 @@ static void test_mounts(void **s)
 	assert_false(mounts_find(NULL, "/dev/shm", type, sizeof(type), opts, sizeof(opts)));
 }
 
+static void test_proc_devices(void **s)
+{
+	(void)s;
+	const char *t = "Character devices:\n  1 mem\n  5 /dev/tty\n195 nvidia-frontend\n195 nvidia\n"
+			"508 nvidia-uvm\n\nBlock devices:\n  7 loop\n508 nvidia-uvm-block\n";
+	assert_int_equal(proc_devices_major(t, "nvidia"), 195);
+	assert_int_equal(proc_devices_major(t, "nvidia-frontend"), 195);
+	assert_int_equal(proc_devices_major(t, "nvidia-uvm"), 508);
+	assert_int_equal(proc_devices_major(t, "nvidia-caps"), -1);
+	assert_int_equal(proc_devices_major(t, "loop"), -1); /* a block major is not a char major */
+	assert_int_equal(proc_devices_major(NULL, "nvidia"), -1);
+	char name[32];
+	assert_true(proc_devices_name(t, false, 1, name, sizeof(name)));
+	assert_string_equal(name, "mem");
+	assert_true(proc_devices_name(t, false, 195, name, sizeof(name)));
+	assert_string_equal(name, "nvidia-frontend");
+	assert_true(proc_devices_name(t, true, 508, name, sizeof(name)));
+	assert_string_equal(name, "nvidia-uvm-block");
+	assert_false(proc_devices_name(t, false, 7, name, sizeof(name)));
+	assert_false(proc_devices_name("garbage\n195\n 195nvidia\n", false, 195, name, sizeof(name)));
+}
+
 static void test_wsl(void **s)
 {
 	(void)s;
@@ -168,7 +190,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mode_allows), cmocka_unit_test(test_group_passwd),
-		cmocka_unit_test(test_mounts),      cmocka_unit_test(test_wsl),
+		cmocka_unit_test(test_mounts),      cmocka_unit_test(test_wsl), cmocka_unit_test(test_proc_devices),
 		cmocka_unit_test(test_container_markers), cmocka_unit_test(test_runtime_configs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

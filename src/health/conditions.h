@@ -1,0 +1,51 @@
+/*
+ * The health conditions that check (rules/rules_gpu.c) and watch/serve (health/health.c) share,
+ * one definition each, so the three never disagree. Pure functions of readings.
+ *
+ * gpu.throttled, clocks held back:
+ *
+ *   hardware slowdown or power brake            unhealthy
+ *   thermal slowdown (software or hardware)     degraded
+ *   software power cap with the enforced limit
+ *     below 95% of the board's default           degraded (the limit was lowered)
+ *   software power cap while the GPU is busy     info: the expected state at full load
+ *     (utilization or SM active >= 50%)
+ *   software power cap while it is not busy      degraded (clocks low for no load)
+ *   software power cap, busy unknown             info
+ *   idle, application/display clocks, sync boost none
+ *
+ * Pure: the reasons bit mask (NVML's), how busy the GPU is (ratio 0-1, NAN when unknown) and
+ * the power limits in W (NAN when unknown).
+ */
+#ifndef GPUVET_HEALTH_CONDITIONS_H
+#define GPUVET_HEALTH_CONDITIONS_H
+#include <stdbool.h>
+
+typedef enum { CLOCKS_NONE = 0, CLOCKS_INFO, CLOCKS_DEGRADED, CLOCKS_UNHEALTHY } clocks_level;
+
+typedef struct clocks_verdict {
+	clocks_level level;
+	unsigned long long reasons; /* the bits that count for the verdict */
+	bool power_capped_busy;     /* the info case */
+	bool limit_lowered;
+	const char *action;         /* what to do; NULL for none */
+} clocks_verdict;
+
+#define CLOCKS_BUSY 0.50
+#define CLOCKS_LIMIT_LOWERED 0.95
+
+clocks_verdict clocks_judge(unsigned long long reasons, double busy, double limit_w, double default_limit_w);
+
+/* gpu.hot: at or above the slowdown threshold unhealthy; at or above 80 C, or within 5 C of
+ * the slowdown threshold, degraded (CLOCKS_* levels; slowdown_c NAN or <= 0 when unknown). */
+#define HOT_C 80
+#define HOT_MARGIN_C 5
+clocks_level hot_judge(double temp_c, double slowdown_c);
+
+/* gpu.pcie-degraded: the link narrower than the GPU's maximum; or a generation below its
+ * maximum while the GPU is busy (>= 50%: an idle GPU lowers its link to save power). Degraded
+ * or none; *narrow and *slow say which. Readings NAN when unknown. */
+#define LINK_BUSY 0.50
+clocks_level link_judge(double width, double width_max, double gen, double gen_max, double busy, bool *narrow,
+			bool *slow);
+#endif

@@ -1,0 +1,88 @@
+#include "sampler/fields.h"
+
+#include "nvidia/nvml.h"
+#include "sampler/snapshot.h"
+
+#define S(f) offsetof(gpu_sample, f)
+#define N(f) offsetof(gv_nvml_device, f)
+#define MIB (1.0 / (1024 * 1024))
+
+/* sample field, NVML field and factor, JSON key and factor, gpuvet family (type, factor, help),
+ * DCGM field (type, factor, help: dcgm-exporter's etc/default-counters.csv), --record metric */
+const snap_field snap_fields[] = {
+	{S(util_gpu), N(util_gpu), 1, "utilization_gpu_ratio", 0.01, "gpuvet_gpu_utilization_ratio", 'g', 0.01,
+	 "Fraction of the last sample period in which a kernel ran on the GPU (NVML utilization.gpu).",
+	 "DCGM_FI_DEV_GPU_UTIL", 'g', 1, "GPU utilization (in %).", "utilization_gpu", "utilization_gpu", 'i', "nvmlDeviceGetUtilizationRates"},
+	{S(util_mem), N(util_memory), 1, "utilization_memory_ratio", 0.01, "gpuvet_gpu_memory_utilization_ratio", 'g', 0.01,
+	 "Fraction of the last sample period in which device memory was read or written (NVML utilization.memory).",
+	 "DCGM_FI_DEV_MEM_COPY_UTIL", 'g', 1, "Memory utilization (in %).", "utilization_memory", "utilization_memory", 'i', "nvmlDeviceGetUtilizationRates"},
+	{S(mem_used), N(memory_used), 1, "memory_used_bytes", 1, "gpuvet_gpu_memory_used_bytes", 'g', 1,
+	 "Device memory in use.", "DCGM_FI_DEV_FB_USED", 'g', MIB, "Framebuffer memory used (in MiB).",
+	 "memory_used_bytes", "memory_used_bytes", 'i', "nvmlDeviceGetMemoryInfo"},
+	{S(mem_total), N(memory_total), 1, "memory_total_bytes", 1, "gpuvet_gpu_memory_total_bytes", 'g', 1,
+	 "Device memory in all.", NULL, 0, 0, NULL, NULL, "memory_total_bytes", 'i', "nvmlDeviceGetMemoryInfo"},
+	{S(temp), N(temperature_c), 1, "temperature_c", 1, "gpuvet_gpu_temperature_celsius", 'g', 1,
+	 "GPU core temperature.", "DCGM_FI_DEV_GPU_TEMP", 'g', 1, "GPU temperature (in C).", "temperature_c", "temperature_c", 'i', "nvmlDeviceGetTemperature"},
+	{S(temp_slowdown), N(temp_slowdown_c), 1, "temperature_slowdown_c", 1, "gpuvet_gpu_slowdown_temperature_celsius",
+	 'g', 1, "Temperature at which the GPU starts to slow itself down.", NULL, 0, 0, NULL, NULL, "temperature_slowdown_c", 'i', "nvmlDeviceGetTemperatureThreshold"},
+	{S(temp_shutdown), N(temp_shutdown_c), 1, "temperature_shutdown_c", 1, "gpuvet_gpu_shutdown_temperature_celsius",
+	 'g', 1, "Temperature at which the GPU shuts down.", NULL, 0, 0, NULL, NULL, "temperature_shutdown_c", 'i', "nvmlDeviceGetTemperatureThreshold"},
+	{S(power), N(power_mw), 0.001, "power_w", 1, "gpuvet_gpu_power_watts", 'g', 1, "Power draw.",
+	 "DCGM_FI_DEV_POWER_USAGE", 'g', 1, "Power draw (in W).", "power_w", "power_w", 'w', "nvmlDeviceGetPowerUsage"},
+	{S(power_limit), N(power_limit_mw), 0.001, "power_limit_w", 1, "gpuvet_gpu_power_limit_watts", 'g', 1,
+	 "Enforced power limit.", NULL, 0, 0, NULL, NULL, "power_limit_w", 'w', "nvmlDeviceGetEnforcedPowerLimit"},
+	{S(power_default_limit), N(power_default_limit_mw), 0.001, "power_default_limit_w", 1,
+	 "gpuvet_gpu_power_default_limit_watts", 'g', 1,
+	 "The board's default power limit (an enforced limit below it was lowered).", NULL, 0, 0, NULL, NULL, "power_default_limit_w", 'w', "nvmlDeviceGetPowerManagementDefaultLimit"},
+	{S(energy_mj), N(energy_mj), 1, "energy_j", 0.001, "gpuvet_gpu_energy_joules_total", 'c', 0.001,
+	 "Energy used since the driver loaded.", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 'u', 1,
+	 "Total energy consumption since boot (in mJ).", NULL, NULL, 0, NULL},
+	{S(sm_clock), N(sm_clock_mhz), 1, "sm_clock_mhz", 1, "gpuvet_gpu_sm_clock_hertz", 'g', 1e6, "SM clock.",
+	 "DCGM_FI_DEV_SM_CLOCK", 'g', 1, "SM clock frequency (in MHz).", "sm_clock_mhz", "sm_clock_mhz", 'i', "nvmlDeviceGetClockInfo"},
+	{S(mem_clock), N(mem_clock_mhz), 1, "mem_clock_mhz", 1, "gpuvet_gpu_memory_clock_hertz", 'g', 1e6, "Memory clock.",
+	 "DCGM_FI_DEV_MEM_CLOCK", 'g', 1, "Memory clock frequency (in MHz).", "mem_clock_mhz", "mem_clock_mhz", 'i', "nvmlDeviceGetClockInfo"},
+	{S(sm_clock_max), N(max_sm_clock_mhz), 1, "sm_clock_max_mhz", 1, "gpuvet_gpu_sm_clock_max_hertz", 'g', 1e6,
+	 "Highest SM clock of this GPU.", NULL, 0, 0, NULL, NULL, "max_sm_clock_mhz", 'i', "nvmlDeviceGetMaxClockInfo"},
+	{S(mem_clock_max), N(max_mem_clock_mhz), 1, "mem_clock_max_mhz", 1, "gpuvet_gpu_memory_clock_max_hertz", 'g', 1e6,
+	 "Highest memory clock of this GPU.", NULL, 0, 0, NULL, NULL, "max_mem_clock_mhz", 'i', "nvmlDeviceGetMaxClockInfo"},
+	/* a bit mask: JSON as reason names, Prometheus one series per reason (metrics.c) */
+	{S(clock_reasons), N(clock_event_reasons), 1, NULL, 0, NULL, 0, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, NULL},
+	{S(pcie_gen), N(pcie_gen), 1, "pcie_gen", 1, "gpuvet_gpu_pcie_link_generation", 'g', 1,
+	 "Current PCIe link generation.", NULL, 0, 0, NULL, NULL, "pcie_gen_current", 'i', "nvmlDeviceGetCurrPcieLinkGeneration"},
+	{S(pcie_gen_max), N(pcie_gen_max), 1, "pcie_gen_max", 1, "gpuvet_gpu_pcie_link_generation_max", 'g', 1,
+	 "Highest PCIe generation of the GPU.", NULL, 0, 0, NULL, NULL, "pcie_gen_max", 'i', "nvmlDeviceGetMaxPcieLinkGeneration"},
+	{S(pcie_width), N(pcie_width), 1, "pcie_width", 1, "gpuvet_gpu_pcie_link_width", 'g', 1,
+	 "Current PCIe link width in lanes.", NULL, 0, 0, NULL, NULL, "pcie_width_current", 'i', "nvmlDeviceGetCurrPcieLinkWidth"},
+	{S(pcie_width_max), N(pcie_width_max), 1, "pcie_width_max", 1, "gpuvet_gpu_pcie_link_width_max", 'g', 1,
+	 "Widest PCIe link of the GPU in lanes.", NULL, 0, 0, NULL, NULL, "pcie_width_max", 'i', "nvmlDeviceGetMaxPcieLinkWidth"},
+	/* by direction, by type and scope, by cause: labelled families of their own (metrics.c) */
+	{S(pcie_tx_kbps), N(pcie_tx_kbps), 1, "pcie_tx_bytes_per_second", 1024, NULL, 0, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, NULL},
+	{S(pcie_rx_kbps), N(pcie_rx_kbps), 1, "pcie_rx_bytes_per_second", 1024, NULL, 0, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, NULL},
+	{S(ecc_corr_volatile), N(ecc_corrected_volatile), 1, "ecc_corrected_volatile", 1, NULL, 0, 0, NULL, NULL, 0, 0,
+	 NULL, NULL, "ecc_corrected_volatile", 'i', "nvmlDeviceGetTotalEccErrors"},
+	{S(ecc_uncorr_volatile), N(ecc_uncorrected_volatile), 1, "ecc_uncorrected_volatile", 1, NULL, 0, 0, NULL, NULL, 0,
+	 0, NULL, NULL, "ecc_uncorrected_volatile", 'i', "nvmlDeviceGetTotalEccErrors"},
+	{S(ecc_corr_aggregate), N(ecc_corrected_aggregate), 1, "ecc_corrected_aggregate", 1, NULL, 0, 0, NULL, NULL, 0, 0,
+	 NULL, NULL, "ecc_corrected_aggregate", 'i', "nvmlDeviceGetTotalEccErrors"},
+	{S(ecc_uncorr_aggregate), N(ecc_uncorrected_aggregate), 1, "ecc_uncorrected_aggregate", 1, NULL, 0, 0, NULL, NULL,
+	 0, 0, NULL, NULL, "ecc_uncorrected_aggregate", 'i', "nvmlDeviceGetTotalEccErrors"},
+	{S(retired_sbe), N(retired_sbe), 1, "retired_pages_sbe", 1, NULL, 0, 0, NULL, NULL, 0, 0, NULL, NULL, "retired_pages_sbe", 'i', "nvmlDeviceGetRetiredPages"},
+	{S(retired_dbe), N(retired_dbe), 1, "retired_pages_dbe", 1, NULL, 0, 0, NULL, NULL, 0, 0, NULL, NULL, "retired_pages_dbe", 'i', "nvmlDeviceGetRetiredPages"},
+	{S(retired_pending), N(retired_pending), 1, "retired_pages_pending", 1, "gpuvet_gpu_retired_pages_pending", 'g', 1,
+	 "1 when a page retirement waits for the next reset.", NULL, 0, 0, NULL, NULL, "retired_pending", 'b', "nvmlDeviceGetRetiredPagesPendingStatus"},
+	{S(remap_corr), N(remapped_correctable), 1, "remapped_rows_correctable", 1, NULL, 0, 0, NULL,
+	 "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 'u', 1, "Number of remapped rows for correctable errors.", NULL, "remapped_correctable", 'i', "nvmlDeviceGetRemappedRows"},
+	{S(remap_uncorr), N(remapped_uncorrectable), 1, "remapped_rows_uncorrectable", 1, NULL, 0, 0, NULL,
+	 "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", 'u', 1, "Number of remapped rows for uncorrectable errors.", NULL, "remapped_uncorrectable", 'i', "nvmlDeviceGetRemappedRows"},
+	{S(remap_pending), N(remap_pending), 1, "remap_pending", 1, "gpuvet_gpu_remap_pending", 'g', 1,
+	 "1 when a row remap waits for the next reset.", NULL, 0, 0, NULL, NULL, "remap_pending", 'b', "nvmlDeviceGetRemappedRows"},
+	{S(remap_failure), N(remap_failure), 1, "remap_failure", 1, "gpuvet_gpu_remap_failure", 'g', 1,
+	 "1 when a row remap failed.", "DCGM_FI_DEV_ROW_REMAP_FAILURE", 'g', 1, "Whether remapping of rows has failed.",
+	 NULL, "remap_failure", 'b', "nvmlDeviceGetRemappedRows"},
+	{S(fan), N(fan_percent), 1, "fan_ratio", 0.01, "gpuvet_gpu_fan_speed_ratio", 'g', 0.01,
+	 "Fan speed as a fraction of its maximum.", NULL, 0, 0, NULL, NULL, "fan_percent", 'i', "nvmlDeviceGetFanSpeed"},
+	/* from the process lists, not one call */
+	{S(nprocs), SNAP_NO_NVML, 1, "process_count", 1, "gpuvet_gpu_processes", 'g', 1,
+	 "Processes holding the GPU (compute and graphics).", NULL, 0, 0, NULL, "processes", NULL, 0, NULL},
+};
+const size_t n_snap_fields = sizeof(snap_fields) / sizeof(snap_fields[0]);

@@ -1,0 +1,455 @@
+/* The job doctor's verdict (doctor_diagnose) for every class, with and without GPM counters:
+ * evidence written as the H200 measurements of docs/watch.md show it, the verdict expected. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor/doctor.h"
+#include "health/conditions.h"
+#include "health/health.h"
+#include "sampler/snapshot.h"
+#include "store/history.h"
+#include <unistd.h>
+
+/* One H200 at rest, the job holding it with 10 GiB, one GPU process and no workers. */
+static void base(doctor_evidence *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->pid = 4242;
+	ev->alive = true;
+	ev->seconds = 10;
+	ev->tune_tf32_gain = NAN;
+	ev->ngpus = 1;
+	doctor_gpu *g = &ev->gpus[0];
+	g->index = 0;
+	strcpy(g->name, "NVIDIA H200");
+	g->samples = 10;
+	g->util = 0;
+	g->gpm = true;
+	for (int k = 0; k < GV_GPM_N; k++)
+		g->act[k] = 0;
+	g->cc = 9.0;
+	g->mem_total = 141.0 * (1 << 30);
+	g->mem_used = 10.0 * (1 << 30);
+	g->job_mem = 10.0 * (1 << 30);
+	g->other_mem = 0;
+	g->job_sm = g->other_sm = NAN;
+	g->job_procs = 1;
+	g->power = 120;
+	g->power_limit = g->power_default_limit = 700;
+	g->temp_max = 40;
+	ev->cpu.seconds = 10;
+	ev->cpu.nprocs = 1;
+	ev->cpu.gpu_procs = 1;
+	ev->cpu.main_pid = 4242;
+	ev->cpu.main_tid = 4242;
+	ev->cpu.main_thread = 0.2;
+	ev->cpu.main_cpu = 0.3;
+}
+
+static void no_gpm(doctor_evidence *ev)
+{
+	for (int i = 0; i < ev->ngpus; i++) {
+		ev->gpus[i].gpm = false;
+		for (int k = 0; k < GV_GPM_N; k++)
+			ev->gpus[i].act[k] = NAN;
+	}
+}
+
+static const char *diag(const doctor_evidence *ev, doctor_verdict *v)
+{
+	doctor_diagnose(ev, NULL, v);
+	assert_non_null(v->id);
+	assert_true(v->title[0] != '\0');
+	assert_true(v->nfix > 0);
+	return v->id;
+}
+
+static bool has_line(const char (*arr)[240], size_t n, const char *text)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(arr[i], text))
+			return true;
+	return false;
+}
+
+static bool has_evidence(const doctor_verdict *v, const char *text)
+{
+	for (size_t i = 0; i < v->nevidence; i++)
+		if (strstr(v->evidence[i], text))
+			return true;
+	return false;
+}
+
+static void test_gpu_bound_classes(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	/* bf16 GEMM loop: util 96-99%, SM 93-95%, tensor 90-92%, DRAM 17%, at its power cap */
+	base(&ev);
+	ev.gpus[0].util = 0.98;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.94;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.91;
+	ev.gpus[0].act[GV_GPM_DRAM_ACTIVE] = 0.17;
+	ev.gpus[0].power = 690;
+	ev.gpus[0].power_cap_frac = 1;
+	assert_string_equal(diag(&ev, &v), "job.tensor-bound");
+	assert_int_equal(v.level, DOCTOR_OK);
+	assert_true(has_evidence(&v, "tensor 91.0%"));
+	/* the power cap at full load is a note, not a degradation */
+	assert_true(has_line((const char(*)[240])v.note, v.nnote, "expected, not degraded"));
+
+	/* 1 GiB device copy loop: SM 96%, tensor 0, DRAM 86% */
+	base(&ev);
+	ev.gpus[0].util = 0.97;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.96;
+	ev.gpus[0].act[GV_GPM_DRAM_ACTIVE] = 0.86;
+	assert_string_equal(diag(&ev, &v), "job.dram-bound");
+
+	/* ResNet-50 in fp32: SM 89%, tensor 0.3%, DRAM 18%, FP32 27%: AMP/TF32 */
+	base(&ev);
+	ev.gpus[0].util = 0.98;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.89;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.003;
+	ev.gpus[0].act[GV_GPM_DRAM_ACTIVE] = 0.18;
+	ev.gpus[0].act[GV_GPM_FP32_ACTIVE] = 0.27;
+	assert_string_equal(diag(&ev, &v), "job.fp32-math");
+	assert_int_equal(v.level, DOCTOR_WARN);
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "TF32"));
+	/* with a gain measured by gpuvet tune, the fix says it */
+	ev.tune_tf32_gain = 2.6;
+	strcpy(ev.tune_source, "gpuvet tune on NVIDIA H200");
+	diag(&ev, &v);
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "2.6x measured"));
+	/* the same counters on a GPU without tensor cores for fp32 (cc 7.0): FP32-bound, fine */
+	ev.gpus[0].cc = 7.0;
+	assert_string_equal(diag(&ev, &v), "job.fp32-bound");
+
+	/* fp64 */
+	base(&ev);
+	ev.gpus[0].util = 0.99;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.95;
+	ev.gpus[0].act[GV_GPM_FP64_ACTIVE] = 0.6;
+	assert_string_equal(diag(&ev, &v), "job.fp64-bound");
+
+	/* busy SMs, no pipe dominant */
+	base(&ev);
+	ev.gpus[0].util = 0.99;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.9;
+	assert_string_equal(diag(&ev, &v), "job.gpu-bound");
+
+	/* without GPM: busy by utilization, and it says it cannot tell the pipe */
+	base(&ev);
+	no_gpm(&ev);
+	ev.gpus[0].util = 0.97;
+	assert_string_equal(diag(&ev, &v), "job.gpu-bound");
+	assert_true(has_line((const char(*)[240])v.note, v.nnote, "without GPM"));
+	assert_true(has_evidence(&v, "no GPM counters"));
+}
+
+static void test_host_side_classes(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	/* training fed from the CPU in the main process: util 12-28%, SM 9-11%, main thread saturated */
+	base(&ev);
+	ev.gpus[0].util = 0.20;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.10;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.015;
+	ev.gpus[0].act[GV_GPM_DRAM_ACTIVE] = 0.04;
+	ev.cpu.main_thread = 1.0;
+	ev.cpu.main_cpu = 1.1;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "num_workers"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "pin_memory"));
+	/* heavy host-to-device copies add the pinned memory note */
+	ev.gpus[0].act[GV_GPM_PCIE_RX] = 6e9;
+	diag(&ev, &v);
+	assert_true(has_line((const char(*)[240])v.note, v.nnote, "pin it"));
+
+	/* saturated DataLoader workers, the main process idle */
+	base(&ev);
+	ev.gpus[0].util = 0.3;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.2;
+	ev.cpu.workers = 4;
+	ev.cpu.workers_busy = 4;
+	ev.cpu.workers_cpu = 4;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "4 workers are saturated"));
+
+	/* tiny kernels with a host sync each step: util 25%, SM 0.0%, a host thread at 100% */
+	base(&ev);
+	ev.gpus[0].util = 0.25;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.0;
+	ev.cpu.main_thread = 1.0;
+	assert_string_equal(diag(&ev, &v), "job.launch-bound");
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "CUDA graphs"));
+	/* the same without a busy host thread is not launch-bound */
+	ev.cpu.main_thread = 0.1;
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	/* without GPM the tiny kernels cannot be told from input: input-bound with the caveat */
+	ev.cpu.main_thread = 1.0;
+	no_gpm(&ev);
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	assert_true(has_line((const char(*)[240])v.note, v.nnote, "launch/sync-bound"));
+
+	/* a job that waits with nothing busy */
+	base(&ev);
+	ev.gpus[0].util = 0.05;
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	/* in between busy and idle, nothing saturated */
+	ev.gpus[0].util = 0.7;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.65;
+	assert_string_equal(diag(&ev, &v), "job.mixed");
+	assert_int_equal(v.level, DOCTOR_INFO);
+}
+
+static void test_memory_and_gpus(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	/* a process holding 95% of the memory and doing little */
+	base(&ev);
+	ev.gpus[0].job_mem = ev.gpus[0].mem_used = 0.96 * ev.gpus[0].mem_total;
+	ev.gpus[0].util = 0.02;
+	assert_string_equal(diag(&ev, &v), "job.memory-pressure");
+	/* other processes' memory on the job's GPU */
+	base(&ev);
+	ev.gpus[0].other_mem = 0.3 * ev.gpus[0].mem_total;
+	ev.gpus[0].other_procs = 1;
+	assert_string_equal(diag(&ev, &v), "job.memory-pressure");
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "other processes"));
+	/* GPM off: the same */
+	no_gpm(&ev);
+	assert_string_equal(diag(&ev, &v), "job.memory-pressure");
+	/* another process keeps the SMs busy (NVML's per-process utilization, without GPM) */
+	base(&ev);
+	no_gpm(&ev);
+	ev.gpus[0].util = 0.9;
+	ev.gpus[0].job_sm = 0.3;
+	ev.gpus[0].other_sm = 0.6;
+	diag(&ev, &v);
+	assert_true(has_line((const char(*)[240])v.note, v.nnote, "other processes take 60% of its SM time, the job 30%"));
+
+	/* two GPUs, one idle while the other works */
+	base(&ev);
+	ev.ngpus = 2;
+	ev.gpus[1] = ev.gpus[0];
+	ev.gpus[1].index = 1;
+	ev.gpus[0].util = 0.95;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.9;
+	ev.gpus[1].util = 0.02;
+	ev.gpus[1].act[GV_GPM_SM_ACTIVE] = 0.01;
+	assert_string_equal(diag(&ev, &v), "job.multi-gpu-imbalance");
+	assert_int_equal(v.gpu, 1);
+	no_gpm(&ev);
+	assert_string_equal(diag(&ev, &v), "job.multi-gpu-imbalance");
+	/* both busy: not imbalanced */
+	ev.gpus[1].util = 0.95;
+	assert_string_equal(diag(&ev, &v), "job.gpu-bound");
+	/* every rank's context also on GPU 0 */
+	ev.cpu.gpu_procs = 2;
+	ev.gpus[0].job_procs = 2;
+	assert_string_equal(diag(&ev, &v), "job.multi-gpu-imbalance");
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "set_device"));
+
+	/* no GPU at all, and a process that ended */
+	base(&ev);
+	ev.ngpus = 0;
+	assert_string_equal(diag(&ev, &v), "job.no-gpu");
+	ev.alive = false;
+	assert_string_equal(diag(&ev, &v), "job.not-running");
+}
+
+static void test_power_thermal(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	/* thermal slowdown under load is a degradation, whatever the pipes say */
+	base(&ev);
+	ev.gpus[0].util = 0.98;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.94;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.91;
+	ev.gpus[0].thermal_frac = 0.5;
+	ev.gpus[0].temp_max = 88;
+	assert_string_equal(diag(&ev, &v), "job.gpu-slowdown");
+	assert_int_equal(v.level, DOCTOR_WARN);
+	ev.gpus[0].thermal_frac = 0;
+	ev.gpus[0].hw_slowdown_frac = 0.3;
+	assert_string_equal(diag(&ev, &v), "job.gpu-slowdown");
+	/* a power limit set below the default */
+	ev.gpus[0].hw_slowdown_frac = 0;
+	ev.gpus[0].power_limit = 400;
+	assert_string_equal(diag(&ev, &v), "job.power-limit-lowered");
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "-pl 700"));
+	/* at the default limit and capped: fine (tensor-bound) */
+	ev.gpus[0].power_limit = 700;
+	ev.gpus[0].power_cap_frac = 0.9;
+	assert_string_equal(diag(&ev, &v), "job.tensor-bound");
+	/* an unknown default limit never reads as lowered */
+	ev.gpus[0].power_default_limit = NAN;
+	ev.gpus[0].power_limit = 300;
+	assert_string_equal(diag(&ev, &v), "job.tensor-bound");
+}
+
+static void test_thresholds_move_the_verdict(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	base(&ev);
+	ev.gpus[0].util = 0.85;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.82;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.55;
+	doctor_thresholds t;
+	doctor_thresholds_default(&t);
+	doctor_diagnose(&ev, &t, &v);
+	assert_string_equal(v.id, "job.tensor-bound");
+	t.busy = 0.9;
+	doctor_diagnose(&ev, &t, &v);
+	assert_string_equal(v.id, "job.mixed");
+}
+
+/* One rule for clocks held back (check, watch and serve): the issue's H200 at 690/700 W under a
+ * bf16 GEMM is not degraded; a lowered limit, thermal or hardware slowdown, or a cap while idle is. */
+static void test_clocks_rule(void **st)
+{
+	(void)st;
+	clocks_verdict v = clocks_judge(CLK_SW_POWER_CAP, 0.98, 700, 700);
+	assert_int_equal(v.level, CLOCKS_INFO);
+	assert_true(v.power_capped_busy);
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP, NAN, NAN, NAN).level, CLOCKS_INFO);
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP, 0.98, 450, 700).level, CLOCKS_DEGRADED);
+	assert_true(clocks_judge(CLK_SW_POWER_CAP, 0.98, 450, 700).limit_lowered);
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP, 0.98, 690, 700).level, CLOCKS_INFO); /* within 5% */
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP, 0.05, 700, 700).level, CLOCKS_DEGRADED);
+	assert_int_equal(clocks_judge(CLK_SW_POWER_CAP | CLK_SW_THERMAL, 0.98, 700, 700).level, CLOCKS_DEGRADED);
+	assert_int_equal(clocks_judge(CLK_HW_SLOWDOWN, 0.98, 700, 700).level, CLOCKS_UNHEALTHY);
+	assert_int_equal(clocks_judge(CLK_HW_POWER_BRAKE, 0.1, 700, 700).level, CLOCKS_UNHEALTHY);
+	assert_int_equal(clocks_judge(CLK_GPU_IDLE | CLK_APP_CLOCKS | CLK_SYNC_BOOST, 0, 700, 700).level, CLOCKS_NONE);
+
+	/* gpu.hot and gpu.pcie-degraded, one definition for check and watch */
+	assert_int_equal(hot_judge(79, 89), CLOCKS_NONE);
+	assert_int_equal(hot_judge(80, 89), CLOCKS_DEGRADED);
+	assert_int_equal(hot_judge(76, 80), CLOCKS_DEGRADED); /* within 5 C of slowdown */
+	assert_int_equal(hot_judge(89, 89), CLOCKS_UNHEALTHY);
+	assert_int_equal(hot_judge(85, NAN), CLOCKS_DEGRADED);
+	assert_int_equal(hot_judge(NAN, 89), CLOCKS_NONE);
+	bool narrow, slow;
+	assert_int_equal(link_judge(8, 16, 5, 5, 0, &narrow, &slow), CLOCKS_DEGRADED);
+	assert_true(narrow && !slow);
+	assert_int_equal(link_judge(16, 16, 1, 5, 0.1, &narrow, &slow), CLOCKS_NONE); /* idle: power saving */
+	assert_int_equal(link_judge(16, 16, 1, 5, 0.9, &narrow, &slow), CLOCKS_DEGRADED);
+	assert_true(slow && !narrow);
+	assert_int_equal(link_judge(16, 16, 1, 5, NAN, &narrow, &slow), CLOCKS_NONE);
+
+	/* the same through watch's health tracker: GPM's SM active decides busy when present */
+	snapshot *s = snapshot_new(1);
+	gpu_sample *g = &s->gpus[0];
+	g->index = 0;
+	strcpy(g->uuid, "GPU-x");
+	g->clock_reasons = sv_ok(CLK_SW_POWER_CAP);
+	g->util_gpu = sv_ok(98);
+	g->power = sv_ok(690);
+	g->power_limit = sv_ok(700);
+	g->power_default_limit = sv_ok(700);
+	health_tracker *h = calloc(1, sizeof(*h));
+	health_init(h, NULL);
+	health_update(h, s, 1);
+	assert_int_equal(health_gpu(h, 0), HEALTH_HEALTHY);
+	/* NVML says busy, GPM says the SMs idle: capped while not busy */
+	g->gpm_support = 1;
+	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.02);
+	health_update(h, s, 2);
+	assert_int_equal(health_gpu(h, 0), HEALTH_DEGRADED);
+	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.95);
+	g->power_limit = sv_ok(400);
+	health_update(h, s, 3);
+	assert_int_equal(health_gpu(h, 0), HEALTH_DEGRADED);
+	assert_non_null(strstr(h->msgs[0].text, "default 700 W"));
+	/* low utilization for a minute: input-bound, or launch-bound where GPM shows empty SMs */
+	g->clock_reasons = sv_ok(0);
+	g->power_limit = sv_ok(700);
+	g->util_gpu = sv_ok(25);
+	g->nprocs = sv_ok(1);
+	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.0);
+	health_init(h, NULL);
+	health_update(h, s, 0);
+	health_update(h, s, 61);
+	assert_int_equal(h->nmsg, 1);
+	assert_string_equal(h->msgs[0].id, "gpu.launch-bound");
+	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.12);
+	health_update(h, s, 62);
+	assert_int_equal(h->nmsg, 1);
+	assert_string_equal(h->msgs[0].id, "gpu.input-bound");
+	g->gpm[GV_GPM_SM_ACTIVE] = (sval){0, SV_NA};
+	health_update(h, s, 63);
+	assert_string_equal(h->msgs[0].id, "gpu.input-bound");
+	free(h);
+	snapshot_free(s);
+}
+
+/* The gain quoted by the fp32-math fix: the newest tune run on the same GPU class, its fp32
+ * baseline against the fastest of TF32 and AMP. */
+static void test_tune_gain(void **st)
+{
+	(void)st;
+	const char *tmp = getenv("TMPDIR");
+	char dir[256];
+	snprintf(dir, sizeof(dir), "%s/gpuvet-doctor-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	char path[320];
+	snprintf(path, sizeof(path), "%s/history.db", dir);
+	double gain;
+	char src[128];
+	assert_false(doctor_tune_gain(path, "NVIDIA H200", &gain, src, sizeof(src))); /* no database */
+	char *err = NULL;
+	history *h = history_open(path, HISTORY_WRITE, &err);
+	assert_non_null(h);
+	char *argv[] = {"gpuvet", "tune", NULL};
+	hist_run *r = history_run_begin(HIST_TUNE, 2, argv);
+	history_run_add_gpu(r, 0, "NVIDIA H200", "GPU-1", "00000000:18:00.0");
+	history_run_add_value(r, "tune.resnet50.bs64.img224.gpu.fp32.ms", 100, "ms", HIST_LOWER_BETTER);
+	history_run_add_value(r, "tune.resnet50.bs64.img224.gpu.tf32.ms", 45, "ms", HIST_LOWER_BETTER);
+	history_run_add_value(r, "tune.resnet50.bs64.img224.gpu.amp_bf16.ms", 40, "ms", HIST_LOWER_BETTER);
+	history_run_add_value(r, "tune.resnet50.bs64.img224.gpu.channels_last.ms", 20, "ms", HIST_LOWER_BETTER);
+	history_run_add_value(r, "tune.resnet50.bs64.img224.cpu.fp32.ms", 9000, "ms", HIST_LOWER_BETTER);
+	long long id = 0;
+	assert_true(history_run_finish(h, r, &id, &err));
+	history_close(h);
+	assert_true(doctor_tune_gain(path, "NVIDIA H200", &gain, src, sizeof(src)));
+	assert_true(fabs(gain - 2.5) < 1e-9); /* 100 / 40: AMP bf16, not channels_last */
+	assert_non_null(strstr(src, "resnet50 AMP bf16 against fp32"));
+	assert_false(doctor_tune_gain(path, "NVIDIA A100-SXM4-80GB", &gain, src, sizeof(src)));
+	assert_true(isnan(gain));
+	unlink(path);
+	char side[340];
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gpu_bound_classes),
+		cmocka_unit_test(test_host_side_classes),
+		cmocka_unit_test(test_memory_and_gpus),
+		cmocka_unit_test(test_power_thermal),
+		cmocka_unit_test(test_thresholds_move_the_verdict),
+		cmocka_unit_test(test_clocks_rule),
+		cmocka_unit_test(test_tune_gain),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
