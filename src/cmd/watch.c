@@ -192,7 +192,7 @@ static void print_verdict(FILE *out, const doctor_evidence *ev, const doctor_ver
 }
 
 /* watch --pid PID --diagnose S: samples the job for S seconds, prints one verdict. */
-static int diagnose(sample_source *src, job *jb, double seconds, double interval, bool json, const char *db)
+static int diagnose_job(sample_source *src, job *jb, double seconds, double interval, bool json, const char *db)
 {
 	if (interval > 1)
 		interval = 1;
@@ -356,7 +356,7 @@ int cmd_watch(int argc, char **argv)
 	sample_hooks hooks = {record ? &rec : NULL, pid > 0 ? &running : NULL, pid > 0 ? &jb : NULL};
 	if (diagnose_s > 0) {
 		lazy.o.no_events = true;
-		rc = diagnose(&src, &jb, diagnose_s, interval, json, db);
+		rc = diagnose_job(&src, &jb, diagnose_s, interval, json, db);
 		sampler_lazy_close(&lazy);
 		free(health);
 		return rc;
