@@ -11,7 +11,7 @@ FORGET_UNFINISHED = if [ ! -f $(STAMP) ] && [ -e $(BUILD)/CMakeCache.txt ]; then
 	echo "gpuvet: $(BUILD)/ is from an unfinished configure: configuring again" >&2; \
 	rm -rf $(BUILD)/CMakeCache.txt $(BUILD)/CMakeFiles; fi
 
-.PHONY: all build configure run test test-fresh test-asan fuzz install clean deps test-deps
+.PHONY: all build configure run test test-fresh test-asan test-tsan fuzz install clean deps test-deps
 
 all: build
 
@@ -55,6 +55,15 @@ test-asan: test-deps
 	cmake --build build-asan -j$(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) -LE 'fuzz|fresh'
 
+# The unit tests and the scenarios that run the probe, per-GPU, deadline, Python-child, bench and
+# run threads, under ThreadSanitizer (clang): the first race report aborts its test.
+TSAN_TESTS = ^unit/test_|^scenario/(100|128|136|200|300|405|407|409|411|600|602|604|722)-
+test-tsan: test-deps
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DGPUVET_TSAN=ON -DCMAKE_C_COMPILER=clang -DGPUVET_TESTS=ON
+	cmake --build build-tsan -j$(JOBS) --target gpuvet scenario_runner fake_nvml fake_nvml_basic fake_cuda \
+		$(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+	cd build-tsan && ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
+
 # libFuzzer targets: FUZZ_SECONDS each (default 60), JOBS of them at a time (docs/fuzzing.md).
 FUZZ_SECONDS ?= 60
 fuzz: test-deps
@@ -66,4 +75,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

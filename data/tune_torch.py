@@ -1286,6 +1286,23 @@ def free_port():
 # One DDP rank (a child process of the run)
 
 
+def die_with_parent():
+    """Linux: SIGKILL when the process that started us ends, so a rank whose probe was killed
+    outright (gpuvet tune killed by SIGKILL kills the probe the same way) does not stay behind
+    holding a GPU. Elsewhere, or without prctl, a no-op."""
+    parent = os.getppid()
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            return False
+    except (OSError, AttributeError):
+        return False
+    if os.getppid() != parent:  # it ended before prctl
+        os._exit(1)
+    return True
+
+
 def ddp_worker(spec_json):
     """Times the DDP step on one rank and prints one JSON line: {rank, ms, peak_mib} or {rank, error}."""
     spec = json.loads(spec_json)
@@ -1356,6 +1373,7 @@ def main(argv=None, stdout=None, channel=None):
     args = parse_args(argv)
     stdout = stdout if stdout is not None else sys.stdout
     if args.ddp_worker is not None:
+        die_with_parent()
         return ddp_worker(args.ddp_worker)
     if args.dry_run:
         stdout.write(dumps(dry_run_document(args), indent=1) + "\n")

@@ -7,6 +7,7 @@
 #include "bench/gen.h"
 #include "bench/ptx.h"
 #include "core/util.h"
+#include "nvidia/contact.h"
 
 static bool is_sticky(CUresult rc)
 {
@@ -50,6 +51,9 @@ static int attr(const gv_cuda_api *cu, CUdevice d, int a)
 bool gpu_open(gpu_session *s)
 {
 	memset(s, 0, sizeof(*s));
+	/* a libcuda that hangs, crashes or exits while loading is met in a child first */
+	if (!gv_cuda_first_contact(s->error, sizeof(s->error)))
+		return false;
 	if (!gv_cuda_load()) {
 		gv_cuda_status st;
 		gv_cuda_status_get(&st);

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nvidia/dlload.h"
+
 static bool is_dir(const char *p)
 {
 	struct stat st;
@@ -93,7 +95,7 @@ static void real_path_of(void *h, char *path, size_t size)
 static bool try_open(const lib_spec *spec, const char *file, lib_handle *out, strbuf *why)
 {
 	dlerror();
-	void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+	void *h = gv_dl_open_quiet(file, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		const char *e = dlerror();
 		if (why->len)

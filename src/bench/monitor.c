@@ -11,6 +11,7 @@
 
 #include "bench/stats.h"
 #include "core/util.h"
+#include "nvidia/contact.h"
 #include "nvidia/nvml.h"
 
 typedef struct sample {
@@ -167,7 +168,9 @@ static void *run(void *arg)
 
 monitor *monitor_start(int interval_ms, char *err, size_t n)
 {
-	nvmlReturn_t rc = gv_nvml_init();
+	if (!gv_nvml_first_contact(err, n)) /* a library that hangs or crashes stays out of the benchmark */
+		return NULL;
+	nvmlReturn_t rc = gv_nvml_init_quiet();
 	if (rc != NVML_SUCCESS) {
 		gv_nvml_status st;
 		gv_nvml_status_get(&st);

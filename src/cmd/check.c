@@ -162,6 +162,8 @@ int cmd_check(int argc, char **argv)
 		}
 	} else {
 		f = facts_new();
+		/* ^C or SIGTERM end us at once, and take the library children along */
+		gv_child_signals_install();
 	}
 	if (headroom_mib >= 0) /* a setting for the rules, recorded with the facts it judged */
 		facts_put_int(f, "--memory-headroom", (long long)headroom_mib << 20, "config.memory_headroom_bytes");

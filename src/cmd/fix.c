@@ -604,6 +604,7 @@ int cmd_fix(int argc, char **argv)
 			return EXIT_USAGE;
 	} else {
 		f = facts_new();
+		gv_child_signals_install();
 		probes_run(f, &po);
 	}
 	findings fs;

@@ -33,7 +33,9 @@ static const char run_usage[] =
 	"of a quick check (check --fast; never blocks the command). While it runs, follows the job (its\n"
 	"processes, their GPUs, utilization) like watch --pid. When CMD exits non-zero or prints a known\n"
 	"error, explains it as gpuvet explain would, with the cause that holds on this machine; when the\n"
-	"job ran long enough, prints a verdict on how it used the GPUs. gpuvet's own lines go to stderr.\n"
+	"job ran long enough, prints the job doctor's verdict (as watch --pid --diagnose: tensor-, DRAM-,\n"
+	"FP32-, input- or launch-bound, memory pressure, imbalance, slowdown; judged over 10 s windows,\n"
+	"the verdict most windows gave) with its fix. gpuvet's own lines go to stderr.\n"
 	"\n"
 	"  --no-preflight       skip the quick check before the command\n"
 	"  --no-watch           do not follow the job's GPUs (no NVML while it runs)\n"
@@ -302,7 +304,7 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGWINCH, &wsa, &old_winch);
 	signal(SIGPIPE, SIG_IGN);
 
-	job_judge judge = job_judge_utilisation();
+	job_judge judge = job_judge_doctor();
 	struct follower fw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, pid, interval, &judge};
 	pthread_t follower_tid;
 	bool following = do_watch && !exec_errno && pthread_create(&follower_tid, NULL, follow, &fw) == 0;

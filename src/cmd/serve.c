@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/child.h"
 #include "sampler/sampler.h"
+#include "serve/conn_budget.h"
 #include "serve/exporter.h"
 #include "serve/http.h"
 #include "serve/textfile.h"
@@ -24,6 +26,8 @@ static const char serve_usage[] =
 	"\n"
 	"  --listen ADDR             HOST:PORT, [IPv6]:PORT, or :PORT for every interface\n"
 	"                            (default 127.0.0.1:10134: loopback only)\n"
+	"  --allow NET               only clients in NET (ADDRESS or ADDRESS/PREFIX, IPv4 or IPv6) may\n"
+	"                            connect; repeat for more (default: every client that reaches --listen)\n"
 	"  --interval S              seconds between samples (default 1)\n"
 	"  --dcgm-compat             also the DCGM exporter's names and labels (DCGM_FI_DEV_GPU_UTIL ...),\n"
 	"                            for dashboards built on dcgm-exporter (Grafana 12239); labels gpu,\n"
@@ -33,8 +37,11 @@ static const char serve_usage[] =
 	"  --dcgm-model-name         with --dcgm-compat, DCGM's modelName label too (camelCase, which\n"
 	"                            promtool's lint reports; Prometheus accepts it)\n"
 	"  --no-gpm                  do not read the GPM activity counters (SM, tensor, DRAM ...)\n"
-	"  --processes               per-process series (pid, name, memory); off by default: one\n"
+	"  --processes               per-process series (pid, name, memory, and the pod, namespace and\n"
+	"                            container or the Slurm hpc_job it belongs to); off by default: one\n"
 	"                            series per process and GPU\n"
+	"  --process-series N        at most N per-process series (default 256); the rest of a GPU's\n"
+	"                            processes are summed in one pid=\"other\" series\n"
 	"  --hostname NAME           the DCGM Hostname label (default: $NODE_NAME, else the host name)\n"
 	"  --check-interval S        run the check's probes and rules every S seconds (default 300;\n"
 	"                            0: never); NVML and files only unless --check-full\n"
@@ -46,10 +53,12 @@ static const char serve_usage[] =
 	"  --once                    with --textfile: write once and exit\n"
 	"  -v, --verbose             log sampler errors on stderr\n"
 	"\n"
-	"limits (each bounds memory under abuse)\n"
-	"  --max-connections N       connections at once (default 512)\n"
-	"  --max-connections-per-ip N  (default 64)\n"
-	"  --timeout S               drop a connection idle this long (default 10)\n"
+	"limits (a scrape is answered whatever other clients do: docs/serve.md)\n"
+	"  --max-connections N       connections at once (default 512); a new one over it closes the\n"
+	"                            oldest idle one, then the oldest still sending its request\n"
+	"  --max-connections-per-ip N  the same budget for one address (an IPv6 /64) (default 64; 0: none)\n"
+	"  --timeout S               a whole request must arrive, and a whole answer be taken, within S;\n"
+	"                            an idle keep-alive connection is closed after S (default 10)\n"
 	"  --connection-memory BYTES request line and headers of one connection (default 16384)\n"
 	"\n"
 	"Endpoints: /metrics (text format 0.0.4, or OpenMetrics 1.0.0 when the Accept header asks),\n"
@@ -92,8 +101,41 @@ static bool wait_signal(const sigset_t *set, double seconds)
 	}
 }
 
+/* --textfile samples in this thread, in NVML's calls: SIGINT/SIGTERM are taken by a handler
+ * there (not sigwait), and a watchdog ends the process when a call does not return. */
+static volatile sig_atomic_t textfile_stop;
+static void on_textfile_stop(int sig)
+{
+	textfile_stop = 1;
+	gv_child_kill_all();
+	gv_stop_watchdog(sig, NULL);
+}
+
+/* Sleeps up to seconds; true when a stop signal came. */
+static bool textfile_nap(double seconds)
+{
+	double until = now_seconds() + seconds;
+	while (!textfile_stop) {
+		double left = until - now_seconds();
+		if (left <= 0)
+			return false;
+		if (left > 0.1)
+			left = 0.1;
+		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
 static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sample_source src, const sigset_t *set)
 {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_textfile_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	pthread_sigmask(SIG_UNBLOCK, set, NULL);
 	exporter *ex = exporter_new_unthreaded(eo, src);
 	int rc = EXIT_OK;
 	double next_check = now_seconds() + eo->check_interval;
@@ -115,25 +157,27 @@ static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sam
 		if (once || rc != EXIT_OK)
 			break;
 		double left = eo->interval - (now_seconds() - t0);
-		if (wait_signal(set, left > 0 ? left : 0))
+		if (textfile_nap(left > 0 ? left : 0))
 			break;
 	}
 	exporter_stop(ex); /* no threads here: always stops */
 	return rc;
 }
 
-enum { OPT_NO_GPM = 1024 }; /* apart from the other options' enum */
+enum { OPT_NO_GPM = 1024, OPT_PROC_SERIES }; /* apart from the other options' enum */
 
 int cmd_serve(int argc, char **argv)
 {
 	enum { OPT_LISTEN = 256, OPT_INTERVAL, OPT_DCGM, OPT_PROCS, OPT_HOST, OPT_CHECK_INTERVAL, OPT_CHECK_FULL,
-	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL };
+	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL, OPT_ALLOW };
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"allow", required_argument, NULL, OPT_ALLOW},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"dcgm-compat", no_argument, NULL, OPT_DCGM},
 		{"dcgm-model-name", no_argument, NULL, OPT_DCGM_MODEL},
 		{"processes", no_argument, NULL, OPT_PROCS},
+		{"process-series", required_argument, NULL, OPT_PROC_SERIES},
 		{"no-gpm", no_argument, NULL, OPT_NO_GPM},
 		{"hostname", required_argument, NULL, OPT_HOST},
 		{"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
@@ -158,6 +202,8 @@ int cmd_serve(int argc, char **argv)
 	health_cfg_default(&hc);
 	eo.health = &hc;
 	const char *textfile = NULL, *hostname = NULL;
+	const char *allow[64];
+	size_t nallow = 0;
 	bool once = false;
 	int c;
 	bool no_gpm = false;
@@ -168,6 +214,16 @@ int cmd_serve(int argc, char **argv)
 		double d;
 		switch (c) {
 		case OPT_LISTEN: ho.listen = optarg; break;
+		case OPT_ALLOW: {
+			conn_net net;
+			char why[256];
+			if (!conn_net_parse(optarg, &net, why, sizeof(why)))
+				return usage_error(serve_usage, "--allow %s", why);
+			if (nallow == GV_ARRAY_LEN(allow))
+				return usage_error(serve_usage, "--allow: at most %zu networks", GV_ARRAY_LEN(allow));
+			allow[nallow++] = optarg;
+			break;
+		}
 		case OPT_INTERVAL:
 			if (!parse_double_opt("--interval", optarg, 0.05, 3600, &eo.interval))
 				return EXIT_USAGE;
@@ -175,6 +231,13 @@ int cmd_serve(int argc, char **argv)
 		case OPT_DCGM: eo.dcgm = true; break;
 		case OPT_DCGM_MODEL: eo.dcgm_model_name = true; break;
 		case OPT_PROCS: eo.processes = true; break;
+		case OPT_PROC_SERIES: {
+			long n;
+			if (!parse_int_opt("--process-series", optarg, 1, 100000, &n))
+				return EXIT_USAGE;
+			eo.process_series_max = (size_t)n;
+			break;
+		}
 		case OPT_NO_GPM: no_gpm = true; break;
 		case OPT_HOST: hostname = optarg; break;
 		case OPT_CHECK_INTERVAL:
@@ -219,6 +282,10 @@ int cmd_serve(int argc, char **argv)
 		return usage_error(serve_usage, "unexpected argument '%s'", argv[optind]);
 	if (eo.dcgm_model_name && !eo.dcgm)
 		return usage_error(serve_usage, "--dcgm-model-name goes with --dcgm-compat");
+	ho.allow = allow;
+	ho.nallow = nallow;
+	if (nallow && textfile)
+		return usage_error(serve_usage, "--allow goes with serving, not with --textfile");
 	if (once && !textfile)
 		return usage_error(serve_usage, "--once goes with --textfile DIR");
 	char hostbuf[256];
@@ -260,6 +327,7 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "gpuvet: serving http://%s/metrics (interval %g s%s)\n", http_address(h), eo.interval,
 			eo.dcgm ? ", DCGM names too" : "");
 		wait_signal(&set, -1);
+		gv_child_kill_all(); /* a first contact or a check's library child in progress */
 		http_stop(h);
 		if (!exporter_stop(ex)) {
 			gv_warning("the sampler is stuck in a driver call; exiting without waiting for it");

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/child.h"
 #include "nvidia/nvml.h"
 #include "render/render.h"
 #include "sampler/fields.h"
@@ -27,13 +28,16 @@ static const char watch_usage[] =
 	"Live view of every GPU through NVML: utilization and memory bars, sparklines of the last\n"
 	"minutes, temperature and its margin to the slowdown threshold, power, clocks and what holds\n"
 	"them back, PCIe link, GPM activity counters (SM, tensor, DRAM, FP32 pipes: Hopper and newer),\n"
-	"processes with their command lines, and health over time (input-bound, launch-bound, hot,\n"
+	"processes with their command lines and the pod or Slurm job each belongs to, and health over time (input-bound, launch-bound, hot,\n"
 	"throttled, degraded link, new ECC errors, Xid events) with the action for each.\n"
 	"\n"
 	"  --interval S          seconds between samples (default 1)\n"
 	"  --pid PID             follow one job: the process and its descendants, their GPUs and memory,\n"
 	"                        and the job doctor's running verdict (what holds the job back)\n"
-	"  --diagnose S          with --pid: watch the job S seconds, print one verdict (GPU-bound on\n"
+	"  --pod NAME            the same for every process of a Kubernetes pod on this node (its name,\n"
+	"                        NAMESPACE/NAME or UID; from /proc/PID/cgroup and /var/log/pods)\n"
+	"  --job ID              the same for a Slurm job (ID, or ID.STEP for one step)\n"
+	"  --diagnose S          with --pid, --pod or --job: watch the job S seconds, print one verdict (GPU-bound on\n"
 	"                        tensor cores, DRAM or FP32, fp32 math on a tensor-core GPU, input-bound,\n"
 	"                        launch/sync-bound, memory pressure, multi-GPU imbalance, slowdown) with\n"
 	"                        the figures and the fix, and exit; --json for one JSON document\n"
@@ -57,8 +61,9 @@ static const char watch_usage[] =
 static volatile sig_atomic_t stop_stream;
 static void on_stop(int sig)
 {
-	(void)sig;
 	stop_stream = 1;
+	gv_child_kill_all(); /* a first contact with NVML in progress ends now (nvidia/contact.h) */
+	gv_stop_watchdog(sig, NULL); /* a sample stuck in an NVML call does not hold us */
 }
 
 static snapshot *lazy_take(void *ctx, char *err, size_t errsize)
@@ -72,7 +77,11 @@ typedef struct rec_gpu {
 	double temp_max, power_sum, sm, mem;
 	int power_n;
 	unsigned long long reasons;
+	strlist owners; /* the pods and Slurm jobs seen holding it, in order (owner_text) */
 } rec_gpu;
+
+/* At most this many distinct owners are kept per GPU for one recording. */
+#define REC_OWNERS_MAX 32
 
 typedef struct recorder {
 	history *h;
@@ -113,6 +122,14 @@ static void record_sample(void *ctx, const snapshot *s)
 		c->mem = sv_has(g->mem_clock) ? g->mem_clock.v : NAN;
 		if (sv_has(g->clock_reasons))
 			c->reasons |= (unsigned long long)g->clock_reasons.v & ~(unsigned long long)CLK_GPU_IDLE;
+		for (size_t k = 0; k < g->nproc; k++) {
+			char own[320];
+			if (g->procs[k].owner.kind == OWNER_NONE || c->owners.n >= REC_OWNERS_MAX)
+				continue;
+			owner_text(&g->procs[k].owner, own, sizeof(own));
+			if (!sl_contains(&c->owners, own))
+				sl_push(&c->owners, own);
+		}
 	}
 	/* a long recording goes to disk every minute instead of growing in memory */
 	if (s->time - rec->last_flush >= 60) {
@@ -137,6 +154,18 @@ static int record_finish(recorder *rec, const snapshot *last)
 					   rec->g[i].power_n ? rec->g[i].power_sum / rec->g[i].power_n : NAN,
 					   rec->g[i].reasons ? gv_nvml_clock_reasons_text(rec->g[i].reasons, words, sizeof(words))
 							     : NULL);
+		/* whose jobs held the GPU during the recording: meta gpu.N.owners ("ns/pod/ctr; slurm 42.0 (alice)") */
+		if (rec->g[i].owners.n) {
+			strbuf b;
+			sb_init(&b);
+			for (size_t k = 0; k < rec->g[i].owners.n; k++)
+				sb_addf(&b, "%s%s", k ? "; " : "", rec->g[i].owners.v[k]);
+			char key[32];
+			snprintf(key, sizeof(key), "gpu.%d.owners", i);
+			history_run_set(rec->r, key, b.buf);
+			sb_free(&b);
+		}
+		sl_free(&rec->g[i].owners);
 	}
 	if (last && last->driver_version[0])
 		history_run_set(rec->r, HIST_META_DRIVER, last->driver_version);
@@ -182,13 +211,9 @@ static void on_sample(void *ctx, const snapshot *s)
 
 static void print_verdict(FILE *out, const doctor_evidence *ev, const doctor_verdict *v)
 {
-	fprintf(out, "job %u: %s [%s, %s]\n", ev->pid, v->title, v->id, doctor_level_name(v->level));
-	for (size_t i = 0; i < v->nevidence; i++)
-		fprintf(out, "  %s\n", v->evidence[i]);
-	for (size_t i = 0; i < v->nnote; i++)
-		fprintf(out, "  note: %s\n", v->note[i]);
-	for (size_t i = 0; i < v->nfix; i++)
-		fprintf(out, "  -> %s\n", v->fix[i]);
+	char *t = doctor_text(ev, v, "  ");
+	fputs(t, out);
+	free(t);
 }
 
 /* watch --pid PID --diagnose S: samples the job for S seconds, prints one verdict. */
@@ -216,7 +241,7 @@ static int diagnose_job(sample_source *src, job *jb, double seconds, double inte
 			struct timespec ts = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
 			nanosleep(&ts, NULL);
 		}
-		job_scan(jb, jb->root);
+		job_rescan(jb);
 		s = src->take(src->ctx, err, sizeof(err));
 		if (s) {
 			doctor_acc_add(acc, s, jb);
@@ -252,11 +277,13 @@ static int diagnose_job(sample_source *src, job *jb, double seconds, double inte
 
 int cmd_watch(int argc, char **argv)
 {
-	enum { OPT_INTERVAL = 256, OPT_PID, OPT_ONCE, OPT_JSON, OPT_COUNT, OPT_RECORD, OPT_DB, OPT_LOWUTIL, OPT_KMSG,
+	enum { OPT_INTERVAL = 256, OPT_PID, OPT_POD, OPT_JOB, OPT_ONCE, OPT_JSON, OPT_COUNT, OPT_RECORD, OPT_DB, OPT_LOWUTIL, OPT_KMSG,
 	       OPT_DIAGNOSE };
 	static const struct option longopts[] = {
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"pid", required_argument, NULL, OPT_PID},
+		{"pod", required_argument, NULL, OPT_POD},
+		{"job", required_argument, NULL, OPT_JOB},
 		{"once", no_argument, NULL, OPT_ONCE},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"count", required_argument, NULL, OPT_COUNT},
@@ -270,6 +297,7 @@ int cmd_watch(int argc, char **argv)
 	};
 	double interval = 1, diagnose_s = 0;
 	long pid = -1, count = 0;
+	const char *pod = NULL, *slurm_job = NULL;
 	bool once = false, json = false, record = false;
 	const char *db = NULL, *kmsg = NULL;
 	health_cfg hc;
@@ -287,6 +315,8 @@ int cmd_watch(int argc, char **argv)
 			if (!parse_int_opt("--pid", optarg, 1, 0x7fffffff, &pid))
 				return EXIT_USAGE;
 			break;
+		case OPT_POD: pod = optarg; break;
+		case OPT_JOB: slurm_job = optarg; break;
 		case OPT_ONCE: once = true; break;
 		case OPT_JSON: json = true; break;
 		case OPT_COUNT:
@@ -311,8 +341,13 @@ int cmd_watch(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error(watch_usage, "unexpected argument '%s'", argv[optind]);
-	if (diagnose_s > 0 && pid <= 0)
-		return usage_error(watch_usage, "--diagnose goes with --pid");
+	if ((pid > 0) + (pod != NULL) + (slurm_job != NULL) > 1)
+		return usage_error(watch_usage, "--pid, --pod and --job follow one job: give one of them");
+	if ((pod && !*pod) || (slurm_job && !*slurm_job))
+		return usage_error(watch_usage, "%s needs a name", pod ? "--pod" : "--job");
+	bool follow = pid > 0 || pod || slurm_job;
+	if (diagnose_s > 0 && !follow)
+		return usage_error(watch_usage, "--diagnose goes with --pid, --pod or --job");
 	if (diagnose_s > 0 && (once || record))
 		return usage_error(watch_usage, "--diagnose does not go with --once or --record");
 	if (json && !once && diagnose_s <= 0)
@@ -323,6 +358,19 @@ int cmd_watch(int argc, char **argv)
 		job_scan(&jb, (unsigned)pid);
 		if (!jb.alive) {
 			gv_error("--pid %ld: no such process", pid);
+			return EXIT_USAGE;
+		}
+	} else if (pod || slurm_job) {
+		job_scan_owner(&jb, pod, slurm_job);
+		if (!jb.alive) {
+			if (pod)
+				gv_error("--pod %s: no process of that pod on this node (read from /proc/PID/cgroup and "
+					 "/var/log/pods: docs/fleet.md)",
+					 pod);
+			else
+				gv_error("--job %s: no process of that Slurm job on this node (read from /proc/PID/cgroup and "
+					 "the SLURM_* environment: docs/fleet.md)",
+					 slurm_job);
 			return EXIT_USAGE;
 		}
 	}
@@ -349,11 +397,11 @@ int cmd_watch(int argc, char **argv)
 		rec.r = history_run_begin(HIST_WATCH, argc, argv);
 		rec.last_flush = now_seconds();
 	}
-	view_opts vo = {pid > 0 ? &jb : NULL, false};
+	view_opts vo = {follow ? &jb : NULL, false};
 	int rc = EXIT_OK;
 	doctor_running running = {0};
 	running.window = interval * 10 > 2 ? interval * 10 : 2; /* the last 10 samples, at least 2 s */
-	sample_hooks hooks = {record ? &rec : NULL, pid > 0 ? &running : NULL, pid > 0 ? &jb : NULL};
+	sample_hooks hooks = {record ? &rec : NULL, follow ? &running : NULL, follow ? &jb : NULL};
 	if (diagnose_s > 0) {
 		lazy.o.no_events = true;
 		rc = diagnose_job(&src, &jb, diagnose_s, interval, json, db);
@@ -372,6 +420,8 @@ int cmd_watch(int argc, char **argv)
 			double t0 = now_seconds();
 			char err[256] = "";
 			snapshot *s = src.take(src.ctx, err, sizeof(err));
+			if (!s && stop_stream) /* interrupted in the first contact: nothing to report */
+				break;
 			if (!s) {
 				if (json) {
 					cJSON *doc = cJSON_CreateObject();
@@ -385,8 +435,8 @@ int cmd_watch(int argc, char **argv)
 					break;
 			} else {
 				health_update(health, s, s->time);
-				if (pid > 0)
-					job_scan(&jb, (unsigned)pid);
+				if (follow)
+					job_rescan(&jb);
 				on_sample(&hooks, s);
 				if (json)
 					print_json(view_json(s, health, &vo));
@@ -419,11 +469,11 @@ int cmd_watch(int argc, char **argv)
 		to.src = src;
 		to.interval = interval;
 		to.health = health;
-		to.job = pid > 0 ? &jb : NULL;
+		to.job = follow ? &jb : NULL;
 		to.color = color_wanted(stdout, gopts.color);
 		to.on_sample = on_sample;
 		to.on_sample_ctx = &hooks;
-		to.doctor = pid > 0 ? &running : NULL;
+		to.doctor = follow ? &running : NULL;
 		const char *max = getenv("GPUVET_WATCH_SECONDS"); /* tests: a TUI that ends by itself */
 		if (max && *max)
 			to.max_seconds = atof(max);

@@ -12,16 +12,24 @@
 
 #include "core/sysroot.h"
 
-#define KEY_MAX 256
+#define KEY_STACK 256 /* a lookup key formats into the stack up to this; longer ones into the heap */
 #define EXCERPT_BYTES 48
 
+/*
+ * The lock contract (facts.h): a fact, once published, never changes. A put builds a new fact
+ * outside the lock and publishes it under the lock; a put of a key already there retires the
+ * old fact, which stays valid (and unchanged) until facts_free. So a getter's pointer needs no
+ * lock once it has it, whatever other threads put meanwhile.
+ */
 struct facts {
 	pthread_mutex_t lock;
-	fact *v;
+	fact **v; /* the current facts, in insertion order */
 	size_t n, cap;
 	/* open-addressing index from key hash to position+1; rebuilt on growth */
 	size_t *index;
 	size_t index_cap;
+	fact **retired; /* replaced by a later put of their key; freed by facts_free */
+	size_t nretired, retired_cap;
 };
 
 static unsigned long hash_key(const char *s)
@@ -39,28 +47,28 @@ facts *facts_new(void)
 	return f;
 }
 
-static void fact_clear(fact *ft)
+static void fact_free(fact *ft)
 {
+	if (!ft)
+		return;
+	free(ft->key);
 	free(ft->str);
 	free(ft->error);
 	free(ft->source);
 	free(ft->excerpt);
-	ft->str = ft->error = ft->source = ft->excerpt = NULL;
-	ft->sys_errno = 0;
-	ft->i = 0;
-	ft->d = 0;
-	ft->type = FV_NONE;
+	free(ft);
 }
 
 void facts_free(facts *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; i < f->n; i++) {
-		fact_clear(&f->v[i]);
-		free(f->v[i].key);
-	}
+	for (size_t i = 0; i < f->n; i++)
+		fact_free(f->v[i]);
+	for (size_t i = 0; i < f->nretired; i++)
+		fact_free(f->retired[i]);
 	free(f->v);
+	free(f->retired);
 	free(f->index);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -68,7 +76,7 @@ void facts_free(facts *f)
 
 static void index_insert(facts *f, size_t pos)
 {
-	size_t mask = f->index_cap - 1, h = hash_key(f->v[pos].key) & mask;
+	size_t mask = f->index_cap - 1, h = hash_key(f->v[pos]->key) & mask;
 	while (f->index[h])
 		h = (h + 1) & mask;
 	f->index[h] = pos + 1;
@@ -81,20 +89,28 @@ static long find_locked(const facts *f, const char *key)
 	size_t mask = f->index_cap - 1, h = hash_key(key) & mask;
 	while (f->index[h]) {
 		size_t pos = f->index[h] - 1;
-		if (strcmp(f->v[pos].key, key) == 0)
+		if (strcmp(f->v[pos]->key, key) == 0)
 			return (long)pos;
 		h = (h + 1) & mask;
 	}
 	return -1;
 }
 
-/* Returns the slot for key (new or existing, cleared), with the lock held. */
-static fact *slot_locked(facts *f, const char *key)
+/* Makes ft (complete, owned by nobody) the fact of its key: a fact already there keeps its place
+ * in the order and is retired, not freed. */
+static void publish(facts *f, fact *ft)
 {
-	long pos = find_locked(f, key);
+	pthread_mutex_lock(&f->lock);
+	long pos = find_locked(f, ft->key);
 	if (pos >= 0) {
-		fact_clear(&f->v[pos]);
-		return &f->v[pos];
+		if (f->nretired == f->retired_cap) {
+			f->retired_cap = f->retired_cap ? f->retired_cap * 2 : 16;
+			f->retired = xrealloc(f->retired, f->retired_cap * sizeof(*f->retired));
+		}
+		f->retired[f->nretired++] = f->v[pos];
+		f->v[pos] = ft;
+		pthread_mutex_unlock(&f->lock);
+		return;
 	}
 	if (f->n == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 64;
@@ -109,32 +125,32 @@ static fact *slot_locked(facts *f, const char *key)
 		for (size_t i = 0; i < f->n; i++)
 			index_insert(f, i);
 	}
-	fact *ft = &f->v[f->n];
-	memset(ft, 0, sizeof(*ft));
-	ft->key = xstrdup(key);
+	f->v[f->n] = ft;
 	index_insert(f, f->n);
 	f->n++;
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* A new fact in state ok with its key formatted in full (keys have no length limit, so none is
+ * ever cut and taken for another). */
+static fact *fact_new_v(const char *source, const char *fmt, va_list ap)
+{
+	fact *ft = xcalloc(1, sizeof(*ft));
+	ft->key = xvasprintf(fmt, ap);
+	ft->state = FACT_OK;
+	ft->source = source ? xstrdup(source) : NULL;
 	return ft;
 }
 
-static void format_key(char *key, const char *fmt, va_list ap)
-{
-	vsnprintf(key, KEY_MAX, fmt, ap);
-}
-
+/* Fills and publishes a new fact: body sets ft's state and value. */
 #define WITH_KEY(fmt, body)                                                                                            \
 	do {                                                                                                           \
-		char key_[KEY_MAX];                                                                                    \
 		va_list ap_;                                                                                           \
 		va_start(ap_, fmt);                                                                                    \
-		format_key(key_, fmt, ap_);                                                                            \
+		fact *ft = fact_new_v(source, fmt, ap_);                                                               \
 		va_end(ap_);                                                                                           \
-		pthread_mutex_lock(&f->lock);                                                                          \
-		fact *ft = slot_locked(f, key_);                                                                       \
-		ft->state = FACT_OK;                                                                                   \
-		ft->source = source ? xstrdup(source) : NULL;                                                          \
 		body;                                                                                                  \
-		pthread_mutex_unlock(&f->lock);                                                                        \
+		publish(f, ft);                                                                                        \
 	} while (0)
 
 void facts_put_str(facts *f, const char *source, const char *value, const char *keyfmt, ...)
@@ -256,40 +272,34 @@ const char *fact_problem_text(const fact *ft, char *buf, size_t size)
 
 static const fact *vget(const facts *f, const char *fmt, va_list ap)
 {
-	char key[KEY_MAX];
-	format_key(key, fmt, ap);
+	char stack[KEY_STACK];
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(stack, sizeof(stack), fmt, ap);
+	char *key = n >= 0 && (size_t)n < sizeof(stack) ? stack : xvasprintf(fmt, ap2);
+	va_end(ap2);
 	facts *mf = (facts *)f;
 	pthread_mutex_lock(&mf->lock);
 	long pos = find_locked(f, key);
-	const fact *ft = pos >= 0 ? &f->v[pos] : NULL;
+	const fact *ft = pos >= 0 ? f->v[pos] : NULL;
 	pthread_mutex_unlock(&mf->lock);
+	if (key != stack)
+		free(key);
 	return ft;
 }
 
-const fact *facts_get(const facts *f, const char *keyfmt, ...)
-{
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
-	return ft;
-}
+/* Declares ft, the fact of the key the variadic getter was given. */
+#define GET_FACT(keyfmt)                                                                                               \
+	const fact *ft;                                                                                                \
+	do {                                                                                                           \
+		va_list ap_;                                                                                           \
+		va_start(ap_, keyfmt);                                                                                 \
+		ft = vget(f, keyfmt, ap_);                                                                             \
+		va_end(ap_);                                                                                           \
+	} while (0)
 
-const char *facts_str(const facts *f, const char *keyfmt, ...)
+static bool ok_as_int(const fact *ft, long long *out)
 {
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
-	return (ft && ft->state == FACT_OK && ft->type == FV_STR) ? ft->str : NULL;
-}
-
-bool facts_int(const facts *f, long long *out, const char *keyfmt, ...)
-{
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
 	if (!ft || ft->state != FACT_OK)
 		return false;
 	if (ft->type == FV_INT || ft->type == FV_BOOL) {
@@ -303,12 +313,27 @@ bool facts_int(const facts *f, long long *out, const char *keyfmt, ...)
 	return false;
 }
 
+const fact *facts_get(const facts *f, const char *keyfmt, ...)
+{
+	GET_FACT(keyfmt);
+	return ft;
+}
+
+const char *facts_str(const facts *f, const char *keyfmt, ...)
+{
+	GET_FACT(keyfmt);
+	return (ft && ft->state == FACT_OK && ft->type == FV_STR) ? ft->str : NULL;
+}
+
+bool facts_int(const facts *f, long long *out, const char *keyfmt, ...)
+{
+	GET_FACT(keyfmt);
+	return ok_as_int(ft, out);
+}
+
 bool facts_real(const facts *f, double *out, const char *keyfmt, ...)
 {
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
+	GET_FACT(keyfmt);
 	if (!ft || ft->state != FACT_OK)
 		return false;
 	if (ft->type == FV_REAL) {
@@ -324,42 +349,53 @@ bool facts_real(const facts *f, double *out, const char *keyfmt, ...)
 
 bool facts_true(const facts *f, const char *keyfmt, ...)
 {
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
+	GET_FACT(keyfmt);
 	return ft && ft->state == FACT_OK && (ft->type == FV_BOOL || ft->type == FV_INT) && ft->i != 0;
 }
 
 long long facts_int_or(const facts *f, long long dflt, const char *keyfmt, ...)
 {
-	va_list ap;
-	va_start(ap, keyfmt);
-	const fact *ft = vget(f, keyfmt, ap);
-	va_end(ap);
-	if (!ft || ft->state != FACT_OK)
-		return dflt;
-	if (ft->type == FV_INT || ft->type == FV_BOOL)
-		return ft->i;
-	if (ft->type == FV_REAL && isfinite(ft->d))
-		return (long long)ft->d;
-	return dflt;
+	GET_FACT(keyfmt);
+	long long v;
+	return ok_as_int(ft, &v) ? v : dflt;
 }
 
 size_t facts_count(const facts *f)
 {
-	return f->n;
+	facts *mf = (facts *)f;
+	pthread_mutex_lock(&mf->lock);
+	size_t n = f->n;
+	pthread_mutex_unlock(&mf->lock);
+	return n;
 }
 
 const fact *facts_at(const facts *f, size_t i)
 {
-	return i < f->n ? &f->v[i] : NULL;
+	facts *mf = (facts *)f;
+	pthread_mutex_lock(&mf->lock);
+	const fact *ft = i < f->n ? f->v[i] : NULL;
+	pthread_mutex_unlock(&mf->lock);
+	return ft;
 }
 
-static void copy_fact(facts *dst, const fact *s)
+/* The current facts of f, in order, as a malloc'd array (*n of them): each stays valid until
+ * facts_free, so the caller walks them without the lock. */
+static const fact **snapshot(const facts *f, size_t *n)
 {
-	pthread_mutex_lock(&dst->lock);
-	fact *d = slot_locked(dst, s->key);
+	facts *mf = (facts *)f;
+	pthread_mutex_lock(&mf->lock);
+	*n = f->n;
+	const fact **v = xmalloc((f->n ? f->n : 1) * sizeof(*v));
+	for (size_t i = 0; i < f->n; i++)
+		v[i] = f->v[i];
+	pthread_mutex_unlock(&mf->lock);
+	return v;
+}
+
+static fact *fact_dup(const fact *s)
+{
+	fact *d = xcalloc(1, sizeof(*d));
+	d->key = xstrdup(s->key);
 	d->state = s->state;
 	d->type = s->type;
 	d->str = s->str ? xstrdup(s->str) : NULL;
@@ -369,13 +405,16 @@ static void copy_fact(facts *dst, const fact *s)
 	d->source = s->source ? xstrdup(s->source) : NULL;
 	d->sys_errno = s->sys_errno;
 	d->excerpt = s->excerpt ? xstrdup(s->excerpt) : NULL;
-	pthread_mutex_unlock(&dst->lock);
+	return d;
 }
 
 void facts_merge(facts *dst, const facts *src)
 {
-	for (size_t i = 0; i < src->n; i++)
-		copy_fact(dst, &src->v[i]);
+	size_t n;
+	const fact **v = snapshot(src, &n);
+	for (size_t i = 0; i < n; i++)
+		publish(dst, fact_dup(v[i]));
+	free(v);
 }
 
 static const char *const state_names[] = {"ok", "absent", "unsupported", "error", "unreadable", "unparsable"};
@@ -428,17 +467,18 @@ const char *fact_value_text(const fact *ft, char *buf, size_t size)
 cJSON *facts_to_json(const facts *f)
 {
 	cJSON *root = cJSON_CreateObject();
-	for (size_t i = 0; i < f->n; i++) {
-		const fact *ft = &f->v[i];
+	size_t n;
+	const fact **v = snapshot(f, &n);
+	for (size_t i = 0; i < n; i++) {
+		const fact *ft = v[i];
 		const char *dot = strchr(ft->key, '.');
-		char layer[64];
-		str_copy(layer, sizeof(layer), ft->key);
-		if (dot && (size_t)(dot - ft->key) < sizeof(layer))
-			layer[dot - ft->key] = '\0';
+		/* the layer whole, however long: a cut one would group the fact under another */
+		char *layer = dot ? xstrndup(ft->key, (size_t)(dot - ft->key)) : xstrdup(ft->key);
 		const char *rest = dot ? dot + 1 : ft->key;
 		cJSON *group = cJSON_GetObjectItemCaseSensitive(root, layer);
 		if (!group)
 			group = cJSON_AddObjectToObject(root, layer);
+		free(layer);
 		cJSON *o = cJSON_AddObjectToObject(group, rest);
 		if (ft->state == FACT_OK) {
 			switch (ft->type) {
@@ -471,7 +511,25 @@ cJSON *facts_to_json(const facts *f)
 		if (ft->excerpt)
 			cJSON_AddStringToObject(o, "first_bytes", ft->excerpt);
 	}
+	free(v);
 	return root;
+}
+
+/* facts_put_state with what a facts file records of an unreadable or unparsable file. */
+static void put_state_seen(facts *f, fact_state state, const char *source, const char *why, int sys_errno,
+			   const char *excerpt, const char *key)
+{
+	fact *ft = xcalloc(1, sizeof(*ft));
+	ft->key = xstrdup(key);
+	ft->source = source ? xstrdup(source) : NULL;
+	ft->state = state;
+	ft->error = why ? xstrdup(why) : NULL; /* kept as read, as facts_put_state does */
+	ft->sys_errno = sys_errno;
+	if (excerpt) {
+		ft->excerpt = xstrdup(excerpt);
+		str_sanitize(ft->excerpt);
+	}
+	publish(f, ft);
 }
 
 /* The largest list count a facts file may give (GPUs, toolkits, libraries ...). */
@@ -509,8 +567,7 @@ facts *facts_from_json(const cJSON *obj, char **err)
 		const cJSON *item;
 		cJSON_ArrayForEach(item, group)
 		{
-			char key[KEY_MAX];
-			snprintf(key, sizeof(key), "%s.%s", group->string, item->string ? item->string : "");
+			char *key = xasprintf("%s.%s", group->string, item->string ? item->string : "");
 			const cJSON *st = cJSON_GetObjectItemCaseSensitive(item, "state");
 			const cJSON *val = cJSON_GetObjectItemCaseSensitive(item, "value");
 			const cJSON *src = cJSON_GetObjectItemCaseSensitive(item, "source");
@@ -521,20 +578,16 @@ facts *facts_from_json(const cJSON *obj, char **err)
 				val = item;
 			} else if (st && (!cJSON_IsString(st) || !fact_state_parse(st->valuestring, &state))) {
 				*err = xasprintf("fact '%s' has an unknown state", key);
+				free(key);
 				facts_free(f);
 				return NULL;
 			}
 			if (state != FACT_OK) {
-				facts_put_state(f, state, source, cJSON_IsString(er) ? er->valuestring : NULL, "%s", key);
+				const char *why = cJSON_IsString(er) ? er->valuestring : NULL;
 				const cJSON *en = cJSON_GetObjectItemCaseSensitive(item, "errno");
 				const cJSON *fb = cJSON_GetObjectItemCaseSensitive(item, "first_bytes");
-				fact *ft = (fact *)facts_get(f, "%s", key);
-				if (ft && cJSON_IsString(en))
-					ft->sys_errno = sysroot_errno_parse(en->valuestring);
-				if (ft && cJSON_IsString(fb)) {
-					ft->excerpt = xstrdup(fb->valuestring);
-					str_sanitize(ft->excerpt);
-				}
+				put_state_seen(f, state, source, why, cJSON_IsString(en) ? sysroot_errno_parse(en->valuestring) : 0,
+					       cJSON_IsString(fb) ? fb->valuestring : NULL, key);
 			} else if (cJSON_IsString(val)) {
 				facts_put_str(f, source, val->valuestring, "%s", key);
 			} else if (cJSON_IsBool(val)) {
@@ -553,6 +606,7 @@ facts *facts_from_json(const cJSON *obj, char **err)
 			} else {
 				facts_put_state(f, FACT_ABSENT, source, "no value", "%s", key);
 			}
+			free(key);
 		}
 	}
 	return f;

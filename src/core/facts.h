@@ -8,8 +8,13 @@
  * facts_put_read_error and facts_put_unparsable, so a rule never mistakes a file it could not
  * read for one that is not there.
  *
- * Probes only put facts; rules only read them. The store is safe to fill from several probe
- * threads at once.
+ * Probes only put facts; rules only read them.
+ *
+ * Threads: every call but facts_free may run at once from any threads (probe threads put while
+ * another reads back what it put). A fact, once put, never changes: the pointers the getters
+ * return (the fact, its strings) stay valid and unchanged until facts_free, even when a later
+ * put replaces the key (the store keeps the old fact until then). facts_free must not race
+ * anything. Keys have no length limit: none is ever cut short and taken for another.
  */
 #ifndef GPUVET_FACTS_H
 #define GPUVET_FACTS_H
@@ -65,7 +70,8 @@ bool fact_seen_but_unknown(const fact *ft);
  * version in the file); it starts with \"garbage\"", "does not exist". */
 const char *fact_problem_text(const fact *ft, char *buf, size_t size);
 
-/* Getters. facts_get returns any state; the typed getters only succeed for FACT_OK. */
+/* Getters. facts_get returns any state; the typed getters only succeed for FACT_OK. What they
+ * return is valid until facts_free (see Threads above). */
 const fact *facts_get(const facts *f, const char *keyfmt, ...) GV_PRINTF(2, 3);
 const char *facts_str(const facts *f, const char *keyfmt, ...) GV_PRINTF(2, 3);
 bool facts_int(const facts *f, long long *out, const char *keyfmt, ...) GV_PRINTF(3, 4);
@@ -75,7 +81,8 @@ bool facts_true(const facts *f, const char *keyfmt, ...) GV_PRINTF(2, 3);
 /* Integer with a default when missing or not ok. */
 long long facts_int_or(const facts *f, long long dflt, const char *keyfmt, ...) GV_PRINTF(3, 4);
 
-/* Iteration in insertion order. */
+/* Iteration in insertion order (a replaced key keeps its place). With puts running at once the
+ * count may grow between calls; facts_at past the end returns NULL. */
 size_t facts_count(const facts *f);
 const fact *facts_at(const facts *f, size_t i);
 

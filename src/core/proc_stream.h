@@ -4,10 +4,17 @@
  * stdout is collected (bounded), a tick callback runs at a fixed period while waiting (to sample
  * something during the run), and the run can be stopped from outside (Ctrl-C).
  *
- * The child runs in its own process group with stdin on /dev/null. Stopping (the stop flag, or
- * the time limit) sends SIGINT (stop) or SIGTERM (time limit) to the whole group, so the child
- * can still print what it finished; after grace_ms the group gets SIGKILL. When the child exits
- * while something it started still holds the pipes, the rest of the group is killed too.
+ * This is gpuvet's one process runner: proc_run (core/proc.h) is this with stderr collected and
+ * the time limit killing at once.
+ *
+ * The child runs in its own process group with stdin on /dev/null (or fed stdin_data), SIGINT,
+ * SIGTERM, SIGPIPE and SIGHUP at their defaults and no signal blocked, and gets SIGKILL when the
+ * calling thread ends (PR_SET_PDEATHSIG: gpuvet killed by SIGKILL leaves no child behind; call it
+ * from a thread that lives as long as the child should). Stopping (the stop flag, or the time
+ * limit) sends SIGINT (stop) or SIGTERM (time limit) to the whole group, so the child can still
+ * print what it finished; after grace_ms the group gets SIGKILL (at once with kill_at_limit).
+ * When the child exits while something it started still holds the pipes, the rest of the group
+ * is killed 2 s later.
  */
 #ifndef GPUVET_PROC_STREAM_H
 #define GPUVET_PROC_STREAM_H
@@ -18,9 +25,12 @@
 typedef struct proc_stream_opts {
 	char *const *argv;
 	char *const *env;            /* NULL to inherit, else a NULL-terminated "K=V" array */
-	int timeout_ms;              /* then SIGTERM to the group */
+	const char *stdin_data;      /* written to the child's stdin as it reads, then closed; NULL: /dev/null */
+	int timeout_ms;              /* then SIGTERM to the group; 0 for no limit */
+	bool kill_at_limit;          /* the limit or a stop sends SIGKILL at once, no SIGTERM and grace */
 	int grace_ms;                /* after SIGINT/SIGTERM, before SIGKILL (default 5000 when 0) */
 	size_t max_stdout;           /* bytes of stdout kept; the rest is discarded (truncated) */
+	size_t max_stderr;           /* bytes of stderr kept in err (0: none kept) */
 	size_t max_line;             /* stderr lines longer than this are cut (default 65536 when 0) */
 	int tick_ms;                 /* period of on_tick; 0 for none */
 	void (*on_line)(void *ctx, const char *line); /* each stderr line, without its newline */
@@ -42,6 +52,9 @@ typedef struct proc_stream_result {
 	int spawn_errno;
 	char *out;         /* stdout, NUL-terminated (never NULL after proc_stream_run) */
 	size_t out_len;
+	char *err;         /* stderr up to max_stderr, NUL-terminated (never NULL after proc_stream_run) */
+	size_t err_len;
+	bool err_truncated; /* stderr went over max_stderr */
 	size_t lines;      /* stderr lines handed over */
 	double seconds;
 } proc_stream_result;

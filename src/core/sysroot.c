@@ -21,8 +21,8 @@ static int real_open(const char *path, int flags, ...)
 	return open(path, flags, mode);
 }
 
-static const sys_ops real_ops = {real_open, read, close, stat, lstat, readlink, opendir, access};
-sys_ops gv_sys = {real_open, read, close, stat, lstat, readlink, opendir, access};
+static const sys_ops real_ops = {real_open, read, close, stat, lstat, readlink, opendir, access, fstat};
+sys_ops gv_sys = {real_open, read, close, stat, lstat, readlink, opendir, access, fstat};
 
 void sysroot_reset_ops(void)
 {
@@ -74,7 +74,7 @@ static const char *host_of(char *buf, size_t size, const char *abs)
  */
 static int resolve(const char *abs, bool follow_last, char *out, size_t size)
 {
-	char done[PATH_MAX] = "", todo[PATH_MAX], host[PATH_MAX], target[PATH_MAX];
+	char done[PATH_MAX] = "", todo[PATH_MAX], host[PATH_MAX], target[PATH_MAX + 1]; /* a whole target fits */
 	if (strlen(abs) >= sizeof(todo))
 		goto too_long;
 	str_copy(todo, sizeof(todo), abs);
@@ -136,6 +136,8 @@ static int resolve(const char *abs, bool follow_last, char *out, size_t size)
 			snprintf(out, size, "%s%s%s", done, *rest ? "/" : "", rest);
 			return -err;
 		}
+		if ((size_t)tl >= sizeof(target) - 1) /* it may go on: a cut target names another file */
+			goto too_long;
 		target[tl] = '\0';
 		/* the link's target, then what was left after it */
 		char next[PATH_MAX];
@@ -305,6 +307,11 @@ static void note_problem(const char *abs, int rc)
 	pthread_mutex_unlock(&problems_lock);
 }
 
+void sysroot_problem_note(const char *abs, int rc)
+{
+	note_problem(abs, rc);
+}
+
 static int read_file(const char *abs, size_t max, char **out, size_t *len, bool *truncated);
 
 int sysroot_read(const char *abs, size_t max, char **out, size_t *len, bool *truncated)
@@ -335,13 +342,14 @@ static int read_file(const char *abs, size_t max, char **out, size_t *len, bool 
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+	if (gv_sys.fstat(fd, &st) != 0) { /* what it is stays unknown: not read as a file */
+		int e = errno;
+		gv_sys.close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) { /* a device node is never read as a text file, nor a FIFO */
 		gv_sys.close(fd);
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	}
-	if (S_ISCHR(st.st_mode)) { /* a device node is never read as a text file */
-		gv_sys.close(fd);
-		return -EINVAL;
 	}
 	size_t cap = 4096 < max + 1 ? 4096 : max + 1, n = 0;
 	char *buf = xmalloc(cap);
@@ -437,7 +445,7 @@ bool sysroot_is_regular(const char *abs)
 
 char *sysroot_readlink(const char *abs)
 {
-	char p[PATH_MAX], target[PATH_MAX];
+	char p[PATH_MAX], target[PATH_MAX + 1]; /* a whole target is at most PATH_MAX - 1 bytes */
 	int jr = jail(p, sizeof(p), abs, false);
 	if (jr < 0) {
 		errno = -jr;
@@ -446,6 +454,10 @@ char *sysroot_readlink(const char *abs)
 	ssize_t n = gv_sys.readlink(p, target, sizeof(target) - 1);
 	if (n < 0)
 		return NULL;
+	if ((size_t)n >= sizeof(target) - 1) { /* it may go on: a cut target names another file */
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
 	target[n] = '\0';
 	return xstrdup(target);
 }

@@ -10,6 +10,7 @@
 #define GPUVET_SYSROOT_H
 #include <stdio.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -24,6 +25,7 @@ typedef struct sys_ops {
 	ssize_t (*readlink)(const char *path, char *buf, size_t n);
 	DIR *(*opendir)(const char *path);
 	int (*access)(const char *path, int mode);
+	int (*fstat)(int fd, struct stat *st);
 } sys_ops;
 
 /* The table in use; tests may replace entries and must restore them. */
@@ -70,11 +72,13 @@ int sysroot_errno_parse(const char *name); /* 0 when unknown */
  * at most SYSROOT_PROBLEMS_MAX paths are kept (the count goes on). */
 #define SYSROOT_PROBLEMS_MAX 64
 typedef struct sysroot_problem {
-	char path[512]; /* inside the root */
+	char path[PATH_MAX]; /* inside the root: every path that can be opened fits whole */
 	int err;        /* errno */
 	char what[128]; /* sysroot_read_problem's words */
 } sysroot_problem;
 void sysroot_problems_clear(void);
+/* Notes a problem seen elsewhere (a probe's supervised child, core/child.h); rc is -errno. */
+void sysroot_problem_note(const char *abs, int rc);
 /* Copies the problems noted so far into out (up to max); returns how many were noted in all. */
 size_t sysroot_problems(sysroot_problem *out, size_t max);
 

@@ -1,10 +1,12 @@
 #include "core/util.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void out_of_memory(void)
 {
@@ -207,6 +209,93 @@ char *str_trim(char *s)
 	while (n > 0 && isspace((unsigned char)s[n - 1]))
 		s[--n] = '\0';
 	return s;
+}
+
+char *path_fold(const char *path)
+{
+	strlist comps = {0}, out = {0};
+	sl_split(&comps, path, "/", false);
+	for (size_t c = 0; c < comps.n; c++) {
+		if (strcmp(comps.v[c], ".") == 0)
+			continue;
+		if (strcmp(comps.v[c], "..") == 0) {
+			if (out.n)
+				free(out.v[--out.n]);
+			continue;
+		}
+		sl_push(&out, comps.v[c]);
+	}
+	strbuf sb;
+	sb_init(&sb);
+	for (size_t c = 0; c < out.n; c++) {
+		sb_addc(&sb, '/');
+		sb_add(&sb, out.v[c]);
+	}
+	if (!sb.len)
+		sb_addc(&sb, '/');
+	sl_free(&comps);
+	sl_free(&out);
+	return sb_steal(&sb);
+}
+
+size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(offset + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	if (n == 0)
+		return 0;
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t v, min;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	} else if ((c & 0xe0) == 0xc0) {
+		len = 2, v = c & 0x1f, min = 0x80;
+	} else if ((c & 0xf0) == 0xe0) {
+		len = 3, v = c & 0x0f, min = 0x800;
+	} else if ((c & 0xf8) == 0xf0) {
+		len = 4, v = c & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = (v << 6) | (s[i] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return len;
+}
+
+bool str_fmt_whole(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < size)
+		return true;
+	if (size)
+		buf[0] = '\0';
+	errno = ENAMETOOLONG;
+	return false;
 }
 
 void str_copy(char *dst, size_t dst_size, const char *src)

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__GNUC__)
 #define GV_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -51,6 +52,17 @@ bool str_ends(const char *s, const char *suffix);
 char *str_trim(char *s); /* in place; returns s advanced past leading blanks */
 /* Copies at most dst_size-1 bytes, always terminates. */
 void str_copy(char *dst, size_t dst_size, const char *src);
+/* An absolute path with "." and ".." folded lexically ("/a/./b/../c" -> "/a/c"; ".." at the top
+ * stays at "/"), malloc'd. */
+char *path_fold(const char *path);
+/* pread until n bytes or the end of the file (EINTR and short reads retried); returns how many. */
+size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset);
+/* Decodes one UTF-8 character at s (n bytes left): its length, and the code point in *cp; 0 when
+ * the bytes there are not UTF-8 (overlong forms, surrogates and values past U+10FFFF included). */
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* snprintf for a path or a key that must not be cut: false, with buf "" and errno ENAMETOOLONG,
+ * when the whole text does not fit, so a cut one is never taken for another. */
+bool str_fmt_whole(char *buf, size_t size, const char *fmt, ...) GV_PRINTF(3, 4);
 /* Replaces bytes that are not printable ASCII with '?', so garbage read from files stays readable. */
 void str_sanitize(char *s);
 

@@ -136,6 +136,10 @@ void doctor_running_free(doctor_running *r);
  * at db (NULL: the default path); *source says which run. False (gain NAN) when none. */
 bool doctor_tune_gain(const char *db, const char *gpu_name, double *gain, char *source, size_t ssize);
 
+/* The verdict as text: "job PID: TITLE [ID, LEVEL]", then the evidence, notes ("note: ") and
+ * fixes ("-> "), each line indented by indent. malloc'd. */
+char *doctor_text(const doctor_evidence *ev, const doctor_verdict *v, const char *indent);
+
 /* JSON of a verdict with its evidence figures (schema gpuvet.diagnose/1, docs/watch.md). */
 struct cJSON;
 struct cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v);

@@ -442,6 +442,20 @@ void doctor_running_feed(doctor_running *r, const snapshot *s, const job *j)
 	r->started = now;
 }
 
+char *doctor_text(const doctor_evidence *ev, const doctor_verdict *v, const char *indent)
+{
+	strbuf b;
+	sb_init(&b);
+	sb_addf(&b, "job %u: %s [%s, %s]\n", ev->pid, v->title, v->id ? v->id : "?", doctor_level_name(v->level));
+	for (size_t i = 0; i < v->nevidence; i++)
+		sb_addf(&b, "%s%s\n", indent, v->evidence[i]);
+	for (size_t i = 0; i < v->nnote; i++)
+		sb_addf(&b, "%snote: %s\n", indent, v->note[i]);
+	for (size_t i = 0; i < v->nfix; i++)
+		sb_addf(&b, "%s-> %s\n", indent, v->fix[i]);
+	return sb_steal(&b);
+}
+
 void doctor_running_free(doctor_running *r)
 {
 	doctor_acc_free(r->acc);

@@ -72,16 +72,7 @@ size_t elf_read_at(elf_image *img, uint64_t offset, void *buf, size_t n)
 		memcpy(buf, img->mem + offset, n);
 		return n;
 	}
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(img->fd, (char *)buf + got, n - got, (off_t)(offset + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	return got;
+	return pread_full(img->fd, buf, n, offset);
 }
 
 /* exactly n bytes or false */

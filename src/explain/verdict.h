@@ -1,6 +1,7 @@
 /*
- * The verdict `gpuvet run` prints about the job it followed: one interface, so that a better
- * judge (the job doctor of `watch --pid --diagnose`) can replace the utilisation-based one here.
+ * The verdict `gpuvet run` prints about the job it followed: one interface, two judges: the job
+ * doctor of `watch --pid --diagnose` (what `run` uses) and the utilisation-based one it falls
+ * back to.
  *
  * The utilisation verdict: for each GPU the job used, the mean GPU utilisation over the samples
  * in which the job held the GPU; under watch's low-utilisation threshold (health_cfg util_low,
@@ -21,4 +22,7 @@ typedef struct job_judge {
 
 /* The utilisation-based judge. */
 job_judge job_judge_utilisation(void);
+/* The job doctor (doctor/doctor.h) over 10 s windows: the verdict most windows gave, with its
+ * evidence and fix; the utilisation verdict when the job held a GPU for no whole window. */
+job_judge job_judge_doctor(void);
 #endif

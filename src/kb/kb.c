@@ -270,23 +270,29 @@ bool kb_driver_max_cuda(const kb *k, const char *driver_version, char *out, size
 	return true;
 }
 
-bool kb_gpu_cc(const kb *k, const char *gpu_name, char *out, size_t n)
+const char *kb_gpu_column(const kb *k, const char *gpu_name, const char *column)
 {
-	const csv_table *t = kb_table(k, "gpu_cc");
+	const csv_table *t = k ? kb_table(k, "gpu_cc") : NULL;
 	if (!t || !gpu_name)
-		return false;
-	/* longest pattern contained in the name wins ("RTX 4090 D" over "RTX 4090") */
+		return NULL;
+	/* the longest pattern contained in the name wins ("RTX 4090 D" over "RTX 4090", "A100" over "A10") */
 	size_t best_len = 0;
 	const char *best = NULL;
 	for (size_t r = 0; r < t->nrows; r++) {
 		const char *pat = csv_cell(t, r, "gpu_name_pattern");
-		const char *cc = csv_cell(t, r, "compute_capability");
+		const char *v = csv_cell(t, r, column);
 		size_t pl = strlen(pat);
-		if (pl && *cc && pl > best_len && strcasestr(gpu_name, pat)) {
-			best = cc;
+		if (pl && *v && pl > best_len && strcasestr(gpu_name, pat)) {
+			best = v;
 			best_len = pl;
 		}
 	}
+	return best;
+}
+
+bool kb_gpu_cc(const kb *k, const char *gpu_name, char *out, size_t n)
+{
+	const char *best = kb_gpu_column(k, gpu_name, "compute_capability");
 	if (!best)
 		return false;
 	str_copy(out, n, best);

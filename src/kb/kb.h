@@ -36,6 +36,9 @@ bool kb_cuda_min_driver(const kb *k, const char *cuda_version, char *toolkit_min
 bool kb_driver_max_cuda(const kb *k, const char *driver_version, char *out, size_t n);
 /* Compute capability "9.0" for a GPU name as NVML reports it; false when unknown. */
 bool kb_gpu_cc(const kb *k, const char *gpu_name, char *out, size_t n);
+/* A column of data/gpu_cc.csv for a GPU name: the row whose gpu_name_pattern is the longest
+ * contained in the name (case-insensitive) and whose cell is not empty; NULL when none. */
+const char *kb_gpu_column(const kb *k, const char *gpu_name, const char *column);
 /* An embedded data file by name ("probe_torch.py"): its bytes (NUL-terminated) or NULL. */
 const char *kb_blob(const char *filename, size_t *len);
 #endif

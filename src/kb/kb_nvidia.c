@@ -8,22 +8,7 @@
 
 const char *kb_gpu_segment(const kb *k, const char *gpu_name)
 {
-	const csv_table *t = k ? kb_table(k, "gpu_cc") : NULL;
-	if (!t || !gpu_name)
-		return NULL;
-	/* the longest pattern contained in the name wins ("A100" over "A10") */
-	size_t best_len = 0;
-	const char *best = NULL;
-	for (size_t r = 0; r < t->nrows; r++) {
-		const char *pat = csv_cell(t, r, "gpu_name_pattern");
-		const char *seg = csv_cell(t, r, "segment");
-		size_t pl = strlen(pat);
-		if (pl && *seg && pl > best_len && strcasestr(gpu_name, pat)) {
-			best = seg;
-			best_len = pl;
-		}
-	}
-	return best;
+	return kb_gpu_column(k, gpu_name, "segment");
 }
 
 bool kb_gpu_is_datacenter(const kb *k, const char *gpu_name)

@@ -126,10 +126,10 @@ static void follow_include(void *arg, const char *inc)
 {
 	struct include_ctx *ic = arg;
 	char pattern[PATH_MAX], hostpat[PATH_MAX];
-	if (inc[0] == '/')
-		str_copy(pattern, sizeof(pattern), inc);
-	else
-		snprintf(pattern, sizeof(pattern), "%s/%s", strcmp(ic->base, "/") == 0 ? "" : ic->base, inc);
+	/* an include too long for a path matches nothing (glob gets ENAMETOOLONG): never a cut one */
+	if (!str_fmt_whole(pattern, sizeof(pattern), "%s%s%s", inc[0] == '/' ? "" : strcmp(ic->base, "/") == 0 ? "" : ic->base,
+			   inc[0] == '/' ? "" : "/", inc))
+		return;
 	sysroot_path(hostpat, sizeof(hostpat), pattern);
 	glob_t g;
 	memset(&g, 0, sizeof(g));

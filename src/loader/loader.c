@@ -209,8 +209,9 @@ static bool search_list(const char *soname, const char *list, loader_via via, co
 			continue;
 		if (dir[0] == '/') {
 			char path[PATH_MAX];
-			snprintf(path, sizeof(path), "%s%s%s", dir, str_ends(dir, "/") ? "" : "/", soname);
-			if (try_candidate(path, out) == 1) {
+			/* one too long for a path names no file (the loader gets ENAMETOOLONG): never a cut one */
+			if (str_fmt_whole(path, sizeof(path), "%s%s%s", dir, str_ends(dir, "/") ? "" : "/", soname) &&
+			    try_candidate(path, out) == 1) {
 				fill_found(out, via, dir, path);
 				found = true;
 			}
@@ -282,8 +283,8 @@ bool loader_resolve(const char *soname, const loader_ctx *ctx, loader_result *ou
 	bool found = false;
 	for (size_t i = 0; i < sys->default_dirs.n && !found; i++) {
 		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/%s", sys->default_dirs.v[i], soname);
-		if (try_candidate(path, out) == 1) {
+		if (str_fmt_whole(path, sizeof(path), "%s/%s", sys->default_dirs.v[i], soname) &&
+		    try_candidate(path, out) == 1) {
 			fill_found(out, LOADER_VIA_DEFAULT, sys->default_dirs.v[i], path);
 			found = true;
 		}

@@ -1,9 +1,12 @@
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/child.h"
 #include "core/sysroot.h"
 #include "core/util.h"
 #include "nvidia/dlload.h"
@@ -54,9 +57,34 @@ void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path,
 	str_copy(path, path_size, file);
 	dlerror();
 	/* lazy binding: libcuda is large, and --fast loads it only to ask its version */
+	/* in a supervised child: a constructor that hangs, crashes or exits is named by this */
+	gv_child_stage(soname, file, "dlopen");
+	gv_child_dlopen_begin();
 	void *h = dlopen(file, RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		set_err(err, err_size, dlerror());
+	gv_child_dlopen_end();
+	gv_child_stage_end();
+	return h;
+}
+
+void *gv_dl_open_quiet(const char *file, int flags)
+{
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO);
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (saved >= 0 && null >= 0)
+		dup2(null, STDOUT_FILENO);
+	gv_child_dlopen_begin();
+	void *h = dlopen(file, flags);
+	gv_child_dlopen_end();
+	fflush(stdout); /* what it printed through stdio goes to /dev/null too */
+	if (saved >= 0 && null >= 0)
+		dup2(saved, STDOUT_FILENO);
+	if (saved >= 0)
+		close(saved);
+	if (null >= 0)
+		close(null);
 	return h;
 }
 

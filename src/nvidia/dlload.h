@@ -15,6 +15,9 @@ extern const char *const gv_driver_lib_dirs[];
  * tried (the env value, the root copy, or the soname), from_env whether env_var chose it. */
 void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path, size_t path_size, char *err,
 			    size_t err_size, bool *from_env);
+/* dlopen with fd 1 on /dev/null meanwhile: a library that prints while it loads (the CUDA
+ * toolkit's stub cuBLASLt) cannot mix its text into our output (bench --json). */
+void *gv_dl_open_quiet(const char *file, int flags);
 /* After a successful open by soname: the file the loader really mapped (via a symbol's dladdr). */
 void gv_dl_real_path(void *handle, const char *symbol, char *path, size_t size);
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/child.h"
 #include "core/sysroot.h"
 #include "nvidia/cuda.h"
 #include "nvidia/libfile.h"
@@ -63,7 +64,9 @@ void probe_cudalib(facts *f, const probe_opts *o)
 		facts_put_state(f, FACT_ABSENT, st.path, "no version in the file name", "cuda.library_file_version");
 	const gv_cuda_api *cu = gv_cuda_api_get();
 	int v = 0;
+	gv_child_stage("libcuda.so.1", st.path, "cuDriverGetVersion");
 	CUresult rc = cu->cuDriverGetVersion(&v);
+	gv_child_stage_end();
 	if (rc == CUDA_SUCCESS)
 		facts_put_int(f, "cuDriverGetVersion", v, "cuda.driver_version");
 	else
@@ -122,8 +125,11 @@ static void probe_device(facts *f, const gv_cuda_api *cu, int i)
 static void cuda_body(facts *f, const probe_opts *o)
 {
 	(void)o;
-	CUresult rc = gv_cuda_init();
 	gv_cuda_status st;
+	gv_cuda_status_get(&st);
+	gv_child_stage("libcuda.so.1", st.path, "cuInit");
+	CUresult rc = gv_cuda_init();
+	gv_child_stage_end();
 	gv_cuda_status_get(&st);
 	facts_put_int(f, "cuInit", rc, "cuda.init_code");
 	facts_put_real(f, "cuInit", st.init_seconds, "cuda.init_seconds");
@@ -142,10 +148,13 @@ static void cuda_body(facts *f, const probe_opts *o)
 	if (n < 0 || n > 1024)
 		n = 0;
 	facts_put_int(f, "cuDeviceGetCount", n, "cuda.device_count");
+	gv_child_stage("libcuda.so.1", st.path, "cuDevice* queries");
 	for (int i = 0; i < n; i++)
 		probe_device(f, cu, i);
+	gv_child_stage_end();
 	if (!cu->cuDeviceCanAccessPeer)
 		return;
+	gv_child_stage("libcuda.so.1", st.path, "cuDeviceCanAccessPeer");
 	for (int i = 0; i < n && i < 16; i++)
 		for (int j = 0; j < n && j < 16; j++) {
 			if (i == j)
@@ -157,6 +166,7 @@ static void cuda_body(facts *f, const probe_opts *o)
 			else
 				put_cuda_error(f, "cuDeviceCanAccessPeer", rc, "cuda.peer.%d.%d", i, j);
 		}
+	gv_child_stage_end();
 }
 
 void probe_cuda(facts *f, const probe_opts *o)
@@ -176,4 +186,34 @@ void probe_cuda(facts *f, const probe_opts *o)
 		facts_put_state(f, FACT_ERROR, "cuInit", why, "cuda.init");
 		facts_put_bool(f, NULL, true, "cuda.timeout");
 	}
+}
+
+/* The cudalib child (dlopen, cuDriverGetVersion) hung, crashed or exited. */
+void probe_cudalib_failed(facts *f, const probe_opts *o, const gv_child_report *r)
+{
+	(void)o;
+	char what[PATH_MAX + 300];
+	gv_child_describe(r, what, sizeof(what));
+	const char *src = getenv("GPUVET_CUDA_LIB") && *getenv("GPUVET_CUDA_LIB") ? "GPUVET_CUDA_LIB" : "dlopen";
+	bool loading = strcmp(r->call, "dlopen") == 0 && r->in_call;
+	if (loading || !r->call[0])
+		facts_put_state(f, FACT_ERROR, src, what, "cuda.library");
+	else
+		facts_put_str(f, src, sysroot_strip(r->file), "cuda.library");
+	char path[PATH_MAX], ver[64];
+	if (gv_driver_lib_find("libcuda.so.", path, sizeof(path), ver, sizeof(ver)))
+		facts_put_str(f, path, ver, "cuda.library_file_version");
+	if (!loading && r->call[0])
+		facts_put_state(f, FACT_ERROR, r->call, what, "cuda.driver_version");
+}
+
+/* The cuInit child hung, crashed or exited: cuda.init carries it. */
+void probe_cuda_failed(facts *f, const probe_opts *o, const gv_child_report *r)
+{
+	(void)o;
+	char what[PATH_MAX + 300];
+	gv_child_describe(r, what, sizeof(what));
+	facts_put_state(f, FACT_ERROR, "cuInit", what, "cuda.init");
+	if (r->outcome == GV_CHILD_HUNG)
+		facts_put_bool(f, NULL, true, "cuda.timeout");
 }

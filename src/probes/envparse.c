@@ -164,6 +164,25 @@ static bool prefix_ci(const char *prefix, const char *s)
  * from indexes: CUDA's order may differ from NVML's), MIG device k as CVD_MIG_BASE - k. */
 #define CVD_MIG_BASE (-(1LL << 40))
 
+/* The one of names[0..n) that text is a prefix of (case-insensitive): *match is base - its index;
+ * none is unknown, more than one ambiguous. */
+static cvd_stop by_prefix(const char *text, const char *const *names, size_t n, long long base, long long *match)
+{
+	int hits = 0;
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && prefix_ci(text, names[i])) {
+			hits++;
+			*match = base - (long long)i;
+		}
+	if (hits == 0)
+		return CVD_STOP_UNKNOWN;
+	if (hits > 1) {
+		*match = CVD_UNRESOLVED;
+		return CVD_STOP_AMBIGUOUS;
+	}
+	return CVD_OK;
+}
+
 cvd_stop cvd_entry_check(const cvd_entry *e, const cvd_system *sys, long long *match)
 {
 	*match = CVD_UNRESOLVED;
@@ -179,19 +198,7 @@ cvd_stop cvd_entry_check(const cvd_entry *e, const cvd_system *sys, long long *m
 	case CVD_GPU_UUID: {
 		if (!sys || sys->ngpus < 0 || !sys->uuids)
 			return CVD_OK;
-		int hits = 0;
-		for (int i = 0; i < sys->ngpus; i++)
-			if (sys->uuids[i] && prefix_ci(e->text, sys->uuids[i])) {
-				hits++;
-				*match = -1 - (long long)i;
-			}
-		if (hits == 0)
-			return CVD_STOP_UNKNOWN;
-		if (hits > 1) {
-			*match = CVD_UNRESOLVED;
-			return CVD_STOP_AMBIGUOUS;
-		}
-		return CVD_OK;
+		return by_prefix(e->text, sys->uuids, (size_t)sys->ngpus, -1, match);
 	}
 	case CVD_MIG_UUID: {
 		if (!sys || !sys->mig_uuids)
@@ -207,19 +214,7 @@ cvd_stop cvd_entry_check(const cvd_entry *e, const cvd_system *sys, long long *m
 					return CVD_OK;
 			return CVD_STOP_UNKNOWN;
 		}
-		int hits = 0;
-		for (size_t k = 0; k < sys->nmig; k++)
-			if (sys->mig_uuids[k] && prefix_ci(e->text, sys->mig_uuids[k])) {
-				hits++;
-				*match = CVD_MIG_BASE - (long long)k;
-			}
-		if (hits == 0)
-			return CVD_STOP_UNKNOWN;
-		if (hits > 1) {
-			*match = CVD_UNRESOLVED;
-			return CVD_STOP_AMBIGUOUS;
-		}
-		return CVD_OK;
+		return by_prefix(e->text, sys->mig_uuids, sys->nmig, CVD_MIG_BASE, match);
 	}
 	}
 	return CVD_STOP_INVALID;

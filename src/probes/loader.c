@@ -273,3 +273,11 @@ void probe_loader(facts *f, const probe_opts *o)
 	free(llp_machine);
 	loader_system_free(&sys);
 }
+
+/* The child died in a library's version call: the same probe here, where no library is loaded
+ * (cuda_libs_versions asks libraries only inside a child), so only those versions are missing. */
+void probe_loader_failed(facts *f, const probe_opts *o, const gv_child_report *r)
+{
+	(void)r;
+	probe_loader(f, o);
+}

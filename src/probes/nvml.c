@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/child.h"
 #include "core/sysroot.h"
 #include "sampler/fields.h"
 #include "nvidia/dlload.h"
@@ -310,8 +311,11 @@ static void probe_device(facts *f, int i)
 static void nvml_body(facts *f, const probe_opts *o)
 {
 	(void)o;
-	nvmlReturn_t rc = gv_nvml_init();
 	gv_nvml_status st;
+	gv_nvml_status_get(&st);
+	gv_child_stage("libnvidia-ml.so.1", st.path, "nvmlInit_v2");
+	nvmlReturn_t rc = gv_nvml_init();
+	gv_child_stage_end();
 	gv_nvml_status_get(&st);
 	facts_put_int(f, "nvmlInit_v2", rc, "nvml.init_code");
 	facts_put_real(f, "nvmlInit_v2", st.init_seconds, "nvml.init_seconds");
@@ -323,6 +327,7 @@ static void nvml_body(facts *f, const probe_opts *o)
 	}
 	facts_put_str(f, "nvmlInit_v2", "ok", "nvml.init");
 
+	gv_child_stage("libnvidia-ml.so.1", st.path, "nvmlSystemGet* and nvmlDevice* queries");
 	gv_nvml_system sys;
 	gv_nvml_system_info(&sys);
 	put_str(f, &sys.driver_version, "nvmlSystemGetDriverVersion", "nvml.driver_version", -1);
@@ -340,10 +345,12 @@ static void nvml_body(facts *f, const probe_opts *o)
 		char why[256];
 		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
 		facts_put_state(f, FACT_ERROR, "nvmlDeviceGetCount", why, "nvml.device_count_error");
+		gv_child_stage_end();
 		return;
 	}
 	facts_put_int(f, "nvmlDeviceGetCount", n, "nvml.device_count");
 	probe_devices_parallel(f, n < 256 ? n : 256);
+	gv_child_stage_end();
 }
 
 void probe_nvml(facts *f, const probe_opts *o)
@@ -366,4 +373,26 @@ void probe_nvml(facts *f, const probe_opts *o)
 		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.init");
 		facts_put_bool(f, NULL, true, "nvml.timeout");
 	}
+}
+
+/* The NVML child hung, crashed or exited: what the parent knows without loading the library.
+ * nvml.library and nvml.init carry the failure (rules that read them see a broken NVML); the
+ * driver.library-* finding tells the story. */
+void probe_nvml_failed(facts *f, const probe_opts *o, const gv_child_report *r)
+{
+	(void)o;
+	char what[PATH_MAX + 300];
+	gv_child_describe(r, what, sizeof(what));
+	bool loading = strcmp(r->call, "dlopen") == 0 && r->in_call;
+	const char *src = getenv("GPUVET_NVML_LIB") && *getenv("GPUVET_NVML_LIB") ? "GPUVET_NVML_LIB" : "dlopen";
+	if (loading || !r->call[0])
+		facts_put_state(f, FACT_ERROR, src, what, "nvml.library");
+	else
+		facts_put_str(f, src, sysroot_strip(r->file), "nvml.library");
+	char path[PATH_MAX], ver[64];
+	if (gv_driver_lib_find("libnvidia-ml.so.", path, sizeof(path), ver, sizeof(ver)))
+		facts_put_str(f, path, ver, "nvml.library_file_version");
+	facts_put_state(f, FACT_ERROR, "nvmlInit_v2", what, "nvml.init");
+	if (r->outcome == GV_CHILD_HUNG)
+		facts_put_bool(f, NULL, true, "nvml.timeout");
 }

@@ -7,6 +7,7 @@
 #define GPUVET_PROBES_H
 #include <stdbool.h>
 
+#include "core/child.h"
 #include "core/facts.h"
 
 typedef struct probe_opts {
@@ -19,12 +20,17 @@ typedef struct probe_opts {
 enum {
 	PROBE_USES_CUINIT = 1, /* skipped by --fast */
 	PROBE_PYTHON_LIVE = 2, /* skipped by --fast and --no-python */
+	PROBE_ISOLATED = 4,    /* loads vendor libraries: runs in a supervised child (core/child.h) */
 };
 
 typedef struct probe {
 	const char *name;
 	unsigned flags;
 	void (*run)(facts *f, const probe_opts *o);
+	/* PROBE_ISOLATED: seconds the child may take (GPUVET_DRIVER_TIMEOUT overrides), and what the
+	 * parent puts when it did not report (the child's isolation.NAME.* facts are put already) */
+	double child_timeout;
+	void (*child_failed)(facts *f, const probe_opts *o, const gv_child_report *r);
 } probe;
 
 /* Runs every registered probe (in parallel) and waits for all. */
@@ -44,4 +50,9 @@ void probe_nvml(facts *f, const probe_opts *o);
 void probe_cudalib(facts *f, const probe_opts *o);
 void probe_cuda(facts *f, const probe_opts *o);
 void probe_kmsg(facts *f, const probe_opts *o);
+/* The parent's facts when an isolated probe's child hung, crashed or exited. */
+void probe_nvml_failed(facts *f, const probe_opts *o, const gv_child_report *r);
+void probe_cudalib_failed(facts *f, const probe_opts *o, const gv_child_report *r);
+void probe_cuda_failed(facts *f, const probe_opts *o, const gv_child_report *r);
+void probe_loader_failed(facts *f, const probe_opts *o, const gv_child_report *r);
 #endif

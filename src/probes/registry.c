@@ -2,23 +2,25 @@
 #include <stdlib.h>
 
 #include "core/sysroot.h"
+#include "probes/deadline.h"
 #include "probes/probes.h"
 
 const probe probe_table[] = {
 	/* the slowest first, so its thread starts first: cuInit takes ~0.4 s on an H200 machine */
-	{"cuda", PROBE_USES_CUINIT, probe_cuda},
-	{"hardware", 0, probe_hardware},
-	{"devices", 0, probe_devices},
-	{"env", 0, probe_env},
-	{"container", 0, probe_container},
-	{"nvml", 0, probe_nvml},
-	{"cudalib", 0, probe_cudalib},
-	{"kmsg", 0, probe_kmsg},
-	{"python", 0, probe_python},
-	{"python_live", PROBE_PYTHON_LIVE, probe_python_live},
-	{"toolkit", 0, probe_toolkit},
-	{"loader", 0, probe_loader},
-	{NULL, 0, NULL},
+	{"cuda", PROBE_USES_CUINIT | PROBE_ISOLATED, probe_cuda, 60, probe_cuda_failed},
+	{"hardware", 0, probe_hardware, 0, NULL},
+	{"devices", 0, probe_devices, 0, NULL},
+	{"env", 0, probe_env, 0, NULL},
+	{"container", 0, probe_container, 0, NULL},
+	{"nvml", PROBE_ISOLATED, probe_nvml, 30, probe_nvml_failed},
+	{"cudalib", PROBE_ISOLATED, probe_cudalib, 30, probe_cudalib_failed},
+	{"kmsg", 0, probe_kmsg, 0, NULL},
+	{"python", 0, probe_python, 0, NULL},
+	{"python_live", PROBE_PYTHON_LIVE, probe_python_live, 0, NULL},
+	{"toolkit", 0, probe_toolkit, 0, NULL},
+	/* isolated for the version calls of cudart, NCCL and cuBLASLt (the stub cuBLASLt prints) */
+	{"loader", PROBE_ISOLATED, probe_loader, 30, probe_loader_failed},
+	{NULL, 0, NULL, 0, NULL},
 };
 
 struct job {
@@ -27,15 +29,69 @@ struct job {
 	const probe_opts *o;
 	pthread_t tid;
 	bool started;
+	gv_child *child; /* PROBE_ISOLATED: the child running it */
 };
+
+struct child_arg {
+	const probe *p;
+	const probe_opts *o;
+};
+
+static void child_body(facts *f, void *arg)
+{
+	const struct child_arg *a = arg;
+	a->p->run(f, a->o);
+	/* what it could not read is noted in this process's sysroot: the parent notes it again */
+	sysroot_problem *v = xcalloc(SYSROOT_PROBLEMS_MAX, sizeof(*v));
+	size_t n = sysroot_problems(v, SYSROOT_PROBLEMS_MAX);
+	for (size_t i = 0; i < n && i < SYSROOT_PROBLEMS_MAX; i++)
+		facts_put_int(f, v[i].path, v[i].err, "isolation.%s.unreadable.%zu", a->p->name, i);
+	free(v);
+}
+
+/* An isolated probe's thread: waits for its child; the parent puts what a failed child could not. */
+static void wait_child(struct job *j)
+{
+	gv_child_report *r = xcalloc(1, sizeof(*r));
+	/* +2 s: the probe's own deadline inside the child (nvmlInit, cuInit) reports first */
+	double limit = probe_driver_timeout(j->p->child_timeout) + 2;
+	/* loading is quick or hangs: a constructor gets the NVML bound even in cuInit's child */
+	gv_child_set_call_limit(j->child, "dlopen", probe_driver_timeout(30) + 2);
+	gv_child_wait(j->child, limit, j->f, r);
+	j->child = NULL;
+	for (size_t i = 0; i < SYSROOT_PROBLEMS_MAX; i++) {
+		const fact *u = facts_get(j->f, "isolation.%s.unreadable.%zu", j->p->name, i);
+		if (!u)
+			break;
+		if (u->source && u->type == FV_INT)
+			sysroot_problem_note(u->source, -(int)u->i);
+	}
+	gv_child_put_facts(j->f, j->p->name, r);
+	if (r->outcome == GV_CHILD_NO_START)
+		/* no process to spare (fork: EAGAIN under a process limit): a diagnosis without NVML
+		 * would be worse than the library in this process, as before the children */
+		j->p->run(j->f, j->o);
+	else if (r->outcome != GV_CHILD_OK && j->p->child_failed)
+		j->p->child_failed(j->f, j->o, r);
+	free(r);
+}
 
 static void *run_job(void *arg)
 {
 	struct job *j = arg;
 	double t0 = now_seconds();
-	j->p->run(j->f, j->o);
+	if (j->child)
+		wait_child(j);
+	else
+		j->p->run(j->f, j->o);
 	facts_put_real(j->f, NULL, now_seconds() - t0, "meta.probe_seconds.%s", j->p->name);
 	return NULL;
+}
+
+static bool skipped(const probe *p, const probe_opts *o)
+{
+	return (o->fast && (p->flags & (PROBE_USES_CUINIT | PROBE_PYTHON_LIVE))) ||
+	       (o->no_python && (p->flags & PROBE_PYTHON_LIVE));
 }
 
 /* Every path the probes found but could not read (sysroot notes them), as facts: an unreadable
@@ -57,15 +113,24 @@ void probes_run(facts *f, const probe_opts *o)
 	while (probe_table[n].name)
 		n++;
 	struct job *jobs = xcalloc(n, sizeof(*jobs));
+	struct child_arg *args = xcalloc(n, sizeof(*args));
+	/* the children first, while this process has no probe threads: a fork beside a thread in
+	 * dlopen or malloc could inherit a held lock */
 	for (size_t i = 0; i < n; i++) {
 		const probe *p = &probe_table[i];
-		if ((o->fast && (p->flags & (PROBE_USES_CUINIT | PROBE_PYTHON_LIVE))) ||
-		    (o->no_python && (p->flags & PROBE_PYTHON_LIVE))) {
+		if ((p->flags & PROBE_ISOLATED) && !skipped(p, o)) {
+			args[i] = (struct child_arg){p, o};
+			jobs[i].child = gv_child_start(p->name, child_body, &args[i]);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const probe *p = &probe_table[i];
+		if (skipped(p, o)) {
 			facts_put_state(f, FACT_ABSENT, NULL, o->fast ? "skipped by --fast" : "skipped by --no-python",
 					"meta.probe_skipped.%s", p->name);
 			continue;
 		}
-		jobs[i] = (struct job){p, f, o, 0, false};
+		jobs[i] = (struct job){p, f, o, 0, false, jobs[i].child};
 		/* a thread that cannot start runs inline: slower, never lost */
 		if (pthread_create(&jobs[i].tid, NULL, run_job, &jobs[i]) == 0)
 			jobs[i].started = true;
@@ -76,5 +141,6 @@ void probes_run(facts *f, const probe_opts *o)
 		if (jobs[i].started)
 			pthread_join(jobs[i].tid, NULL);
 	free(jobs);
+	free(args);
 	put_unreadable(f);
 }

@@ -74,16 +74,7 @@ size_t binsrc_read_some(const binsrc *b, uint64_t off, void *buf, size_t n)
 		memcpy(buf, b->mem + off, n);
 		return n;
 	}
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(b->fd, (char *)buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	return got;
+	return pread_full(b->fd, buf, n, off);
 }
 
 bool binsrc_read(const binsrc *b, uint64_t off, void *buf, size_t n)

@@ -34,34 +34,6 @@ void ldsim_free(ldsim *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Folds "." and ".." lexically, as the loader resolves them through the file system. */
-static char *fold(const char *path)
-{
-	strlist comps = {0}, out = {0};
-	sl_split(&comps, path, "/", false);
-	for (size_t c = 0; c < comps.n; c++) {
-		if (strcmp(comps.v[c], ".") == 0)
-			continue;
-		if (strcmp(comps.v[c], "..") == 0) {
-			if (out.n)
-				free(out.v[--out.n]);
-			continue;
-		}
-		sl_push(&out, comps.v[c]);
-	}
-	strbuf sb;
-	sb_init(&sb);
-	for (size_t c = 0; c < out.n; c++) {
-		sb_addc(&sb, '/');
-		sb_add(&sb, out.v[c]);
-	}
-	if (!sb.len)
-		sb_addc(&sb, '/');
-	sl_free(&comps);
-	sl_free(&out);
-	return sb_steal(&sb);
-}
-
 void ldsim_expand_path(const ldsim *s, const char *value, const char *origin, strlist *dirs)
 {
 	strlist parts = {0};
@@ -69,7 +41,7 @@ void ldsim_expand_path(const ldsim *s, const char *value, const char *origin, st
 	for (size_t i = 0; i < parts.n && dirs->n < 64; i++) {
 		char *e = loader_expand(parts.v[i], origin, s ? &s->sys : NULL);
 		if (e && e[0] == '/') {
-			char *d = fold(e);
+			char *d = path_fold(e);
 			if (!sl_contains(dirs, d))
 				sl_push(dirs, d);
 			free(d);
@@ -82,7 +54,7 @@ void ldsim_expand_path(const ldsim *s, const char *value, const char *origin, st
 /* Adds a copy unless the same file is already listed (under any name: "a/../b", /lib -> /usr/lib). */
 static void push_hit(ld_hit **v, size_t *n, const char *path, const char *via)
 {
-	char *p = fold(path);
+	char *p = path_fold(path);
 	char *real = sysroot_realpath(p);
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp((*v)[i].path, p) == 0 || (real && (*v)[i].real && strcmp((*v)[i].real, real) == 0)) {

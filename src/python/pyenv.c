@@ -455,23 +455,20 @@ static void prefix_site_dirs(const char *prefix, const char *ver, strlist *dirs,
 	const char *p = strcmp(prefix, "/") == 0 ? "" : prefix;
 	char *d;
 	if (strcmp(prefix, "/usr") == 0 || strcmp(prefix, "/usr/local") == 0) {
-		/* Debian's layout first, then the upstream one */
-		d = xasprintf("/usr/local/lib/python%s/dist-packages", ver);
-		push_dir(dirs, kinds, d, "site");
-		free(d);
-		push_dir(dirs, kinds, "/usr/lib/python3/dist-packages", "site");
-		d = xasprintf("/usr/lib/python%s/dist-packages", ver);
-		push_dir(dirs, kinds, d, "site");
-		free(d);
-		d = xasprintf("/usr/local/lib/python%s/site-packages", ver);
-		push_dir(dirs, kinds, d, "site");
-		free(d);
-		d = xasprintf("/usr/lib64/python%s/site-packages", ver);
-		push_dir(dirs, kinds, d, "site");
-		free(d);
-		d = xasprintf("/usr/lib/python%s/site-packages", ver);
-		push_dir(dirs, kinds, d, "site");
-		free(d);
+		/* Debian's layout first, then the upstream one: BEFORE, the version (when AFTER), AFTER */
+		static const struct {
+			const char *before, *after;
+		} layout[] = {
+			{"/usr/local/lib/python", "/dist-packages"}, {"/usr/lib/python3/dist-packages", NULL},
+			{"/usr/lib/python", "/dist-packages"},       {"/usr/local/lib/python", "/site-packages"},
+			{"/usr/lib64/python", "/site-packages"},     {"/usr/lib/python", "/site-packages"},
+		};
+		for (size_t i = 0; i < GV_ARRAY_LEN(layout); i++) {
+			d = xasprintf("%s%s%s", layout[i].before, layout[i].after ? ver : "",
+				      layout[i].after ? layout[i].after : "");
+			push_dir(dirs, kinds, d, "site");
+			free(d);
+		}
 		return;
 	}
 	d = xasprintf("%s/lib/python%s/site-packages", p, ver);

@@ -118,28 +118,9 @@ struct record_ctx {
 
 static void lexical_normalize(char *path)
 {
-	strlist comps = {0}, out = {0};
-	sl_split(&comps, path, "/", false);
-	for (size_t c = 0; c < comps.n; c++) {
-		if (strcmp(comps.v[c], ".") == 0)
-			continue;
-		if (strcmp(comps.v[c], "..") == 0) {
-			if (out.n)
-				free(out.v[--out.n]);
-			continue;
-		}
-		sl_push(&out, comps.v[c]);
-	}
-	strbuf sb;
-	sb_init(&sb);
-	for (size_t c = 0; c < out.n; c++) {
-		sb_addc(&sb, '/');
-		sb_add(&sb, out.v[c]);
-	}
-	str_copy(path, PATH_MAX, sb.len ? sb.buf : "/");
-	sb_free(&sb);
-	sl_free(&comps);
-	sl_free(&out);
+	char *folded = path_fold(path);
+	str_copy(path, PATH_MAX, folded); /* never longer than path */
+	free(folded);
 }
 
 static void record_line(const char *rel, void *ctx)
@@ -343,10 +324,171 @@ static void walk_dir(struct walk *w, const char *dir, const char *package, int d
 	sl_free(&files);
 }
 
+/* One shared object (site/rel) for the walk's callback. */
+static void ext_file(struct walk *w, const char *abs, const char *package)
+{
+	if (w->files >= MAX_SO_FILES || (w->deadline > 0 && now_seconds() > w->deadline))
+		return;
+	w->files++;
+	fatbin_summary s;
+	char err[128];
+	if (lib_fatbin(abs, w->deadline, &s, err, sizeof(err)) == 1 && (s.nsass || s.nptx)) {
+		w->found++;
+		w->fn(abs, package, &s, w->ctx);
+	}
+}
+
+/* The RECORD of one dist-info (pip's list of every installed file): each top-level directory
+ * it installs is `covered` (its files are known without walking it), and the shared objects
+ * within the walk's depth go to `sos` (relative paths). False when it has no usable RECORD. */
+static bool record_read(const char *site, const char *distinfo, strlist *covered, strlist *sos)
+{
+	char *p = xasprintf("%s/%s/RECORD", site, distinfo);
+	char *text = NULL;
+	size_t len = 0;
+	bool trunc = false;
+	int rc = sysroot_read(p, MAX_RECORD, &text, &len, &trunc);
+	free(p);
+	if (rc < 0 || trunc || !text) {
+		free(text);
+		return false;
+	}
+	char last[256] = "";
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		char *path = line;
+		if (*path == '"') { /* a CSV-quoted path (it holds a comma) */
+			path++;
+			char *q = strchr(path, '"');
+			if (!q)
+				continue;
+			*q = '\0';
+		} else {
+			path[strcspn(path, ",\r")] = '\0';
+		}
+		if (!*path || *path == '/' || strstr(path, "..") || !strchr(path, '/'))
+			continue; /* outside the site, or a top-level file (the walk lists those) */
+		size_t toplen = strcspn(path, "/");
+		char top[256];
+		if (toplen >= sizeof(top))
+			continue;
+		memcpy(top, path, toplen);
+		top[toplen] = '\0';
+		if (strcmp(top, last) != 0) { /* RECORD lines come grouped by directory */
+			if (!sl_contains(covered, top))
+				sl_push(covered, top);
+			str_copy(last, sizeof(last), top);
+		}
+		int comps = 1;
+		for (const char *c = path; *c; c++)
+			comps += *c == '/';
+		const char *base = strrchr(path, '/') + 1;
+		/* the walk's bound: files of directories down to depth 3 (top/a/b/x.so), not in __pycache__ */
+		if (comps <= 4 && is_so_name(base) && !strstr(path, "/__pycache__/") && !skip_dir(top))
+			sl_push(sos, path);
+	}
+	free(text);
+	return true;
+}
+
+/* The top-level names of a dist without a RECORD (top_level.txt): those directories are walked
+ * even when another package's RECORD covers them (a namespace shared with an egg). */
+static bool top_level_names(const char *site, const char *info, strlist *out)
+{
+	char *p = xasprintf("%s/%s/top_level.txt", site, info);
+	char *text = NULL;
+	bool ok = false;
+	if (sysroot_read(p, 64 * 1024, &text, NULL, NULL) >= 0 && text) {
+		ok = true;
+		strlist l = {0};
+		sl_split(&l, text, "\r\n", false);
+		for (size_t i = 0; i < l.n; i++) {
+			char *t = str_trim(l.v[i]);
+			if (*t && !strchr(t, '/') && !sl_contains(out, t))
+				sl_push(out, t);
+		}
+		sl_free(&l);
+	}
+	free(text);
+	free(p);
+	return ok;
+}
+
 size_t ext_scan(const char *site, double deadline, ext_fn fn, void *ctx)
 {
 	struct walk w = {deadline, 0, 0, fn, ctx};
-	walk_dir(&w, site, NULL, 0);
+	DIR *d = sysroot_opendir(site);
+	if (!d)
+		return 0;
+	strlist dirs = {0}, files = {0}, distinfos = {0};
+	struct dirent *de;
+	int seen = 0;
+	while ((de = readdir(d)) && seen++ < 20000) {
+		const char *n = de->d_name;
+		if (n[0] == '.')
+			continue;
+		if (str_ends(n, ".dist-info") || str_ends(n, ".egg-info")) {
+			sl_push(&distinfos, n);
+			continue;
+		}
+		unsigned char type = de->d_type;
+		if (type == DT_UNKNOWN || type == DT_LNK) {
+			char *p = xasprintf("%s/%s", site, n);
+			struct stat st;
+			type = sysroot_lstat(p, &st) == 0 ? (S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK)
+							   : DT_UNKNOWN;
+			free(p);
+		}
+		if (type == DT_DIR && !skip_dir(n))
+			sl_push(&dirs, n);
+		else if (type == DT_REG && is_so_name(n))
+			sl_push(&files, n);
+	}
+	closedir(d);
+	/* pip's RECORD files name every file a package installed: a directory they cover is not
+	 * walked (transformers alone has hundreds of model directories, botocore thousands) */
+	strlist covered = {0}, sos = {0}, walk = {0};
+	bool unsure = false; /* a package without RECORD nor top_level.txt: who owns what is unknown, walk all */
+	for (size_t i = 0; i < distinfos.n; i++)
+		if (!str_ends(distinfos.v[i], ".dist-info") || !record_read(site, distinfos.v[i], &covered, &sos))
+			/* no RECORD (eggs, some conda builds): walk its tops */
+			unsure |= !top_level_names(site, distinfos.v[i], &walk);
+	if (unsure) {
+		sl_free(&covered);
+		sl_free(&sos);
+	}
+	for (size_t i = 0; i < files.n; i++) { /* top-level modules: the package is the name up to the first dot */
+		char pkg[128], *p = xasprintf("%s/%s", site, files.v[i]);
+		str_copy(pkg, sizeof(pkg), files.v[i]);
+		pkg[strcspn(pkg, ".")] = '\0';
+		ext_file(&w, p, pkg);
+		free(p);
+	}
+	for (size_t i = 0; i < sos.n; i++) {
+		char pkg[256], *p = xasprintf("%s/%s", site, sos.v[i]);
+		str_copy(pkg, sizeof(pkg), sos.v[i]);
+		pkg[strcspn(pkg, "/")] = '\0';
+		struct stat st;
+		/* a RECORD may be stale: only what is there, and only regular files */
+		if (sysroot_lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+			ext_file(&w, p, pkg);
+		free(p);
+	}
+	for (size_t i = 0; i < dirs.n; i++) {
+		if (sl_contains(&covered, dirs.v[i]) && !sl_contains(&walk, dirs.v[i]))
+			continue;
+		char *p = xasprintf("%s/%s", site, dirs.v[i]);
+		walk_dir(&w, p, dirs.v[i], 1);
+		free(p);
+	}
+	sl_free(&dirs);
+	sl_free(&files);
+	sl_free(&distinfos);
+	sl_free(&covered);
+	sl_free(&sos);
+	sl_free(&walk);
 	return w.found;
 }
 

@@ -17,9 +17,7 @@
 
 #include "core/util.h"
 
-/* Decodes one UTF-8 character at s (n bytes left): its length, and the code point in *cp; 0 when
- * the bytes there are not UTF-8 (overlong forms, surrogates and values past U+10FFFF included). */
-size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* utf8_decode: core/util.h */
 /* A code point a terminal must not receive raw: C0, DEL, C1, U+2028/9, bidi controls. */
 bool text_unsafe_cp(uint32_t cp);
 

@@ -448,6 +448,25 @@ static const char *severity_class(const char *sev)
 	return sev && strcmp(sev, "fail") == 0 ? "fail" : sev && strcmp(sev, "warn") == 0 ? "warn" : "info";
 }
 
+/* A run's findings as a list under a heading of the given level. */
+static void verdicts(FILE *out, const cJSON *run, int level)
+{
+	const cJSON *fs = jget(run, "findings"), *f;
+	if (!cJSON_GetArraySize(fs))
+		return;
+	fprintf(out, "<h%d>Verdicts</h%d><ul>\n", level, level);
+	cJSON_ArrayForEach(f, fs)
+	{
+		fprintf(out, "<li class=\"%s\"><code>", severity_class(jstr(f, "severity")));
+		html_text(out, jstr(f, "id"));
+		fputs("</code> ", out);
+		html_text(out, jstr(f, "title"));
+		fputs("</li>\n", out);
+	}
+	fputs("</ul>\n", out);
+}
+
+
 /* ------------------------------------------------------------------ sections */
 
 static void section_machine(FILE *out, const report_data *d)
@@ -722,19 +741,7 @@ static void section_bench(FILE *out, const report_data *d)
 	}
 	if (!any)
 		fputs("<p class=\"empty\">the run measured nothing (no GPU, or every figure was skipped)</p>\n", out);
-	const cJSON *fs = jget(r->run, "findings"), *f;
-	if (cJSON_GetArraySize(fs)) {
-		fputs("<h3>Verdicts</h3><ul>\n", out);
-		cJSON_ArrayForEach(f, fs)
-		{
-			fprintf(out, "<li class=\"%s\"><code>", severity_class(jstr(f, "severity")));
-			html_text(out, jstr(f, "id"));
-			fputs("</code> ", out);
-			html_text(out, jstr(f, "title"));
-			fputs("</li>\n", out);
-		}
-		fputs("</ul>\n", out);
-	}
+	verdicts(out, r->run, 3);
 	fputs("</section>\n", out);
 }
 
@@ -1231,19 +1238,7 @@ static void watch_run(FILE *out, const report_run *r)
 			free(pts[g]);
 	}
 	fputs("</div>\n", out);
-	const cJSON *fs = jget(r->run, "findings"), *f;
-	if (cJSON_GetArraySize(fs)) {
-		fputs("<h4>Verdicts</h4><ul>\n", out);
-		cJSON_ArrayForEach(f, fs)
-		{
-			fprintf(out, "<li class=\"%s\"><code>", severity_class(jstr(f, "severity")));
-			html_text(out, jstr(f, "id"));
-			fputs("</code> ", out);
-			html_text(out, jstr(f, "title"));
-			fputs("</li>\n", out);
-		}
-		fputs("</ul>\n", out);
-	}
+	verdicts(out, r->run, 4);
 }
 
 static void section_watch(FILE *out, const report_data *d)

@@ -5,6 +5,7 @@ const rule *const rule_tables[] = {
 	rules_hardware,
 	rules_devices,
 	rules_driver,
+	rules_isolation,
 	rules_gpu,
 	rules_env,
 	rules_nccl,

@@ -14,6 +14,7 @@ extern const rule rules_env[];
 extern const rule rules_nccl[];
 extern const rule rules_container[];
 extern const rule rules_driver[];
+extern const rule rules_isolation[];
 extern const rule rules_gpu[];
 extern const rule rules_bench[];
 extern const rule rules_known_bad[];

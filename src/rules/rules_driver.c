@@ -20,6 +20,14 @@ static const char *fact_error(const fact *ft)
 	return ft && ft->error ? ft->error : "unknown error";
 }
 
+/* The probe's supervised child hung, crashed or exited: driver.library-* says so, and the
+ * facts it left (nvml.library, nvml.init as errors) must not read as "not installed". */
+static bool child_failed(const facts *f, const char *probe)
+{
+	const char *o = facts_str(f, "isolation.%s.outcome", probe);
+	return o && strcmp(o, "ok") != 0 && strcmp(o, "not started") != 0; /* not started: it ran here */
+}
+
 /* No /proc/driver/nvidia/version at all (not: there but unreadable or garbled). */
 static bool kernel_module_absent(const facts *f)
 {
@@ -93,7 +101,7 @@ static void fix_install_library(const facts *f, finding *x, const char *soname, 
 static void nvml_missing(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (!nv_driver_expected(f) || !library_missing(f, "nvml.library"))
+	if (!nv_driver_expected(f) || !library_missing(f, "nvml.library") || child_failed(f, "nvml"))
 		return;
 	const fact *ft = facts_get(f, "nvml.library");
 	finding *x = rule_emit(c, "the NVIDIA management library (libnvidia-ml.so.1) cannot be loaded");
@@ -108,7 +116,7 @@ static void nvml_missing(rule_ctx *c)
 static void libcuda_missing(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (!nv_driver_expected(f) || !library_missing(f, "cuda.library"))
+	if (!nv_driver_expected(f) || !library_missing(f, "cuda.library") || child_failed(f, "cudalib"))
 		return;
 	const fact *ft = facts_get(f, "cuda.library");
 	finding *x = rule_emit(c, "the CUDA driver library (libcuda.so.1) cannot be loaded: no CUDA program can run");
@@ -315,7 +323,7 @@ static void init_failed(rule_ctx *c)
 	const fact *ci = facts_get(f, "cuda.init");
 	long long nrc = facts_int_or(f, 0, "nvml.init_code");
 	long long crc = facts_int_or(f, 0, "cuda.init_code");
-	bool nvml_bad = ni && ni->state == FACT_ERROR && nrc != NVML_ERROR_LIB_RM_VERSION_MISMATCH &&
+	bool nvml_bad = ni && ni->state == FACT_ERROR && !child_failed(f, "nvml") && nrc != NVML_ERROR_LIB_RM_VERSION_MISMATCH &&
 			!(nrc == NVML_ERROR_DRIVER_NOT_LOADED && kernel_module_absent(f) &&
 			  !facts_true(f, "devices.dxg"));
 	/* 803 is the version mismatch when the versions differ: driver.version-mismatch says it */
@@ -324,7 +332,8 @@ static void init_failed(rule_ctx *c)
 	const char *kver = facts_str(f, "hardware.kernel_module_version");
 	bool cuda_mismatch_explained =
 		crc == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && (!kver || !uver || version_cmp(kver, uver) != 0);
-	bool cuda_bad = ci && ci->state == FACT_ERROR && !cuda_mismatch_explained &&
+	bool cuda_bad = ci && ci->state == FACT_ERROR && !cuda_mismatch_explained && !child_failed(f, "cuda") &&
+			!child_failed(f, "cudalib") &&
 			(nrc != NVML_ERROR_LIB_RM_VERSION_MISMATCH);
 	if (!nvml_bad && !cuda_bad)
 		return;

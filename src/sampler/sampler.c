@@ -10,6 +10,7 @@
 
 #include "core/sysroot.h"
 #include "core/util.h"
+#include "nvidia/contact.h"
 #include "nvidia/nvml.h"
 #include "sampler/fields.h"
 #include "sampler/xid.h"
@@ -34,6 +35,7 @@ struct sampler {
 	/* kernel log */
 	kmsg_reader kmsg;
 	char sources[256];
+	owner_cache *owners; /* whose job each GPU process is, read once per process */
 };
 
 static sval conv(gv_nv_u64 f, double scale)
@@ -78,7 +80,10 @@ static void on_kmsg_xid(void *ctx, const xid_line *x)
 
 sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)
 {
-	nvmlReturn_t rc = gv_nvml_init();
+	/* a bounded, killable first contact in a child; then the library is ours (nvidia/contact.h) */
+	if (!gv_nvml_first_contact(err, errsize))
+		return NULL;
+	nvmlReturn_t rc = gv_nvml_init_quiet();
 	if (rc != NVML_SUCCESS) {
 		gv_nvml_status st;
 		gv_nvml_status_get(&st);
@@ -96,6 +101,7 @@ sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)
 		return NULL;
 	}
 	sampler *s = xcalloc(1, sizeof(*s));
+	s->owners = owner_cache_new();
 	if (o)
 		s->o = *o;
 	if (s->o.health_every <= 0)
@@ -252,6 +258,7 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 			str_copy(p->name, sizeof(p->name), np->name);
 			p->sm_util = np->sm_util >= 0 ? sv_ok(np->sm_util) : (sval){0, SV_NA};
 			proc_identity(p);
+			p->owner = *owner_cache_get(s->owners, (int)p->pid);
 		}
 	} else {
 		g->nprocs = (sval){0, d->procs_st == GV_V_UNSUPPORTED ? SV_NA : SV_ERR};
@@ -339,6 +346,7 @@ void sampler_close(sampler *s)
 	free(s->gpm_support);
 	free(s->gpm_val);
 	free(s->dev);
+	owner_cache_free(s->owners);
 	free(s);
 }
 snapshot *sampler_lazy_take(sampler_lazy *l, char *err, size_t errsize)

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fleet/attrib.h"
 #include "nvidia/gpm_fields.h"
 
 typedef enum { SV_NONE = 0, SV_OK, SV_NA, SV_ERR } sval_state;
@@ -66,6 +67,7 @@ typedef struct gpu_process {
 	char cmdline[256]; /* /proc/PID/cmdline, arguments joined by spaces, sanitized */
 	sval used_bytes;
 	sval sm_util;      /* percent of the GPU's SM time (nvmlDeviceGetProcessUtilization) */
+	owner owner;       /* whose job: a pod's container, a Slurm job (fleet/attrib.h) */
 } gpu_process;
 
 #define SNAP_MAX_PROCS 64

@@ -58,6 +58,7 @@ static char *render_body(exporter *ex, const snapshot *s, expo_format fmt, size_
 	in.dcgm = ex->o.dcgm;
 	in.dcgm_model_name = ex->o.dcgm_model_name;
 	in.processes = ex->o.processes;
+	in.process_series_max = ex->o.process_series_max;
 	in.hostname = ex->o.hostname;
 	pthread_mutex_lock(&ex->mu);
 	in.have_check = ex->have_check;
@@ -244,7 +245,15 @@ void exporter_run_check(exporter *ex)
 	double t0 = now_seconds();
 	metrics_finding *v = NULL;
 	size_t n = 0;
-	if (!check_in_child(ex, &v, &n)) {
+	bool ok = check_in_child(ex, &v, &n);
+	pthread_mutex_lock(&ex->mu);
+	bool stopping = ex->stopping;
+	pthread_mutex_unlock(&ex->mu);
+	if (!ok && stopping) { /* the check was killed because we stop: no second one in-process */
+		free(v);
+		return;
+	}
+	if (!ok) {
 		free(v);
 		v = NULL;
 		n = 0;
@@ -321,11 +330,15 @@ bool exporter_stop(exporter *ex)
 	ex->stopping = true;
 	pthread_cond_broadcast(&ex->wake);
 	pthread_mutex_unlock(&ex->mu);
-	/* a thread stuck in a hung driver call must not hold the process: give them 3 s, then
-	 * leave the exporter to the exit */
+	/* a thread stuck in a hung driver call must not hold the process: give them 0.8 s (every
+	 * command ends within a second of SIGTERM), then leave the exporter to the exit */
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += 3;
+	dl.tv_nsec += 800000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
 	if ((ex->sampler_started && pthread_timedjoin_np(ex->sampler_tid, NULL, &dl) != 0) ||
 	    (ex->checker_started && pthread_timedjoin_np(ex->checker_tid, NULL, &dl) != 0))
 		return false;

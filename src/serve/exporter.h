@@ -17,6 +17,7 @@
 typedef struct exporter_opts {
 	double interval;       /* seconds between samples */
 	bool dcgm, dcgm_model_name, processes; /* metrics_input */
+	size_t process_series_max;              /* metrics_input; 0: the default */
 	const char *hostname;
 	double check_interval; /* seconds between checks; 0: no check */
 	bool check_full;       /* the check's cuInit and Python probes too */

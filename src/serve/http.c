@@ -5,19 +5,183 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/util.h"
+#include "serve/conn_budget.h"
+
+/* connections being closed may still hold their descriptors for one turn of the event loop:
+ * room for them above the budget, so a newcomer is accepted (and room made) at once */
+#define HTTP_CLOSING_ROOM 32
+/* the event loop wakes at least this often to apply the deadlines and to see http_stop */
+#define HTTP_TICK_MS 200
 
 struct http_server {
 	struct MHD_Daemon *d;
 	exporter *ex;
 	unsigned port;
 	char address[128];
+	conn_table conns; /* touched only by the event loop thread (every callback runs there) */
+	conn_net *allow;
+	size_t nallow;
+	struct pollfd *pf; /* close_hung_up's, one per slot */
+	conn_slot **pf_slot;
+	pthread_t loop;
+	bool loop_started;
+	atomic_bool stop;
 };
+
+/* Closing a connection from outside libmicrohttpd: shut the socket down; the library sees the
+ * end of the stream on its next turn and closes the connection (and its descriptor) itself. */
+static void close_conn(conn_slot *s)
+{
+	if (s->fd >= 0)
+		shutdown(s->fd, SHUT_RDWR);
+}
+
+static conn_slot *slot_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	http_server *h = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		conn_remove(&h->conns, *socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	if (toe != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	const union MHD_ConnectionInfo *fdi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	int fd = fdi ? fdi->connect_fd : -1;
+	conn_key key = conn_key_of(ai ? ai->client_addr : NULL);
+	double now = now_seconds();
+	conn_slot *s = conn_add(&h->conns, fd, &key, now);
+	*socket_context = s;
+	if (!s) { /* every slot taken by connections being closed: this one waits for none */
+		if (fd >= 0)
+			shutdown(fd, SHUT_RDWR);
+		return;
+	}
+	conn_slot *v;
+	while ((v = conn_victim(&h->conns, s, now)) != NULL) {
+		close_conn(v);
+		if (v == s)
+			break;
+	}
+}
+
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	http_server *h = cls;
+	(void)addrlen;
+	if (!h->nallow || conn_allowed(h->allow, h->nallow, addr))
+		return MHD_YES;
+	h->conns.closed[CONN_NOT_ALLOWED]++;
+	return MHD_NO;
+}
+
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	http_server *h = cls;
+	(void)uri;
+	conn_set_state(&h->conns, slot_of(c), CONN_HEADERS, now_seconds());
+	return NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	http_server *h = cls;
+	(void)req_cls;
+	(void)toe;
+	conn_set_state(&h->conns, slot_of(c), CONN_IDLE, now_seconds());
+}
+
+/* Every connection of the budget needs a descriptor: raise the soft limit when it is short. */
+static bool fd_room(unsigned connections, char *err, size_t errsize)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)connections + 64; /* the listener, epoll, NVML, the check's files */
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return true;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+		snprintf(err, errsize,
+			 "--max-connections %u needs %lu file descriptors; the limit is %lu (ulimit -n): lower --max-connections",
+			 connections - HTTP_CLOSING_ROOM, (unsigned long)need, (unsigned long)rl.rlim_max);
+		return false;
+	}
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		snprintf(err, errsize, "cannot raise the file descriptor limit to %lu: %s", (unsigned long)need,
+			 strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Connections whose client hung up before a whole request, with nothing left unread: nothing
+ * can be asked on them any more (this runs after libmicrohttpd has read and parsed what there
+ * was). libmicrohttpd sometimes misses that end of stream on a connection it has just accepted
+ * (the client gave up while it waited in the listen queue) and would keep it until its
+ * timeout; shutting it down wakes the library. Answers under way are left alone (a client may
+ * half-close after its request). */
+static void close_hung_up(http_server *h)
+{
+	conn_table *t = &h->conns;
+	struct pollfd *pf = h->pf;
+	conn_slot **who = h->pf_slot;
+	nfds_t n = 0;
+	for (size_t i = 0; i < t->cap; i++) {
+		conn_slot *s = &t->v[i];
+		if (s->used && !s->closing && s->fd >= 0 && s->state != CONN_ANSWERING) {
+			pf[n].fd = s->fd;
+			pf[n].events = POLLRDHUP;
+			who[n++] = s;
+		}
+	}
+	if (n && poll(pf, n, 0) > 0)
+		for (nfds_t i = 0; i < n; i++) {
+			short r = pf[i].revents;
+			int unread = 0;
+			/* a request sent before the hang-up is still to be read: the library answers it */
+			if (!(r & (POLLHUP | POLLERR)) &&
+			    (!(r & POLLRDHUP) || ioctl(pf[i].fd, FIONREAD, &unread) != 0 || unread > 0))
+				continue;
+			conn_hung_up(t, who[i]);
+			close_conn(who[i]);
+		}
+}
+
+static void *event_loop(void *arg)
+{
+	http_server *h = arg;
+	while (!atomic_load(&h->stop)) {
+		double wait = conn_next_deadline(&h->conns, now_seconds(), HTTP_TICK_MS / 1000.0);
+		if (MHD_run_wait(h->d, (int32_t)(wait * 1000) + 1) != MHD_YES)
+			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); /* never spin on an error */
+		double now = now_seconds();
+		conn_slot *s;
+		while ((s = conn_expired(&h->conns, now)) != NULL)
+			close_conn(s);
+		close_hung_up(h);
+	}
+	return NULL;
+}
 
 void http_opts_default(http_opts *o)
 {
@@ -26,6 +190,8 @@ void http_opts_default(http_opts *o)
 	o->max_per_ip = 64;
 	o->timeout_seconds = 10;
 	o->connection_memory = 16 * 1024;
+	o->allow = NULL;
+	o->nallow = 0;
 }
 
 bool http_parse_listen(const char *listen, char *host, size_t hostsize, unsigned *port, bool *all, char *err,
@@ -104,8 +270,22 @@ static void scrape_done(void *cls)
 	free(s);
 }
 
-static enum MHD_Result send_metrics(struct MHD_Connection *c, exporter *ex)
+/* The budget at scrape time: an exporter under attack says so (docs/serve.md, "Limits"). */
+static void render_conns(expo *e, const conn_table *t)
 {
+	expo_family(e, "gpuvet_http_connections", MT_GAUGE,
+		    "HTTP connections open now, by state: idle (no request yet), headers (request under way), answering.");
+	for (conn_state st = CONN_IDLE; st <= CONN_ANSWERING; st++)
+		expo_sample(e, (double)conn_count(t, st), "state", conn_state_name(st), NULL);
+	expo_family(e, "gpuvet_http_connections_closed_total", MT_COUNTER,
+		    "HTTP connections the exporter closed, by rule: evicted (to make room), deadline, refused, hung_up, not_allowed.");
+	for (conn_reason r = 0; r < CONN_REASONS; r++)
+		expo_sample(e, (double)t->closed[r], "reason", conn_reason_name(r), NULL);
+}
+
+static enum MHD_Result send_metrics(struct MHD_Connection *c, http_server *h)
+{
+	exporter *ex = h->ex;
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	expo_format fmt = expo_negotiate(accept);
 	struct scrape *s = xcalloc(1, sizeof(*s));
@@ -116,6 +296,7 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, exporter *ex)
 	expo e;
 	expo_init(&e, &sb, fmt);
 	metrics_render_status(&e, &st);
+	render_conns(&e, &h->conns);
 	if (!s->body)
 		expo_finish(&e); /* nothing sampled yet: the status alone is the whole exposition */
 	size_t plen = sb.len;
@@ -151,10 +332,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return MHD_YES;
 	}
 	(void)req_cls;
+	conn_set_state(&h->conns, slot_of(c), CONN_ANSWERING, now_seconds());
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
 	if (strcmp(url, "/metrics") == 0)
-		return send_metrics(c, h->ex);
+		return send_metrics(c, h);
 	if (strcmp(url, "/healthz") == 0) {
 		char why[300], text[320];
 		bool alive = exporter_alive(h->ex, why, sizeof(why));
@@ -176,7 +358,21 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		return NULL;
 	http_server *h = xcalloc(1, sizeof(*h));
 	h->ex = ex;
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD;
+	if (o->nallow) {
+		h->allow = xcalloc(o->nallow, sizeof(conn_net));
+		for (size_t i = 0; i < o->nallow; i++) {
+			char why[256];
+			if (!conn_net_parse(o->allow[i], &h->allow[i], why, sizeof(why))) {
+				snprintf(err, errsize, "--allow %s", why);
+				free(h->allow);
+				free(h);
+				return NULL;
+			}
+		}
+		h->nallow = o->nallow;
+	}
+	/* one thread of ours runs libmicrohttpd's epoll loop, the callbacks and the deadlines */
+	unsigned flags = MHD_USE_EPOLL;
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
 	if (all) {
@@ -189,6 +385,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		int gai = getaddrinfo(host, NULL, &hints, &res);
 		if (gai != 0 || !res) {
 			snprintf(err, errsize, "cannot resolve listen address '%s': %s", host, gai_strerror(gai));
+			free(h->allow);
 			free(h);
 			return NULL;
 		}
@@ -201,22 +398,51 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 			((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
 		}
 	}
+	/* the budgets are ours (conn_budget.h): libmicrohttpd's own limits only back them up, and
+	 * its per-address limit would refuse a scrape beside an address's idle connections */
+	unsigned hard = o->max_connections + HTTP_CLOSING_ROOM;
+	if (!fd_room(hard, err, errsize)) {
+		free(h->allow);
+		free(h);
+		return NULL;
+	}
+	conn_table_init(&h->conns, o->max_connections, o->max_per_ip, o->timeout_seconds, hard);
+	h->pf = xcalloc(hard, sizeof(*h->pf));
+	h->pf_slot = xcalloc(hard, sizeof(*h->pf_slot));
 	struct MHD_OptionItem opts[] = {
-		{MHD_OPTION_CONNECTION_LIMIT, (intptr_t)o->max_connections, NULL},
-		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)o->max_per_ip, NULL},
+		{MHD_OPTION_CONNECTION_LIMIT, (intptr_t)hard, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)o->timeout_seconds, NULL},
+		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h},
+		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h},
+		{MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_request_line, h},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->connection_memory, NULL},
 		{MHD_OPTION_LISTEN_BACKLOG_SIZE, 511, NULL},
 		{all ? MHD_OPTION_END : MHD_OPTION_SOCK_ADDR, 0, all ? NULL : &ss},
 		{MHD_OPTION_END, 0, NULL},
 	};
-	h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, h, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	h->d = MHD_start_daemon(flags, (uint16_t)port, on_accept, h, handler, h, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errsize, "cannot listen on %s: %s", o->listen,
 			 errno ? strerror(errno) : "libmicrohttpd refused the options");
+		conn_table_free(&h->conns);
+		free(h->pf);
+		free(h->pf_slot);
+		free(h->allow);
 		free(h);
 		return NULL;
 	}
+	int pe = pthread_create(&h->loop, NULL, event_loop, h);
+	if (pe != 0) {
+		snprintf(err, errsize, "cannot start the http thread: %s", strerror(pe));
+		MHD_stop_daemon(h->d);
+		conn_table_free(&h->conns);
+		free(h->pf);
+		free(h->pf_slot);
+		free(h->allow);
+		free(h);
+		return NULL;
+	}
+	h->loop_started = true;
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : port;
 	if (all)
@@ -242,6 +468,13 @@ void http_stop(http_server *h)
 {
 	if (!h)
 		return;
+	atomic_store(&h->stop, true);
+	if (h->loop_started)
+		pthread_join(h->loop, NULL);
 	MHD_stop_daemon(h->d);
+	conn_table_free(&h->conns);
+	free(h->pf);
+	free(h->pf_slot);
+	free(h->allow);
 	free(h);
 }

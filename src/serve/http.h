@@ -3,8 +3,10 @@
  * when the Accept header asks), GET /healthz, GET / (a pointer to both). One epoll thread
  * serves every connection; each scrape only references the body the sampler rendered.
  *
- * Bounded under abuse: a total connection limit, a per-IP limit, an inactivity timeout and a
- * per-connection memory limit (request line and headers beyond it get 431 and are dropped).
+ * Bounded under abuse (serve/conn_budget.h): a budget of connections in all and per client
+ * class that closes idle and slow connections first to make room, a deadline for a whole
+ * request and a whole answer, a per-connection memory limit (request line and headers beyond it
+ * get 431 and are dropped), and an optional allow-list of client networks.
  */
 #ifndef GPUVET_SERVE_HTTP_H
 #define GPUVET_SERVE_HTTP_H
@@ -19,9 +21,11 @@
 typedef struct http_opts {
 	const char *listen;        /* "HOST:PORT", "[V6]:PORT", ":PORT" (every interface) */
 	unsigned max_connections;  /* 512 */
-	unsigned max_per_ip;       /* 64 */
-	unsigned timeout_seconds;  /* 10 */
+	unsigned max_per_ip;       /* 64: one IPv4 address, or one IPv6 /64; 0 for no per-client budget */
+	unsigned timeout_seconds;  /* 10: a whole request, a whole answer, an idle keep-alive */
 	size_t connection_memory;  /* 16 KiB */
+	const char *const *allow;  /* --allow networks ("ADDR[/PREFIX]"); none: every client */
+	size_t nallow;
 } http_opts;
 void http_opts_default(http_opts *o);
 

@@ -30,10 +30,33 @@ static sval field(const gpu_sample *g, size_t offset)
 /* Labels of one GPU in our naming. */
 typedef struct gpu_labels {
 	char index[16];
-	const char *names[8];
-	const char *values[8];
+	const char *names[12];
+	const char *values[12];
 	size_t n;
 } gpu_labels;
+
+/* Whose job holds the GPU, as dcgm-exporter names it: pod, namespace, container for the first
+ * Kubernetes pod among its processes, hpc_job for the first Slurm job (dcgm-exporter's HPC job
+ * mapping label). None when the GPU's processes are the host's. */
+static void owner_labels(gpu_labels *l, const gpu_sample *g)
+{
+	const owner *pod = NULL, *job = NULL;
+	for (size_t k = 0; k < g->nproc; k++) {
+		const owner *o = &g->procs[k].owner;
+		if (o->kind == OWNER_POD && !pod)
+			pod = o;
+		else if (o->kind == OWNER_SLURM && !job)
+			job = o;
+	}
+	if (pod && pod->pod[0]) {
+		l->names[l->n] = "pod", l->values[l->n++] = pod->pod;
+		l->names[l->n] = "namespace", l->values[l->n++] = pod->namespace_;
+		if (pod->container[0])
+			l->names[l->n] = "container", l->values[l->n++] = pod->container;
+	}
+	if (job)
+		l->names[l->n] = "hpc_job", l->values[l->n++] = job->job;
+}
 
 static void our_labels(gpu_labels *l, const gpu_sample *g)
 {
@@ -41,6 +64,7 @@ static void our_labels(gpu_labels *l, const gpu_sample *g)
 	l->names[0] = "gpu", l->values[0] = l->index;
 	l->names[1] = "uuid", l->values[1] = g->uuid;
 	l->n = 2;
+	owner_labels(l, g);
 }
 
 static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t dsize, const metrics_input *in)
@@ -60,13 +84,14 @@ static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t
 		l->names[l->n] = "DCGM_FI_DRIVER_VERSION", l->values[l->n++] = in->snap->driver_version;
 	if (in->dcgm_model_name)
 		l->names[l->n] = "modelName", l->values[l->n++] = g->name;
+	owner_labels(l, g);
 }
 
 /* The same labels plus one or two more. */
 static void sample_plus(expo *e, double v, const gpu_labels *l, const char *n1, const char *v1, const char *n2,
 			const char *v2)
 {
-	const char *names[10], *values[10];
+	const char *names[16], *values[16];
 	size_t n = l->n;
 	memcpy(names, l->names, n * sizeof(*names));
 	memcpy(values, l->values, n * sizeof(*values));
@@ -352,23 +377,54 @@ static void render_health(expo *e, const snapshot *s, const health_tracker *h)
 	}
 }
 
-static void render_processes(expo *e, const snapshot *s)
+static void render_processes(expo *e, const snapshot *s, size_t max_series)
 {
 	expo_family(e, "gpuvet_process_gpu_memory_bytes", MT_GAUGE,
-		    "Device memory used by each process holding a GPU (per-process series, --processes).");
+		    "Device memory used by each process holding a GPU (per-process series, --processes); past "
+		    "--process-series, the rest of a GPU's processes are summed in one series with pid=\"other\".");
+	size_t series = 0, folded = 0;
 	for (int i = 0; i < s->ngpus; i++) {
 		const gpu_sample *g = &s->gpus[i];
 		gpu_labels l;
 		our_labels(&l, g);
+		double rest = 0;
+		size_t nrest = 0;
 		for (size_t k = 0; k < g->nproc; k++) {
 			const gpu_process *p = &g->procs[k];
+			double mem = sv_has(p->used_bytes) ? p->used_bytes.v : NAN;
+			if (series >= max_series) {
+				if (!isnan(mem))
+					rest += mem;
+				nrest++;
+				continue;
+			}
 			char pid[16];
 			snprintf(pid, sizeof(pid), "%u", p->pid);
-			const char *names[] = {"gpu", "uuid", "pid", "name", "type"};
-			const char *values[] = {l.index, g->uuid, pid, p->name, p->type};
-			expo_sample_v(e, sv_has(p->used_bytes) ? p->used_bytes.v : NAN, GV_ARRAY_LEN(names), names, values);
+			const char *names[10] = {"gpu", "uuid", "pid", "name", "type"};
+			const char *values[10] = {l.index, g->uuid, pid, p->name, p->type};
+			size_t n = 5;
+			const owner *o = &p->owner;
+			if (o->kind == OWNER_POD && o->pod[0]) {
+				names[n] = "pod", values[n++] = o->pod;
+				names[n] = "namespace", values[n++] = o->namespace_;
+				if (o->container[0])
+					names[n] = "container", values[n++] = o->container;
+			} else if (o->kind == OWNER_SLURM) {
+				names[n] = "hpc_job", values[n++] = o->job;
+			}
+			expo_sample_v(e, mem, n, names, values);
+			series++;
+		}
+		if (nrest) {
+			const char *names[] = {"gpu", "uuid", "pid"};
+			const char *values[] = {l.index, g->uuid, "other"};
+			expo_sample_v(e, rest, GV_ARRAY_LEN(names), names, values);
+			folded += nrest;
 		}
 	}
+	expo_family(e, "gpuvet_process_series_folded", MT_GAUGE,
+		    "Processes summed into pid=\"other\" because the per-process series reached --process-series.");
+	expo_sample_v(e, (double)folded, 0, NULL, NULL);
 }
 
 static void render_findings(expo *e, const metrics_input *in)
@@ -405,7 +461,7 @@ void metrics_render(expo *e, const metrics_input *in)
 		if (in->health)
 			render_health(e, s, in->health);
 		if (in->processes)
-			render_processes(e, s);
+			render_processes(e, s, in->process_series_max ? in->process_series_max : METRICS_PROCESS_SERIES_DEFAULT);
 		if (in->dcgm) {
 			render_field_families(e, s, true, in);
 			render_gpm(e, s, true, in);

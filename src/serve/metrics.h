@@ -22,12 +22,18 @@ typedef struct metrics_finding {
 	severity sev;
 } metrics_finding;
 
+/* Per-process series are capped (each pid is a series; a node running thousands of short jobs
+ * would otherwise grow Prometheus without bound): past the cap a GPU's remaining processes are
+ * summed into one pid="other" series. */
+#define METRICS_PROCESS_SERIES_DEFAULT 256
+
 typedef struct metrics_input {
 	const snapshot *snap;          /* last good snapshot; NULL before the first */
 	const health_tracker *health;  /* NULL: no health families */
 	bool dcgm;                     /* also the DCGM exporter's names and labels */
 	bool dcgm_model_name;          /* and its modelName label (camelCase: promtool's lint names it) */
 	bool processes;                /* per-process series (opt-in: pids make many series) */
+	size_t process_series_max;     /* at most this many per-process series (0: the default) */
 	const char *hostname;          /* the DCGM "Hostname" label */
 	/* the periodic check */
 	bool have_check;

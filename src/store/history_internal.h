@@ -20,6 +20,10 @@ bool hist_exec(history *h, const char *sql, char **err);
 /* Prepares or sets *err. */
 sqlite3_stmt *hist_prepare(history *h, const char *sql, char **err);
 
+/* Frees n rows and the array (a run being written keeps its GPUs and metadata in these too). */
+void hist_gpu_rows_free(hist_gpu_row *v, size_t n);
+void hist_meta_rows_free(hist_meta_row *v, size_t n);
+
 /* The schema, one step per version: steps[v-1] takes a database from version v-1 to v. */
 extern const char *const history_schema_steps[HISTORY_SCHEMA_VERSION];
 #endif

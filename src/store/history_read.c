@@ -258,6 +258,26 @@ bool history_latest(history *h, int kind_or_neg, hist_run_row *out, char **err)
 	return ok;
 }
 
+void hist_gpu_rows_free(hist_gpu_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].uuid);
+		free(v[i].bus_id);
+		free(v[i].throttle);
+	}
+	free(v);
+}
+
+void hist_meta_rows_free(hist_meta_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].key);
+		free(v[i].value);
+	}
+	free(v);
+}
+
 void hist_run_row_free(hist_run_row *r)
 {
 	if (!r)
@@ -268,18 +288,8 @@ void hist_run_row_free(hist_run_row *r)
 	free(r->command);
 	free(r->version);
 	free(r->summary);
-	for (size_t i = 0; i < r->ngpus; i++) {
-		free(r->gpus[i].name);
-		free(r->gpus[i].uuid);
-		free(r->gpus[i].bus_id);
-		free(r->gpus[i].throttle);
-	}
-	free(r->gpus);
-	for (size_t i = 0; i < r->nmeta; i++) {
-		free(r->meta[i].key);
-		free(r->meta[i].value);
-	}
-	free(r->meta);
+	hist_gpu_rows_free(r->gpus, r->ngpus);
+	hist_meta_rows_free(r->meta, r->nmeta);
 	for (size_t i = 0; i < r->nresults; i++) {
 		free(r->results[i].name);
 		free(r->results[i].unit);

@@ -12,16 +12,7 @@
 
 #include "store/history_internal.h"
 
-typedef struct run_kv {
-	char *key, *value;
-} run_kv;
-
-typedef struct run_gpu {
-	int index;
-	char *name, *uuid, *bus_id, *throttle;
-	double sm, mem, temp, power;
-} run_gpu;
-
+/* the GPUs and the metadata are the rows history_read gives back (store/history.h) */
 typedef struct run_result {
 	char *name, *unit, *params;
 	int gpu, repeats;
@@ -43,9 +34,9 @@ struct hist_run {
 	hist_kind kind;
 	char *started, *host, *command, *version, *summary;
 	long long id; /* 0 until a flush wrote the run row */
-	run_kv *meta;
+	hist_meta_row *meta;
 	size_t nmeta, capmeta;
-	run_gpu *gpus;
+	hist_gpu_row *gpus;
 	size_t ngpus, capgpus;
 	run_result *results;
 	size_t nresults, capresults;
@@ -132,7 +123,7 @@ void history_run_set(hist_run *r, const char *key, const char *value)
 			replace(&r->meta[i].value, value);
 			return;
 		}
-	run_kv *kv = PUSH(r->meta, r->nmeta, r->capmeta);
+	hist_meta_row *kv = PUSH(r->meta, r->nmeta, r->capmeta);
 	kv->key = xstrdup(key);
 	kv->value = dup_or_null(value);
 }
@@ -142,21 +133,21 @@ void history_run_set_summary(hist_run *r, const char *summary)
 	replace(&r->summary, summary);
 }
 
-static run_gpu *gpu_slot(hist_run *r, int index)
+static hist_gpu_row *gpu_slot(hist_run *r, int index)
 {
 	for (size_t i = 0; i < r->ngpus; i++)
 		if (r->gpus[i].index == index)
 			return &r->gpus[i];
-	run_gpu *g = PUSH(r->gpus, r->ngpus, r->capgpus);
+	hist_gpu_row *g = PUSH(r->gpus, r->ngpus, r->capgpus);
 	memset(g, 0, sizeof(*g));
 	g->index = index;
-	g->sm = g->mem = g->temp = g->power = NAN;
+	g->sm_clock_mhz = g->mem_clock_mhz = g->temperature_c = g->power_w = NAN;
 	return g;
 }
 
 void history_run_add_gpu(hist_run *r, int index, const char *name, const char *uuid, const char *bus_id)
 {
-	run_gpu *g = gpu_slot(r, index);
+	hist_gpu_row *g = gpu_slot(r, index);
 	if (name)
 		replace(&g->name, name);
 	if (uuid)
@@ -168,11 +159,11 @@ void history_run_add_gpu(hist_run *r, int index, const char *name, const char *u
 void history_run_gpu_conditions(hist_run *r, int index, double sm_clock_mhz, double mem_clock_mhz,
 				double temperature_c, double power_w, const char *throttle_reasons)
 {
-	run_gpu *g = gpu_slot(r, index);
-	g->sm = sm_clock_mhz;
-	g->mem = mem_clock_mhz;
-	g->temp = temperature_c;
-	g->power = power_w;
+	hist_gpu_row *g = gpu_slot(r, index);
+	g->sm_clock_mhz = sm_clock_mhz;
+	g->mem_clock_mhz = mem_clock_mhz;
+	g->temperature_c = temperature_c;
+	g->power_w = power_w;
 	replace(&g->throttle, throttle_reasons);
 }
 
@@ -333,18 +324,8 @@ void history_run_discard(hist_run *r)
 	free(r->command);
 	free(r->version);
 	free(r->summary);
-	for (size_t i = 0; i < r->nmeta; i++) {
-		free(r->meta[i].key);
-		free(r->meta[i].value);
-	}
-	free(r->meta);
-	for (size_t i = 0; i < r->ngpus; i++) {
-		free(r->gpus[i].name);
-		free(r->gpus[i].uuid);
-		free(r->gpus[i].bus_id);
-		free(r->gpus[i].throttle);
-	}
-	free(r->gpus);
+	hist_meta_rows_free(r->meta, r->nmeta);
+	hist_gpu_rows_free(r->gpus, r->ngpus);
 	for (size_t i = 0; i < r->nresults; i++) {
 		free(r->results[i].name);
 		free(r->results[i].unit);
@@ -436,16 +417,16 @@ static bool write_parts(history *h, hist_run *r, long long id, char **err)
 			goto out;
 	}
 	for (size_t i = 0; i < r->ngpus; i++) {
-		const run_gpu *g = &r->gpus[i];
+		const hist_gpu_row *g = &r->gpus[i];
 		sqlite3_bind_int64(gpu, 1, id);
 		sqlite3_bind_int(gpu, 2, g->index);
 		bind_text(gpu, 3, g->name);
 		bind_text(gpu, 4, g->uuid);
 		bind_text(gpu, 5, g->bus_id);
-		bind_real(gpu, 6, g->sm);
-		bind_real(gpu, 7, g->mem);
-		bind_real(gpu, 8, g->temp);
-		bind_real(gpu, 9, g->power);
+		bind_real(gpu, 6, g->sm_clock_mhz);
+		bind_real(gpu, 7, g->mem_clock_mhz);
+		bind_real(gpu, 8, g->temperature_c);
+		bind_real(gpu, 9, g->power_w);
 		bind_text(gpu, 10, g->throttle);
 		if (!step_done(h, gpu, err))
 			goto out;

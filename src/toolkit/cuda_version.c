@@ -40,6 +40,13 @@ static const char *find(const char *hay, size_t len, const char *needle)
 	return NULL;
 }
 
+/* Just past the first marker in the first len bytes of text (NULL text or no marker: NULL). */
+static const char *after(const char *text, size_t len, const char *marker)
+{
+	const char *p = text ? find(text, len, marker) : NULL;
+	return p ? p + strlen(marker) : NULL;
+}
+
 bool cuda_version_from_json(const char *text, size_t len, char *out, size_t n)
 {
 	if (n)
@@ -69,21 +76,17 @@ bool cuda_version_from_txt(const char *text, size_t len, char *out, size_t n)
 {
 	if (n)
 		out[0] = '\0';
-	const char *p = text ? find(text, len, "CUDA Version ") : NULL;
-	if (!p)
-		return false;
-	p += strlen("CUDA Version ");
-	return take_version(p, len - (size_t)(p - text), out, n);
+	const char *p = after(text, len, "CUDA Version ");
+	return p && take_version(p, len - (size_t)(p - text), out, n);
 }
 
 bool cuda_version_from_nvcc(const char *text, size_t len, char *out, size_t n)
 {
 	if (n)
 		out[0] = '\0';
-	const char *p = text ? find(text, len, "release ") : NULL;
-	if (!p)
+	const char *rel = after(text, len, "release ");
+	if (!rel)
 		return false;
-	const char *rel = p + strlen("release ");
 	size_t rest = len - (size_t)(rel - text);
 	char release[32];
 	if (!take_version(rel, rest, release, sizeof(release)))
@@ -145,46 +148,35 @@ bool header_define_int(const char *text, size_t len, const char *name, long *val
 	return false;
 }
 
+/* The version macros of each library's header: MAJOR.MINOR.PATCH, and .BUILD when there is one. */
+static const struct {
+	const char *what, *major, *minor, *patch, *build;
+} header_macros[] = {
+	{"cudnn", "CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL", NULL},
+	{"nccl", "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH", NULL},
+	{"cublas", "CUBLAS_VER_MAJOR", "CUBLAS_VER_MINOR", "CUBLAS_VER_PATCH", "CUBLAS_VER_BUILD"},
+	{"cusparse", "CUSPARSE_VER_MAJOR", "CUSPARSE_VER_MINOR", "CUSPARSE_VER_PATCH", "CUSPARSE_VER_BUILD"},
+};
+
 bool header_version(const char *what, const char *text, size_t len, char *out, size_t n)
 {
-	long a, b, c, v;
+	long a, b, c, d, v;
 	if (n)
 		out[0] = '\0';
-	if (strcmp(what, "cudnn") == 0) {
-		if (header_define_int(text, len, "CUDNN_MAJOR", &a) && header_define_int(text, len, "CUDNN_MINOR", &b) &&
-		    header_define_int(text, len, "CUDNN_PATCHLEVEL", &c)) {
+	for (size_t i = 0; i < GV_ARRAY_LEN(header_macros); i++) {
+		if (strcmp(what, header_macros[i].what) != 0)
+			continue;
+		if (!header_define_int(text, len, header_macros[i].major, &a) ||
+		    !header_define_int(text, len, header_macros[i].minor, &b) ||
+		    !header_define_int(text, len, header_macros[i].patch, &c))
+			return false;
+		if (header_macros[i].build && header_define_int(text, len, header_macros[i].build, &d))
+			snprintf(out, n, "%ld.%ld.%ld.%ld", a, b, c, d);
+		else
 			snprintf(out, n, "%ld.%ld.%ld", a, b, c);
-			return true;
-		}
-	} else if (strcmp(what, "nccl") == 0) {
-		if (header_define_int(text, len, "NCCL_MAJOR", &a) && header_define_int(text, len, "NCCL_MINOR", &b) &&
-		    header_define_int(text, len, "NCCL_PATCH", &c)) {
-			snprintf(out, n, "%ld.%ld.%ld", a, b, c);
-			return true;
-		}
-	} else if (strcmp(what, "cublas") == 0) {
-		if (header_define_int(text, len, "CUBLAS_VER_MAJOR", &a) &&
-		    header_define_int(text, len, "CUBLAS_VER_MINOR", &b) &&
-		    header_define_int(text, len, "CUBLAS_VER_PATCH", &c)) {
-			long d;
-			if (header_define_int(text, len, "CUBLAS_VER_BUILD", &d))
-				snprintf(out, n, "%ld.%ld.%ld.%ld", a, b, c, d);
-			else
-				snprintf(out, n, "%ld.%ld.%ld", a, b, c);
-			return true;
-		}
-	} else if (strcmp(what, "cusparse") == 0) {
-		if (header_define_int(text, len, "CUSPARSE_VER_MAJOR", &a) &&
-		    header_define_int(text, len, "CUSPARSE_VER_MINOR", &b) &&
-		    header_define_int(text, len, "CUSPARSE_VER_PATCH", &c)) {
-			long d;
-			if (header_define_int(text, len, "CUSPARSE_VER_BUILD", &d))
-				snprintf(out, n, "%ld.%ld.%ld.%ld", a, b, c, d);
-			else
-				snprintf(out, n, "%ld.%ld.%ld", a, b, c);
-			return true;
-		}
-	} else if (strcmp(what, "cudart") == 0 || strcmp(what, "cuda") == 0) {
+		return true;
+	}
+	if (strcmp(what, "cudart") == 0 || strcmp(what, "cuda") == 0) {
 		if (header_define_int(text, len, strcmp(what, "cudart") == 0 ? "CUDART_VERSION" : "CUDA_VERSION", &v) &&
 		    v >= 1000) {
 			snprintf(out, n, "%ld.%ld", v / 1000, (v % 1000) / 10);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/child.h"
 #include "core/sysroot.h"
 #include "elf/elf.h"
 #include "toolkit/cuda_version.h"
@@ -168,17 +169,23 @@ static double dlopen_spent;
 
 /* The library's own version call through dlopen, for the cheap ones only (cudaRuntimeGetVersion,
  * ncclGetVersion, cublasLtGetVersion): never under --root, and not once the calls have cost more
- * than a few milliseconds in all. */
+ * than a few milliseconds in all; only inside the loader probe's supervised child. */
 static bool version_from_dlopen(const cuda_lib_copy *c, char *out, size_t n, const char **source)
 {
 	bool cudart = strcmp(c->lib, "cudart") == 0, nccl = strcmp(c->lib, "nccl") == 0,
 	     lt = strcmp(c->lib, "cublasLt") == 0;
-	if (!(cudart || nccl || lt) || dlopen_spent > DLOPEN_BUDGET_S)
+	/* vendor code runs only in a supervised child (core/child.h), never in gpuvet's own process */
+	if (!(cudart || nccl || lt) || dlopen_spent > DLOPEN_BUDGET_S || !gv_child_inside())
 		return false;
 	double t0 = now_seconds();
+	const char *base = strrchr(c->real, '/');
+	base = base ? base + 1 : c->real;
+	gv_child_stage(base, c->real, "dlopen");
 	void *h = dlopen(c->real, RTLD_LAZY | RTLD_LOCAL);
+	gv_child_stage_end();
 	bool ok = false;
 	if (h) {
+		gv_child_stage(base, c->real, cudart ? "cudaRuntimeGetVersion" : nccl ? "ncclGetVersion" : "cublasLtGetVersion");
 		if (cudart || nccl) {
 			int_getter get = (int_getter)dlsym(h, cudart ? "cudaRuntimeGetVersion" : "ncclGetVersion");
 			int v = 0;
@@ -201,7 +208,8 @@ static bool version_from_dlopen(const cuda_lib_copy *c, char *out, size_t n, con
 				ok = true;
 			}
 		}
-		dlclose(h);
+		gv_child_stage_end();
+		/* no dlclose: a destructor is one more call into the library, and the child ends soon */
 	}
 	dlopen_spent += now_seconds() - t0;
 	return ok;

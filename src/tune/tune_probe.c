@@ -1,13 +1,16 @@
 #include "tune/tune_probe.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/proc_stream.h"
@@ -254,36 +257,147 @@ static void on_tick(void *ctx)
 		draw_progress(c);
 }
 
-/* Writes the embedded script into a new private directory; returns the script's path. */
-static char *write_script(char **dir_out)
+/* ---- the probe's temporary directory ---- */
+
+/* TMPDIR/gpuvet-tune-XXXXXX holds the script and a lock file that the run holds (flock) as long
+ * as it lives: a directory whose lock nobody holds belongs to a run that died (SIGKILL, a power
+ * cut) and is removed by the next run. */
+#define TUNE_DIR_PREFIX "gpuvet-tune-"
+#define TUNE_SCRIPT "tune_torch.py"
+#define TUNE_LOCK "lock"
+/* a directory without a lock file (made by a gpuvet before the lock, or by a run this instant
+ * between mkdtemp and its lock) is stale only when older than this */
+#define TUNE_UNLOCKED_STALE_S (24 * 3600)
+
+static const char *tmp_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	return tmp && tmp[0] == '/' ? tmp : "/tmp";
+}
+
+/* True when the directory holds only what a run writes: the script, the lock, a __pycache__. */
+static bool only_run_files(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	bool ok = true;
+	struct dirent *e;
+	while (ok && (e = readdir(d)) != NULL)
+		ok = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, TUNE_SCRIPT) ||
+		     !strcmp(e->d_name, TUNE_LOCK) || !strcmp(e->d_name, "__pycache__");
+	closedir(d);
+	return ok;
+}
+
+/* Removes what a run writes in its directory (the script, the lock, a __pycache__ of files),
+ * then the directory; touches nothing when it holds anything else. */
+static bool remove_run_dir(int parent, const char *name, int dfd)
+{
+	static const char *const files[] = {TUNE_SCRIPT, TUNE_LOCK};
+	if (!only_run_files(dfd))
+		return false;
+	int cache = openat(dfd, "__pycache__", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cache >= 0) {
+		DIR *cd = fdopendir(cache);
+		if (!cd) {
+			close(cache);
+			return false;
+		}
+		struct dirent *e;
+		while ((e = readdir(cd)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				unlinkat(dirfd(cd), e->d_name, 0); /* a directory in there stays: so does all */
+		closedir(cd);
+		unlinkat(dfd, "__pycache__", AT_REMOVEDIR);
+	}
+	for (size_t i = 0; i < GV_ARRAY_LEN(files); i++)
+		unlinkat(dfd, files[i], 0);
+	return unlinkat(parent, name, AT_REMOVEDIR) == 0;
+}
+
+int tune_remove_stale_dirs(const char *tmp)
+{
+	DIR *d = opendir(tmp);
+	if (!d)
+		return 0;
+	int removed = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!str_starts(e->d_name, TUNE_DIR_PREFIX))
+			continue;
+		int dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		struct stat st;
+		bool stale = false;
+		int lock = -1;
+		if (fstat(dfd, &st) == 0 && st.st_uid == geteuid()) {
+			lock = openat(dfd, TUNE_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+			if (lock >= 0)
+				stale = flock(lock, LOCK_EX | LOCK_NB) == 0; /* nobody holds it: its run is gone */
+			else if (errno == ENOENT)
+				stale = difftime(time(NULL), st.st_mtime) > TUNE_UNLOCKED_STALE_S;
+		}
+		if (stale && remove_run_dir(dirfd(d), e->d_name, dfd))
+			removed++;
+		if (lock >= 0)
+			close(lock);
+		close(dfd);
+	}
+	closedir(d);
+	return removed;
+}
+
+/* Writes the embedded script into a new private directory, locked for as long as this run
+ * lives (*lock_out); returns the script's path. */
+static char *write_script(char **dir_out, int *lock_out)
 {
 	size_t len = 0;
-	const char *text = kb_blob("tune_torch.py", &len);
+	const char *text = kb_blob(TUNE_SCRIPT, &len);
 	if (!text)
 		return NULL;
-	const char *tmp = getenv("TMPDIR");
-	char *dir = xasprintf("%s/gpuvet-tune-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	char *dir = xasprintf("%s/" TUNE_DIR_PREFIX "XXXXXX", tmp_dir());
 	if (!mkdtemp(dir)) {
 		free(dir);
 		return NULL;
 	}
-	char *path = xasprintf("%s/tune_torch.py", dir);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	char *lockpath = xasprintf("%s/" TUNE_LOCK, dir);
+	int lock = open(lockpath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	free(lockpath);
+	if (lock >= 0 && flock(lock, LOCK_EX) != 0) {
+		close(lock);
+		lock = -1;
+	}
+	char *path = xasprintf("%s/" TUNE_SCRIPT, dir);
+	int fd = lock >= 0 ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
 	bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
 	if (fd >= 0 && close(fd) != 0)
 		ok = false;
 	if (!ok) {
+		int e = errno;
 		unlink(path);
+		char *lp = xasprintf("%s/" TUNE_LOCK, dir);
+		unlink(lp);
+		free(lp);
+		if (lock >= 0)
+			close(lock);
 		rmdir(dir);
 		free(path);
 		free(dir);
+		errno = e;
 		return NULL;
 	}
 	*dir_out = dir;
+	*lock_out = lock;
 	return path;
 }
 
-static void remove_script(char *dir, char *path)
+static void remove_script(char *dir, char *path, int lock)
 {
 	if (path)
 		unlink(path);
@@ -292,8 +406,13 @@ static void remove_script(char *dir, char *path)
 		char *cache = xasprintf("%s/__pycache__", dir);
 		rmdir(cache);
 		free(cache);
+		char *lp = xasprintf("%s/" TUNE_LOCK, dir);
+		unlink(lp);
+		free(lp);
 		rmdir(dir);
 	}
+	if (lock >= 0)
+		close(lock);
 	free(path);
 	free(dir);
 }
@@ -338,7 +457,9 @@ static void save_raw(const char *path, const proc_stream_result *pr)
 tune_report *tune_probe_run(const tune_probe_opts *o)
 {
 	char *dir = NULL;
-	char *script = write_script(&dir);
+	int lock = -1;
+	tune_remove_stale_dirs(tmp_dir()); /* of runs killed before they could clean up */
+	char *script = write_script(&dir, &lock);
 	if (!script) {
 		tune_report *r = tune_report_parse(NULL, 0, NULL);
 		tune_report_set_status(r, "crashed", "cannot write the probe script to a temporary directory: %s",
@@ -409,7 +530,7 @@ tune_report *tune_probe_run(const tune_probe_opts *o)
 	free(env);
 	free(av);
 	sl_free(&argv);
-	remove_script(dir, script);
+	remove_script(dir, script, lock);
 	return r;
 }
 

@@ -1,7 +1,8 @@
 /*
  * Runs the tune probe (data/tune_torch.py, embedded) with a Python interpreter as a child:
  * argv, never a shell; the script written to a private temporary directory; a time limit a
- * little over the probe's own budget; bounded output. While it runs, its stderr protocol
+ * little over the probe's own budget; bounded output. The probe dies with gpuvet (even killed by
+ * SIGKILL: core/proc_stream.h), and the directory of a run that died is removed by the next. While it runs, its stderr protocol
  * (PROGRESS, MARK, RESULT lines; data/tune_torch.py describes it) drives a progress line on the
  * terminal and the GPU-utilization sampling between MARK begin and MARK end.
  */
@@ -50,6 +51,10 @@ typedef struct tune_stream {
 	bool echo;          /* print free-text lines to stderr as they come (-v) */
 	bool progress_shown;
 } tune_stream;
+
+/* Removes TMP/gpuvet-tune-* directories of runs that died: ours, whose lock nobody holds (or
+ * without a lock and a day old), holding only what a run writes. Returns how many. */
+int tune_remove_stale_dirs(const char *tmp);
 
 void tune_stream_init(tune_stream *s);
 /* One stderr line of the probe. Returns 1 for PROGRESS, 2 for RESULT env (gpu_uuid set), else 0. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "nvidia/contact.h"
 #include "nvidia/nvml.h"
 
 struct tune_sampler {
@@ -18,7 +19,13 @@ struct tune_sampler {
 
 tune_sampler *tune_sampler_open(const char **why)
 {
-	nvmlReturn_t rc = gv_nvml_init();
+	static char contact_err[512];
+	if (!gv_nvml_first_contact(contact_err, sizeof(contact_err))) { /* a library that hangs or crashes stays out */
+		if (why)
+			*why = contact_err;
+		return NULL;
+	}
+	nvmlReturn_t rc = gv_nvml_init_quiet();
 	if (rc != NVML_SUCCESS) {
 		if (why)
 			*why = gv_nvml_error_string(rc);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/child.h"
 #include "core/util.h"
 #include "nvidia/nvml.h"
 
@@ -24,8 +25,10 @@ static const char *const sort_names[] = {"memory", "pid", "gpu", "name"};
 static volatile sig_atomic_t quit_signal;
 static void on_signal(int sig)
 {
-	(void)sig;
 	quit_signal = 1;
+	gv_child_kill_all(); /* a first contact with NVML in progress ends now (nvidia/contact.h) */
+	/* a sample stuck in an NVML call does not hold us: leave the alternate screen, show the cursor */
+	gv_stop_watchdog(sig, "\033[0m\033[?1049l\033[?25h\r\n");
 }
 
 typedef struct tui {
@@ -408,8 +411,8 @@ static void draw(tui *t)
 	if (y < rows - 2 - nh) {
 		y++;
 		style_on(t, C_HEAD, true);
-		putf(y++, 0, "%-4s %-8s %-9s %-16s %10s  COMMAND   (sort: %s%s)", "GPU", "PID", "TYPE", "NAME", "MEMORY",
-			 sort_names[t->sort], t->sel >= 0 ? ", one GPU" : "");
+		putf(y++, 0, "%-4s %-8s %-9s %-16s %10s  %-24s COMMAND   (sort: %s%s)", "GPU", "PID", "TYPE", "NAME", "MEMORY",
+			 "POD / JOB", sort_names[t->sort], t->sel >= 0 ? ", one GPU" : "");
 		style_off(t, C_HEAD, true);
 		size_t np = 0;
 		for (int i = 0; i < s->ngpus; i++)
@@ -428,10 +431,10 @@ static void draw(tui *t)
 		if (n)
 			qsort(pr, n, sizeof(*pr), cmp_prow);
 		for (size_t i = 0; i < n && y < rows - 1 - nh; i++) {
-			char mem[16];
-			putf(y++, 0, "%-4d %-8u %-9s %-16.16s %10s  %.*s", pr[i].gpu, pr[i].p->pid, pr[i].p->type,
+			char mem[16], own[320];
+			putf(y++, 0, "%-4d %-8u %-9s %-16.16s %10s  %-24.24s %.*s", pr[i].gpu, pr[i].p->pid, pr[i].p->type,
 				 pr[i].p->name[0] ? pr[i].p->name : "?", fmt_bytes(mem, sizeof(mem), pr[i].p->used_bytes),
-				 cols > 55 ? cols - 55 : 0, pr[i].p->cmdline);
+				 owner_text(&pr[i].p->owner, own, sizeof(own)), cols > 80 ? cols - 80 : 0, pr[i].p->cmdline);
 		}
 		if (n == 0 && y < rows - 1 - nh) {
 			style_on(t, C_DIM, false);
@@ -470,7 +473,7 @@ static void take(tui *t)
 	t->error[0] = '\0';
 	health_update(t->o->health, s, s->time);
 	if (t->o->job)
-		job_scan(t->o->job, t->o->job->root);
+		job_rescan(t->o->job);
 	if (t->o->on_sample)
 		t->o->on_sample(t->o->on_sample_ctx, s);
 	int maxidx = -1;

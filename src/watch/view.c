@@ -77,6 +77,59 @@ void job_scan(job *j, unsigned root)
 	free(pp);
 }
 
+void job_scan_owner(job *j, const char *pod, const char *slurm)
+{
+	char want_pod[sizeof(j->pod)], want_job[sizeof(j->slurm)];
+	str_copy(want_pod, sizeof(want_pod), pod ? pod : "");
+	str_copy(want_job, sizeof(want_job), want_pod[0] || !slurm ? "" : slurm);
+	memset(j, 0, sizeof(*j));
+	memcpy(j->pod, want_pod, sizeof(j->pod));
+	memcpy(j->slurm, want_job, sizeof(j->slurm));
+	/* one cache for the process: watch and run scan from one thread at a time */
+	static owner_cache *cache;
+	if (!cache)
+		cache = owner_cache_new();
+	DIR *d = sysroot_opendir("/proc");
+	struct dirent *de;
+	while (d && (de = readdir(d)) && j->n < JOB_MAX_PIDS) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		int pid = (int)strtol(de->d_name, NULL, 10);
+		const owner *o = owner_cache_get(cache, pid);
+		if (j->pod[0] ? owner_matches_pod(o, j->pod) : owner_matches_job(o, j->slurm)) {
+			j->pids[j->n++] = (unsigned)pid;
+			if (!j->root || (unsigned)pid < j->root)
+				j->root = (unsigned)pid;
+		}
+	}
+	if (d)
+		closedir(d);
+	j->alive = j->n > 0;
+}
+
+void job_rescan(job *j)
+{
+	if (j->pod[0] || j->slurm[0]) {
+		char pod[sizeof(j->pod)], slurm[sizeof(j->slurm)];
+		memcpy(pod, j->pod, sizeof(pod));
+		memcpy(slurm, j->slurm, sizeof(slurm));
+		job_scan_owner(j, pod, slurm);
+	} else {
+		job_scan(j, j->root);
+	}
+}
+
+const char *job_text(const job *j, char *buf, size_t size)
+{
+	if (j->pod[0])
+		snprintf(buf, size, "pod %s", j->pod);
+	else if (j->slurm[0])
+		snprintf(buf, size, "Slurm job %s", j->slurm);
+	else
+		snprintf(buf, size, "process %u", j->root);
+	return buf;
+}
+
 bool job_has(const job *j, unsigned pid)
 {
 	for (size_t i = 0; i < j->n; i++)
@@ -129,6 +182,28 @@ const char *fmt_val(char *buf, size_t size, sval v, const char *unit)
 static bool show_gpu(const view_opts *o, const gpu_sample *g)
 {
 	return !o || !o->job || job_on_gpu(o->job, g, NULL);
+}
+
+/* "owner": {"kind": "pod", "namespace", "pod", "container", "container_id", "pod_uid"} or
+ * {"kind": "slurm", "job", "step", "user"} or {"kind": "container", "runtime", "container_id"};
+ * null for the host's own processes. */
+static void add_owner(cJSON *e, const owner *o)
+{
+	if (o->kind == OWNER_NONE) {
+		cJSON_AddNullToObject(e, "owner");
+		return;
+	}
+	cJSON *x = cJSON_AddObjectToObject(e, "owner");
+	static const char *const kinds[] = {"none", "pod", "slurm", "container"};
+	cJSON_AddStringToObject(x, "kind", kinds[o->kind]);
+	const struct {
+		const char *key, *v;
+	} f[] = {{"namespace", o->namespace_}, {"pod", o->pod},   {"container", o->container}, {"pod_uid", o->pod_uid},
+		 {"runtime", o->runtime},      {"container_id", o->container_id}, {"job", o->job}, {"step", o->step},
+		 {"user", o->user},	      {"job_gpus", o->job_gpus}};
+	for (size_t i = 0; i < GV_ARRAY_LEN(f); i++)
+		if (f[i].v[0])
+			cJSON_AddStringToObject(x, f[i].key, f[i].v);
 }
 
 static bool show_proc(const view_opts *o, const gpu_process *p)
@@ -245,7 +320,8 @@ void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view
 		}
 	}
 	if (o && o->job && o->job->alive && shown == 0)
-		fprintf(out, "(process %u and its descendants hold no GPU)\n", o->job->root);
+		fprintf(out, "(%s%s hold no GPU)\n", job_text(o->job, (char[320]){0}, 320),
+			o->job->pod[0] || o->job->slurm[0] ? "'s processes" : " and its descendants");
 
 	bool header = false;
 	for (int i = 0; i < s->ngpus; i++) {
@@ -255,12 +331,14 @@ void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view
 			if (!show_proc(o, p))
 				continue;
 			if (!header) {
-				fprintf(out, "\n%-3s %-8s %-9s %-16s %10s  %s\n", "GPU", "PID", "TYPE", "NAME", "MEMORY", "COMMAND");
+				fprintf(out, "\n%-3s %-8s %-9s %-16s %10s  %-28s %s\n", "GPU", "PID", "TYPE", "NAME", "MEMORY", "POD / JOB",
+					"COMMAND");
 				header = true;
 			}
-			char mem[16];
-			fprintf(out, "%-3d %-8u %-9s %-16.16s %10s  %.100s\n", g->index, p->pid, p->type,
-				p->name[0] ? p->name : "?", fmt_bytes(mem, sizeof(mem), p->used_bytes), p->cmdline);
+			char mem[16], own[320];
+			fprintf(out, "%-3d %-8u %-9s %-16.16s %10s  %-28.60s %.100s\n", g->index, p->pid, p->type,
+				p->name[0] ? p->name : "?", fmt_bytes(mem, sizeof(mem), p->used_bytes),
+				owner_text(&p->owner, own, sizeof(own)), p->cmdline);
 		}
 		if (sv_has(g->nprocs) && g->nprocs.v > (double)g->nproc)
 			fprintf(out, "%-3d (%.0f more processes not listed)\n", g->index, g->nprocs.v - (double)g->nproc);
@@ -365,6 +443,7 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 			cJSON_AddStringToObject(e, "type", p->type);
 			cJSON_AddStringToObject(e, "name", p->name);
 			cJSON_AddStringToObject(e, "command", p->cmdline);
+			add_owner(e, &p->owner);
 			add_val(e, "memory_bytes", p->used_bytes, 1);
 			add_val(e, "sm_util_ratio", p->sm_util, 0.01);
 			cJSON_AddItemToArray(procs, e);

@@ -13,15 +13,24 @@
 
 struct cJSON;
 
-/* A job: a process and its descendants (a torchrun and its workers), from /proc (--root). */
+/* A job: a process and its descendants (a torchrun and its workers), from /proc (--root); or
+ * every process of a Kubernetes pod or a Slurm job (fleet/attrib.h: --pod, --job), with theirs. */
 #define JOB_MAX_PIDS 256
 typedef struct job {
-	unsigned root;
-	bool alive; /* the root process exists */
+	unsigned root;  /* the process followed; for a pod or Slurm job its lowest pid */
+	bool alive;     /* the root process exists (a pod or job: one of its processes does) */
 	size_t n;
 	unsigned pids[JOB_MAX_PIDS];
+	char pod[256];  /* --pod: name, namespace/name or UID; "" */
+	char slurm[48]; /* --job: ID or ID.STEP; "" */
 } job;
 void job_scan(job *j, unsigned root);
+/* Every process whose owner matches pod (or, when pod is NULL or "", the Slurm job slurm). */
+void job_scan_owner(job *j, const char *pod, const char *slurm);
+/* The same job again: its processes now (after job_scan or job_scan_owner). */
+void job_rescan(job *j);
+/* "process 4242", "pod research/trainer", "Slurm job 4242" */
+const char *job_text(const job *j, char *buf, size_t size);
 bool job_has(const job *j, unsigned pid);
 /* Whether the GPU runs a process of the job; the job's memory on it (bytes, NAN when unknown). */
 bool job_on_gpu(const job *j, const gpu_sample *g, double *mem_bytes);

@@ -1,6 +1,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,12 +88,18 @@ static void load_locked(void)
 	fclose(f);
 }
 
-/* the fakes are dlclosed and opened again by the tests: leave nothing behind */
+/* calls inside fake_error (a hang: gpuvet abandons the thread and exits while it sleeps) */
+static int in_flight;
+
+/* the fakes are dlclosed and opened again by the tests: leave nothing behind; but a call that
+ * still runs (a hung one, at exit) reads the entries, so they stay then */
 __attribute__((destructor)) static void fake_unload(void)
 {
 	pthread_mutex_lock(&lock);
-	clear_locked();
-	loaded = false;
+	if (!in_flight) {
+		clear_locked();
+		loaded = false;
+	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -312,7 +319,21 @@ static const char *lookup2(const char *prefix, const char *fn, const char *base,
 	return v;
 }
 
+static int error_of(const char *fn, int gpu);
+
 int fake_error(const char *fn, int gpu)
+{
+	pthread_mutex_lock(&lock);
+	in_flight++;
+	pthread_mutex_unlock(&lock);
+	int rc = error_of(fn, gpu);
+	pthread_mutex_lock(&lock);
+	in_flight--;
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+static int error_of(const char *fn, int gpu)
 {
 	char base[96], key[256], prefix[64];
 	base_name(fn, base, sizeof(base));
@@ -326,6 +347,11 @@ int fake_error(const char *fn, int gpu)
 	long long ms;
 	if (hang && fake_parse_num(hang, &ms))
 		fake_sleep_ms(ms);
+	/* crash.FN = SIG: the call dies of that signal (a driver bug, a GPU whose BAR went away) */
+	const char *crash = lookup2("crash.", fn, base, "", key, sizeof(key));
+	long long sig;
+	if (crash && fake_parse_num(crash, &sig) && sig > 0 && sig < 65)
+		raise((int)sig);
 
 	const char *code = NULL;
 	if (gpu >= 0) {

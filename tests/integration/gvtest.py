@@ -1,7 +1,9 @@
 """Helpers for the integration tests: run the built gpuvet against the fake NVML, talk HTTP to
 127.0.0.1 only, read a process's memory and CPU from /proc. Standard library only."""
+import atexit
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -28,9 +30,33 @@ def args():
     return os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 
 
+_TMP = []
+
+
+def tmpdir():
+    """This test's private directory (under $TMPDIR), removed when the test exits."""
+    if not _TMP:
+        _TMP.append(tempfile.mkdtemp(prefix="gpuvet-test-"))
+        atexit.register(shutil.rmtree, _TMP[0], True)
+    return _TMP[0]
+
+
+def short_tmpdir():
+    """A private directory whose path is short enough for a Unix socket inside it (108 bytes
+    in all): tmpdir() when it is, else one in /tmp; removed when the test exits."""
+    d = tmpdir()
+    if len(d) <= 60:
+        return d
+    if len(_TMP) < 2:
+        _TMP.append(tempfile.mkdtemp(prefix="gpuvet-sock-", dir="/tmp"))
+        atexit.register(shutil.rmtree, _TMP[1], True)
+    return _TMP[1]
+
+
 def fake_env(lib, config_text, extra=None):
-    """An environment that loads the fake NVML with the given configuration."""
-    fd, path = tempfile.mkstemp(prefix="gpuvet-fake-", suffix=".conf")
+    """An environment that loads the fake NVML with the given configuration (the file lives in
+    tmpdir(): gone when the test exits)."""
+    fd, path = tempfile.mkstemp(prefix="gpuvet-fake-", suffix=".conf", dir=tmpdir())
     with os.fdopen(fd, "w") as f:
         f.write(config_text)
     env = dict(os.environ)
@@ -62,7 +88,7 @@ class Server:
         while time.time() < deadline and self.port is None:
             if self.p.poll() is not None:
                 raise Fail("gpuvet serve exited early: %s" % self.stderr())
-            m = re.search(r"serving http://[^ ]*:(\d+)/metrics", self.stderr())
+            m = re.search(r"serving http://[^ ]*:(\d+)", self.stderr())
             if m:
                 self.port = int(m.group(1))
             else:

@@ -5,6 +5,7 @@ serving, and its memory must stay bounded."""
 import os
 import selectors
 import socket
+import subprocess
 import time
 
 import gvtest
@@ -22,9 +23,9 @@ def scrape_ok(port, source="127.0.0.1"):
     return st == 200 and b"gpuvet_gpu_info{" in body
 
 
-def start(extra=()):
+def start(extra=(), listen="127.0.0.1:0"):
     env, _ = gvtest.fake_env(FAKE, CONFIG)
-    srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0"] + list(extra))
+    srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0"] + list(extra), listen=listen)
     gvtest.wait_for(lambda: scrape_ok(srv.port), 10, "a first sample")
     return srv
 
@@ -93,8 +94,8 @@ def test_500_concurrent_scrapes():
         check(srv.alive() and scrape_ok(srv.port), "exporter down after 500 connections")
         check_memory(srv, "500 connections")
         print("  RSS %d KiB before, peak %d KiB" % (base, srv.hwm_kib()))
-        # connections beyond --max-connections wait in the kernel's listen queue (bounded by
-        # its backlog) instead of costing the exporter memory or descriptors
+        # connections beyond --max-connections close the oldest idle ones: the exporter's
+        # memory and descriptors stay bounded by the budget
         srv.stop()
         srv = start(["--max-connections", "100", "--max-connections-per-ip", "0"])
         held = []
@@ -105,6 +106,9 @@ def test_500_concurrent_scrapes():
         time.sleep(0.5)
         fds = len(os.listdir("/proc/%d/fd" % srv.p.pid))
         check(fds <= 100 + 24, "the exporter holds %d descriptors with --max-connections 100" % fds)
+        closed = closed_by_server(held[:50], 0.1)
+        check(closed == 50, "%d of the 50 oldest idle connections still open beyond --max-connections 100" % (50 - closed))
+        check(scrape_ok(srv.port), "a scrape was not served beside 100 idle connections")
         for c in held:
             c.close()
         check(srv.alive() and scrape_ok(srv.port), "exporter down after refusing connections")
@@ -112,17 +116,37 @@ def test_500_concurrent_scrapes():
         srv.stop()
 
 
+def closed_by_server(socks, wait=0.2):
+    """How many of socks the server has closed (end of stream or reset)."""
+    closed = 0
+    for s in socks:
+        s.settimeout(wait)
+        try:
+            while True:
+                d = s.recv(65536)
+                if d == b"":
+                    closed += 1
+                    break
+        except (ConnectionResetError, BrokenPipeError):
+            closed += 1
+        except socket.timeout:
+            pass
+    return closed
+
+
 def test_slow_clients():
     srv = start(["--timeout", "2", "--max-connections-per-ip", "16"])
     try:
-        # idle connections from one address, more than its share: the extra are refused, the
-        # rest dropped after the timeout; other addresses are served all along
+        # idle connections from one address, more than its share: the oldest beyond it are
+        # closed to make room, the rest at the deadline; other addresses are served all along
         idle = []
         for _ in range(24):
             s = socket.socket()
             s.bind(("127.0.0.77", 0))
             s.connect(("127.0.0.1", srv.port))
             idle.append(s)
+        time.sleep(0.3)
+        check(closed_by_server(idle[:8], 0.1) == 8, "the oldest idle connections beyond the address's share are still open")
         trickle = []
         for _ in range(8):
             s = socket.socket()
@@ -141,24 +165,21 @@ def test_slow_clients():
         t0 = time.time()
         check(scrape_ok(srv.port), "a scrape from another address was not served beside slow clients")
         check(time.time() - t0 < 1, "a scrape took %.1f s beside slow clients" % (time.time() - t0))
-        for s in trickle[:8]:  # one byte every half second keeps the timeout from firing
-            s.sendall(b"X")
-        time.sleep(1.0)
-        for s in trickle[:8]:
-            s.sendall(b"-")
-        time.sleep(1.6)
-        # the idle ones are gone: the server closed them
-        closed = 0
-        for s in idle:
-            s.settimeout(0.2)
-            try:
-                if s.recv(1) == b"":
-                    closed += 1
-            except (ConnectionResetError, BrokenPipeError):
-                closed += 1
-            except socket.timeout:
-                pass
-        check(closed == len(idle), "%d of %d idle connections still open after the timeout" % (len(idle) - closed, len(idle)))
+        # one byte every half second would keep an idle timeout from firing; the deadline is
+        # for the whole request
+        for _ in range(5):
+            for s in trickle[:8]:
+                try:
+                    s.sendall(b"X")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+            time.sleep(0.5)
+        check(time.time() - t0 < 2 + 1.5, "the test itself was too slow to tell")
+        # 2.5 s after they connected, past the 2 s deadline: every idle and trickling one is closed
+        n = closed_by_server(idle[8:])
+        check(n == len(idle) - 8, "%d of %d idle connections still open after the deadline" % (len(idle) - 8 - n, len(idle) - 8))
+        n = closed_by_server(trickle[:8])
+        check(n == 8, "%d of 8 trickling connections still open 2.5 s into a 2 s deadline" % (8 - n))
         check(scrape_ok(srv.port) and scrape_ok(srv.port, "127.0.0.77"), "not serving after the slow clients")
         check_memory(srv, "slow clients")
         for s in idle + trickle:
@@ -223,4 +244,108 @@ def test_huge_headers():
         srv.stop()
 
 
-gvtest.run([test_500_concurrent_scrapes, test_slow_clients, test_malformed_requests, test_huge_headers])
+def test_hang_ups():
+    srv = start()
+    try:
+        # a client that sends its request and half-closes (HTTP/1.0 tools do) is still answered
+        for _ in range(50):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+            s.shutdown(socket.SHUT_WR)
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            s.close()
+            check(data.startswith(b"HTTP/1.") and b" 200 " in data[:20] and b"gpuvet_gpu_info{" in data,
+                  "a half-closed request was not answered: %r" % data[:80])
+        # clients that hang up before a whole request: their connections go at once, not at the
+        # deadline (10 s)
+        fds0 = len(os.listdir("/proc/%d/fd" % srv.p.pid))
+        socks = []
+        for i in range(40):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            if i % 2:
+                s.sendall(b"GET /metr")
+            socks.append(s)
+        time.sleep(0.3)
+        for s in socks:
+            s.shutdown(socket.SHUT_WR)  # the request can never be whole now
+        gvtest.wait_for(lambda: len(os.listdir("/proc/%d/fd" % srv.p.pid)) <= fds0, 3, "hung-up connections closed")
+        check(closed_by_server(socks, 0.1) == len(socks), "hung-up connections still open")
+        for s in socks:
+            s.close()
+        check(srv.alive() and scrape_ok(srv.port), "not serving after hang-ups")
+    finally:
+        srv.stop()
+
+
+def test_ipv6_class():
+    """On IPv6 a client class is a /64: one host's many addresses share one budget."""
+    try:
+        probe = socket.socket(socket.AF_INET6)
+        probe.bind(("::1", 0))
+        probe.close()
+    except OSError:
+        print("  no IPv6 loopback here: not run")
+        return gvtest.SKIP
+    env, _ = gvtest.fake_env(FAKE, CONFIG)
+    srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0", "--max-connections-per-ip", "8"],
+                        listen="[::1]:0")
+    try:
+        def scrape6():
+            s = socket.create_connection(("::1", srv.port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            s.close()
+            return data.startswith(b"HTTP/1.1 200") and b"gpuvet_gpu_info{" in data
+        gvtest.wait_for(scrape6, 10, "a first sample over IPv6")
+        idle = []
+        for _ in range(12):
+            idle.append(socket.create_connection(("::1", srv.port)))
+            time.sleep(0.01)
+        time.sleep(0.3)
+        check(closed_by_server(idle[:4], 0.1) == 4, "the oldest idle IPv6 connections beyond the class's 8 are open")
+        check(closed_by_server(idle[4:], 0.1) == 0, "younger idle IPv6 connections were closed")
+        check(scrape6(), "a scrape from the same /64 was not served beside its idle connections")
+        for s in idle:
+            s.close()
+    finally:
+        srv.stop()
+
+
+def refused(port, source):
+    try:
+        st, _, _ = gvtest.http(port, source=source, timeout=2)
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    return st == 0
+
+
+def test_allow_list():
+    for listen in ("127.0.0.1:0", "0.0.0.0:0", ":0"):  # ":0" is dual stack: IPv4 clients come IPv4-mapped
+        srv = start(["--allow", "127.0.0.1", "--allow", "127.0.1.0/24"], listen)
+        try:
+            check(scrape_ok(srv.port, "127.0.0.1") and scrape_ok(srv.port, "127.0.1.200"),
+                  "--listen %s: a client of the allow-list was not served" % listen)
+            check(refused(srv.port, "127.0.0.2") and refused(srv.port, "127.0.2.1"),
+                  "--listen %s: a client outside the allow-list was answered" % listen)
+            check(srv.alive() and scrape_ok(srv.port), "not serving after refusing clients")
+            _, _, body = gvtest.http(srv.port)
+            n = gvtest.series(body.decode()).get('gpuvet_http_connections_closed_total{reason="not_allowed"}')
+            check(n == 2, "--listen %s: not_allowed counts %s, want the 2 refused" % (listen, n))
+        finally:
+            srv.stop()
+    r = subprocess.run([GPUVET, "serve", "--allow", "10.0.0.0/40"], capture_output=True, text=True, timeout=10)
+    check(r.returncode == 2 and "--allow '10.0.0.0/40'" in r.stderr, "a bad --allow: exit %d, %r" % (r.returncode, r.stderr))
+
+
+gvtest.run([test_500_concurrent_scrapes, test_slow_clients, test_malformed_requests, test_huge_headers, test_hang_ups,
+            test_ipv6_class, test_allow_list])

@@ -308,5 +308,49 @@ class Ddp(unittest.TestCase):
         self.assertIn("exit 1", r["error"])
 
 
+class DiesWithParent(unittest.TestCase):
+    """A DDP rank's die_with_parent(): its parent killed by SIGKILL takes it along."""
+
+    def test_grandchild_dies(self):
+        import signal
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            pidfile = os.path.join(d, "pid")
+            child = ("import importlib.util, os, sys, time\n"
+                     "spec = importlib.util.spec_from_file_location('tune_torch', sys.argv[2])\n"
+                     "m = importlib.util.module_from_spec(spec)\n"
+                     "spec.loader.exec_module(m)\n"
+                     "ok = m.die_with_parent()\n"
+                     "open(sys.argv[1] + '.tmp', 'w').write('%d %d' % (os.getpid(), ok))\n"
+                     "os.rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
+                     "time.sleep(60)\n")
+            # the probe stand-in: starts the rank the way run_ddp does, then waits
+            probe = ("import subprocess, sys, time\n"
+                     "subprocess.Popen([sys.executable, '-c', %r, sys.argv[1], sys.argv[2]])\n"
+                     "time.sleep(60)\n" % child)
+            parent = subprocess.Popen([sys.executable, "-c", probe, pidfile, SCRIPT],
+                                      env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+            deadline = time.time() + 20
+            while not os.path.exists(pidfile) and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertTrue(os.path.exists(pidfile), "the rank stand-in did not start")
+            pid, ok = map(int, open(pidfile).read().split())
+            self.assertEqual(ok, 1, "prctl(PR_SET_PDEATHSIG) failed")
+            parent.send_signal(signal.SIGKILL)
+            parent.wait()
+            deadline = time.time() + 10
+            alive = True
+            while alive and time.time() < deadline:
+                try:
+                    with open("/proc/%d/stat" % pid) as f:
+                        alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+                except FileNotFoundError:
+                    alive = False
+                time.sleep(0.05)
+            if alive:
+                os.kill(pid, signal.SIGKILL)
+            self.assertFalse(alive, "the rank outlived its parent killed by SIGKILL")
+
+
 if __name__ == "__main__":
     unittest.main()

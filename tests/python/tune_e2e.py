@@ -112,6 +112,62 @@ class Interrupt(unittest.TestCase):
         self.assertEqual(r.returncode, 0)  # a GPU step was measured before it died
 
 
+def alive(pid):
+    """True while pid runs (a zombie waiting for its reaper does not count)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_until(cond, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+class KilledBySigkill(unittest.TestCase):
+    """gpuvet tune killed by SIGKILL: its probe dies with it, and the next run removes the
+    temporary directory it left; a directory of a run still alive is left alone."""
+
+    def start(self, tmp, pidfile):
+        env = dict(os.environ, GPUVET_NO_HISTORY="1", NO_COLOR="1", FAKE_PROBE="interrupt", FAKE_PROBE_PIDFILE=pidfile,
+                   TMPDIR=tmp)
+        p = subprocess.Popen([GPUVET, "tune", "--python", os.path.join(HERE, "fake_probe.py"), "--json"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        self.assertTrue(wait_until(lambda: os.path.exists(pidfile), 20), "the stand-in probe did not start")
+        with open(pidfile) as f:
+            return p, int(f.read())
+
+    def test_sigkill(self):
+        with tempfile.TemporaryDirectory() as work:
+            tmp = os.path.join(work, "tmp")
+            os.mkdir(tmp)
+            p, probe = self.start(tmp, os.path.join(work, "a.pid"))
+            left = [d for d in os.listdir(tmp) if d.startswith("gpuvet-tune-")]
+            self.assertEqual(len(left), 1, os.listdir(tmp))
+            p.kill()
+            p.wait()
+            self.assertTrue(wait_until(lambda: not alive(probe), 10), "the probe outlived gpuvet tune killed by SIGKILL")
+            self.assertEqual(os.listdir(tmp), left)  # nobody could clean up
+            # a run alive meanwhile, then a run that starts and ends: the dead run's directory goes
+            live, live_probe = self.start(tmp, os.path.join(work, "b.pid"))
+            mine = [d for d in os.listdir(tmp) if d not in left]
+            r = gpuvet("tune", "--python", os.path.join(HERE, "fake_probe.py"), "--json",
+                       env_extra={"TMPDIR": tmp, "FAKE_PROBE": "die"})
+            self.assertIn('"status"', r.stdout, r.stderr)
+            self.assertEqual(sorted(os.listdir(tmp)), sorted(mine), "the dead run's directory was not removed, "
+                             "or the live run's was")
+            live.send_signal(signal.SIGINT)
+            live.wait(30)
+            self.assertFalse(alive(live_probe))
+            self.assertEqual(os.listdir(tmp), [], "a finished run left its directory")
+
+
 if __name__ == "__main__":
     GPUVET = sys.argv.pop(1)
     unittest.main()

@@ -17,6 +17,7 @@
 
 #include "core/proc.h"
 #include "core/util.h"
+#include "test_tmp.h"
 
 static int failures;
 
@@ -234,19 +235,20 @@ static const char *explain_cause_state(const cJSON *doc, const char *want)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: scenario_runner GPUVET SCENARIO_DIR [FAKE_NVML FAKE_CUDA [FAKE_NVML_BASIC]]\n");
+		fprintf(stderr, "usage: scenario_runner GPUVET SCENARIO_DIR [FAKE_NVML FAKE_CUDA [FAKE_NVML_BASIC [FAKE_NVML_TRUNCATED]]]\n");
 		return 2;
 	}
 	const char *gpuvet = argv[1], *dir = argv[2];
 	const char *fake_nvml = argc > 3 ? argv[3] : NULL, *fake_cuda = argc > 4 ? argv[4] : NULL;
-	const char *fake_basic = argc > 5 ? argv[5] : NULL;
+	const char *fake_basic = argc > 5 ? argv[5] : NULL, *fake_truncated = argc > 6 ? argv[6] : NULL;
 	char *spath = xasprintf("%s/scenario", dir);
 	FILE *sf = fopen(spath, "r");
 	if (!sf) {
 		fprintf(stderr, "cannot open %s: %s\n", spath, strerror(errno));
 		return 2;
 	}
-	char tmpl[] = "/tmp/gpuvet-scenario-XXXXXX";
+	char tmpl[4096];
+	test_tmp_path(tmpl, sizeof(tmpl), "gpuvet-scenario-XXXXXX");
 	if (!mkdtemp(tmpl)) {
 		perror("mkdtemp");
 		return 2;
@@ -303,7 +305,7 @@ int main(int argc, char **argv)
 
 	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0}, lacks = {0};
 	strlist holds = {0}, ruled_out = {0}, signatures = {0}, err_contains = {0}; /* gpuvet explain/run */
-	bool use_fake = false, basic = false, as_nobody = false, json = true;
+	bool use_fake = false, basic = false, truncated = false, as_nobody = false, json = true;
 	int want_exit = -1;
 	sl_push(&env, "PATH=/usr/bin:/bin");
 	sl_push(&env, "LC_ALL=C");
@@ -348,6 +350,7 @@ int main(int argc, char **argv)
 		} else if (str_starts(l, "fake-lib:")) {
 			use_fake = true;
 			basic = strcmp(v, "basic") == 0;
+			truncated = strcmp(v, "truncated") == 0;
 		} else if (str_starts(l, "chmod:")) {
 			unsigned mode;
 			char p[1024];
@@ -467,7 +470,12 @@ int main(int argc, char **argv)
 			printf("scenario needs the fake libraries, which were not built\n");
 			return 77;
 		}
-		sl_pushf(&env, "GPUVET_NVML_LIB=%s", basic && fake_basic ? fake_basic : fake_nvml);
+		if (truncated && !fake_truncated) {
+			printf("scenario needs the truncated fake NVML, which was not built\n");
+			return 77;
+		}
+		sl_pushf(&env, "GPUVET_NVML_LIB=%s",
+			 truncated ? fake_truncated : basic && fake_basic ? fake_basic : fake_nvml);
 		sl_pushf(&env, "GPUVET_CUDA_LIB=%s", fake_cuda);
 		sl_pushf(&env, "GPUVET_FAKE_CONFIG=%s", fake_conf);
 	}

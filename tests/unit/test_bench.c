@@ -33,6 +33,7 @@
 #include "kb/kb.h"
 #include "kb/kb_peaks.h"
 #include "rules/rules.h"
+#include "../tools/test_tmp.h"
 
 /* ---- statistics ---- */
 
@@ -370,9 +371,9 @@ static void test_ptxas(void **s)
 	const char *ptxas = find_ptxas();
 	if (!ptxas)
 		skip();
-	char file[64], out[64];
-	snprintf(file, sizeof(file), "/tmp/gpuvet-bench-%d.ptx", (int)getpid());
-	snprintf(out, sizeof(out), "/tmp/gpuvet-bench-%d.cubin", (int)getpid());
+	char file[4096], out[4096];
+	snprintf(file, sizeof(file), "%s/gpuvet-bench-%d.ptx", test_tmpdir(), (int)getpid());
+	snprintf(out, sizeof(out), "%s/gpuvet-bench-%d.cubin", test_tmpdir(), (int)getpid());
 	FILE *f = fopen(file, "w");
 	assert_non_null(f);
 	fputs(ptx_bench_module, f);
@@ -394,7 +395,7 @@ static void test_ptxas(void **s)
 
 /* ---- watchdog ---- */
 
-static volatile int hook_status = -1;
+static _Atomic int hook_status = -1; /* set by the watchdog's thread */
 static void hook(int status)
 {
 	hook_status = status;

@@ -4,8 +4,13 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "core/facts.h"
 #include "core/findings.h"
@@ -71,6 +76,118 @@ static void test_facts_many(void **s)
 		facts_put_int(f, NULL, i, "x.k%d", i);
 	for (int i = 0; i < 5000; i++)
 		assert_int_equal(facts_int_or(f, -1, "x.k%d", i), i);
+	facts_free(f);
+}
+
+/* facts.h's contract: a fact, once put, never changes; a replaced one stays valid until facts_free. */
+static void test_facts_replaced_stays_valid(void **s)
+{
+	(void)s;
+	facts *f = facts_new();
+	facts_put_str(f, "src", "one", "layer.key");
+	const fact *first = facts_get(f, "layer.key");
+	const char *first_str = facts_str(f, "layer.key");
+	facts_put_str(f, "src", "two", "layer.key");
+	assert_string_equal(first->str, "one");
+	assert_string_equal(first_str, "one");
+	assert_string_equal(facts_str(f, "layer.key"), "two");
+	assert_int_equal(facts_count(f), 1);
+	facts_free(f);
+}
+
+/* Keys are never cut: two keys that differ only far along stay two, and a long layer is a layer. */
+static void test_facts_long_keys(void **s)
+{
+	(void)s;
+	char stem[1200];
+	memset(stem, 'k', sizeof(stem) - 1);
+	stem[sizeof(stem) - 1] = '\0';
+	char layer[100];
+	memset(layer, 'L', sizeof(layer) - 1);
+	layer[sizeof(layer) - 1] = '\0';
+	facts *f = facts_new();
+	facts_put_int(f, NULL, 1, "x.%s.a", stem);
+	facts_put_int(f, NULL, 2, "x.%s.b", stem);
+	facts_put_str(f, NULL, "v", "%s.rest", layer);
+	assert_int_equal(facts_count(f), 3);
+	assert_int_equal(facts_int_or(f, 0, "x.%s.a", stem), 1);
+	assert_int_equal(facts_int_or(f, 0, "x.%s.b", stem), 2);
+	cJSON *j = facts_to_json(f);
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(j, layer));
+	char *err = NULL;
+	facts *back = facts_from_json(j, &err);
+	assert_non_null(back);
+	assert_int_equal(facts_int_or(back, 0, "x.%s.b", stem), 2);
+	assert_string_equal(facts_str(back, "%s.rest", layer), "v");
+	facts_free(back);
+	cJSON_Delete(j);
+	facts_free(f);
+}
+
+/* Puts and gets at once from several threads (probe threads do: python_live reads back what it
+ * put while the others put). Meant for the ThreadSanitizer and AddressSanitizer builds, which see
+ * a getter that reads a fact after another thread replaced or moved it. */
+#define TW 4
+#define TROUNDS 2000
+struct facts_thread_job {
+	facts *f;
+	int id;
+	long seen;
+};
+
+static void *facts_writer(void *arg)
+{
+	struct facts_thread_job *j = arg;
+	for (int i = 0; i < TROUNDS; i++) {
+		facts_put_int(j->f, "w", i, "w.%d.%d", j->id, i);
+		facts_put_str(j->f, "w", j->id % 2 ? "value-odd" : "value-even", "shared.key");
+		facts_put_state(j->f, FACT_ERROR, "w", "why", "shared.state.%d", i % 8);
+	}
+	return NULL;
+}
+
+static void *facts_reader(void *arg)
+{
+	struct facts_thread_job *j = arg;
+	for (int i = 0; i < TROUNDS; i++) {
+		const char *v = facts_str(j->f, "shared.key");
+		if (v) {
+			assert_true(strncmp(v, "value-", 6) == 0);
+			j->seen++;
+		}
+		const fact *ft = facts_get(j->f, "shared.state.%d", i % 8);
+		if (ft)
+			assert_string_equal(ft->error, "why");
+		size_t n = facts_count(j->f);
+		const fact *last = n ? facts_at(j->f, n - 1) : NULL;
+		if (last)
+			assert_non_null(last->key);
+		if (i % 500 == 0) {
+			cJSON *js = facts_to_json(j->f);
+			cJSON_Delete(js);
+			facts *copy = facts_new();
+			facts_merge(copy, j->f);
+			facts_free(copy);
+		}
+	}
+	return NULL;
+}
+
+static void test_facts_threads(void **s)
+{
+	(void)s;
+	facts *f = facts_new();
+	struct facts_thread_job jobs[TW + 2];
+	pthread_t tid[TW + 2];
+	for (int i = 0; i < TW + 2; i++) {
+		jobs[i] = (struct facts_thread_job){f, i, 0};
+		assert_int_equal(pthread_create(&tid[i], NULL, i < TW ? facts_writer : facts_reader, &jobs[i]), 0);
+	}
+	for (int i = 0; i < TW + 2; i++)
+		pthread_join(tid[i], NULL);
+	for (int w = 0; w < TW; w++)
+		assert_int_equal(facts_int_or(f, -1, "w.%d.%d", w, TROUNDS - 1), TROUNDS - 1);
+	assert_int_equal(facts_count(f), (size_t)(TW * TROUNDS + 1 + 8));
 	facts_free(f);
 }
 
@@ -151,6 +268,123 @@ static void test_proc_timeout_and_bound(void **s)
 	proc_result_free(&r);
 }
 
+/* The one runner (core/proc_stream.c) behind proc_run: stdin fed whole as the child reads, stderr
+ * kept, a child that closes its stdin costs us no SIGPIPE, and the child's signals are at their
+ * defaults whatever we ignore (serve ignores SIGPIPE). */
+static void test_proc_stdin_stderr_signals(void **s)
+{
+	(void)s;
+	proc_result r;
+	size_t big = 1 << 20; /* well over a pipe's buffer */
+	char *text = xmalloc(big + 1);
+	memset(text, 'x', big);
+	text[big] = '\0';
+	char *count[] = {"sh", "-c", "wc -c; echo to-stderr >&2", NULL};
+	proc_run(count, NULL, text, 20000, 1024, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(atol(r.out), (long)big);
+	assert_string_equal(r.err, "to-stderr\n");
+	proc_result_free(&r);
+
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	char *closes[] = {"sh", "-c", "exec 0<&-; sleep 0.1", NULL};
+	proc_run(closes, NULL, text, 20000, 1024, &r);
+	assert_int_equal(r.status, 0);
+	assert_false(r.timed_out);
+	proc_result_free(&r);
+	/* `yes` dies of SIGPIPE quietly when it has the default; ignored, it complains on stderr */
+	char *pipe_default[] = {"sh", "-c", "yes | head -c 10 >/dev/null", NULL};
+	proc_run(pipe_default, NULL, NULL, 20000, 1024, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.err_len, 0);
+	proc_result_free(&r);
+	signal(SIGPIPE, old);
+	free(text);
+}
+
+static void test_str_fmt_whole(void **s)
+{
+	(void)s;
+	char buf[8];
+	assert_true(str_fmt_whole(buf, sizeof(buf), "%s/%d", "ab", 12));
+	assert_string_equal(buf, "ab/12");
+	assert_false(str_fmt_whole(buf, sizeof(buf), "%s/%s", "/usr/lib", "libcuda.so.1"));
+	assert_string_equal(buf, ""); /* never "/usr/li", another path */
+	assert_false(str_fmt_whole(buf, sizeof(buf), "12345678"));
+}
+
+static void test_path_fold(void **s)
+{
+	(void)s;
+	const char *cases[][2] = {{"/a/./b/../c", "/a/c"}, {"/../..", "/"}, {"//usr//lib/", "/usr/lib"}, {"/", "/"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *f = path_fold(cases[i][0]);
+		assert_string_equal(f, cases[i][1]);
+		free(f);
+	}
+}
+
+/* The child dies with us (PR_SET_PDEATHSIG): a process running proc_run killed by SIGKILL takes
+ * its child along, so a killed gpuvet leaves no probe behind. */
+static bool process_gone(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return true;
+	bool gone = false;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, "State:", 6) == 0)
+			gone = strchr(line, 'Z') != NULL; /* a zombie whose new parent does not reap it */
+	fclose(fp);
+	return gone;
+}
+
+static void test_proc_child_dies_with_us(void **s)
+{
+	(void)s;
+	const char *tmp = getenv("TMPDIR");
+	char *pidfile = xasprintf("%s/gpuvet-proc-pid-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(pidfile);
+	assert_true(fd >= 0);
+	close(fd);
+	pid_t runner = fork();
+	assert_true(runner >= 0);
+	if (runner == 0) {
+		char *cmd = xasprintf("echo $$ > %s; exec sleep 30", pidfile);
+		char *argv[] = {"sh", "-c", cmd, NULL};
+		proc_result r;
+		proc_run(argv, NULL, NULL, 60000, 1024, &r);
+		_exit(0);
+	}
+	long child = 0;
+	for (int i = 0; i < 500 && child <= 0; i++) { /* up to 5 s for the child to start */
+		FILE *fp = fopen(pidfile, "r");
+		if (fp) {
+			if (fscanf(fp, "%ld", &child) != 1)
+				child = 0;
+			fclose(fp);
+		}
+		if (child <= 0)
+			usleep(10000);
+	}
+	assert_true(child > 0);
+	kill(runner, SIGKILL);
+	waitpid(runner, NULL, 0);
+	bool gone = false;
+	for (int i = 0; i < 500 && !gone; i++) {
+		gone = process_gone((pid_t)child);
+		if (!gone)
+			usleep(10000);
+	}
+	if (!gone)
+		kill((pid_t)child, SIGKILL);
+	unlink(pidfile);
+	free(pidfile);
+	assert_true(gone);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +392,13 @@ int main(void)
 		cmocka_unit_test(test_facts_many),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_proc_timeout_and_bound),
+		cmocka_unit_test(test_str_fmt_whole),
+		cmocka_unit_test(test_path_fold),
+		cmocka_unit_test(test_proc_stdin_stderr_signals),
+		cmocka_unit_test(test_proc_child_dies_with_us),
+		cmocka_unit_test(test_facts_replaced_stays_valid),
+		cmocka_unit_test(test_facts_long_keys),
+		cmocka_unit_test(test_facts_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

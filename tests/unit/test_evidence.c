@@ -19,6 +19,7 @@
 #include "core/facts.h"
 #include "core/sysroot.h"
 #include "core/util.h"
+#include "../tools/test_tmp.h"
 
 static void test_states_apart(void **s)
 {
@@ -75,7 +76,7 @@ static void test_states_apart(void **s)
 	facts_free(f);
 }
 
-static char tmp[64];
+static char tmp[4096];
 
 static ssize_t read_eio(int fd, void *buf, size_t n)
 {
@@ -93,6 +94,21 @@ static DIR *opendir_eacces(const char *path)
 	return NULL;
 }
 
+static int fstat_eoverflow(int fd, struct stat *st)
+{
+	(void)fd;
+	memset(st, 0xa5, sizeof(*st)); /* what a failed call may leave: nothing to go by */
+	errno = EOVERFLOW;
+	return -1;
+}
+
+static ssize_t readlink_fills(const char *path, char *buf, size_t n)
+{
+	(void)path;
+	memset(buf, 'x', n); /* a target at least as long as the buffer: the kernel cut it */
+	return (ssize_t)n;
+}
+
 static void write_text(const char *path, const char *text)
 {
 	FILE *fp = fopen(path, "w");
@@ -104,7 +120,7 @@ static void write_text(const char *path, const char *text)
 static void test_sysroot_notes_problems(void **s)
 {
 	(void)s;
-	strcpy(tmp, "/tmp/gpuvet-evidence-XXXXXX");
+	test_tmp_path(tmp, sizeof(tmp), "gpuvet-evidence-XXXXXX");
 	assert_non_null(mkdtemp(tmp));
 	char *p = xasprintf("%s/file", tmp);
 	write_text(p, "text\n");
@@ -131,10 +147,32 @@ static void test_sysroot_notes_problems(void **s)
 	gv_sys.opendir = opendir_eacces;
 	assert_null(sysroot_opendir("/dir"));
 	sysroot_reset_ops();
+	/* a link target is whole or refused, never cut */
+	char *longlink = xasprintf("%s/long", tmp);
+	char target[4001];
+	memset(target, 'a', sizeof(target) - 1);
+	target[sizeof(target) - 1] = '\0';
+	assert_int_equal(symlink(target, longlink), 0);
+	char *got = sysroot_readlink("/long");
+	assert_non_null(got);
+	assert_int_equal(strlen(got), sizeof(target) - 1);
+	free(got);
+	gv_sys.readlink = readlink_fills;
+	errno = 0;
+	assert_null(sysroot_readlink("/long"));
+	assert_int_equal(errno, ENAMETOOLONG);
+	sysroot_reset_ops();
+	unlink(longlink);
+	free(longlink);
+	/* a file whose fstat fails is not read as if it were one (st would be garbage) */
+	gv_sys.fstat = fstat_eoverflow;
+	assert_int_equal(sysroot_read("/file", 100, &out, &len, NULL), -EOVERFLOW);
+	assert_null(out);
+	sysroot_reset_ops();
 	/* the same path twice is one problem */
 	assert_int_equal(sysroot_read("/fifo", 100, &out, &len, NULL), -EINVAL);
 
-	assert_int_equal(sysroot_problems(v, SYSROOT_PROBLEMS_MAX), 3);
+	assert_int_equal(sysroot_problems(v, SYSROOT_PROBLEMS_MAX), 3); /* /file once: EIO, then EOVERFLOW */
 	assert_string_equal(v[0].path, "/dir");
 	assert_int_equal(v[0].err, EISDIR);
 	assert_string_equal(v[0].what, "is a directory, not a file");

@@ -14,6 +14,7 @@
 #include "core/sysroot.h"
 #include "core/util.h"
 #include "fleet/attrib.h"
+#include "../tools/test_tmp.h"
 
 #define UID "5f1c2b9e-1234-4abc-9def-0123456789ab"
 #define UID_ "5f1c2b9e_1234_4abc_9def_0123456789ab"
@@ -129,7 +130,8 @@ static void put(const char *root, const char *rel, const char *text, size_t len)
 static void test_node_files(void **s)
 {
 	(void)s;
-	char root[] = "/tmp/gpuvet-fleet-XXXXXX";
+	char root[4096];
+	test_tmp_path(root, sizeof(root), "gpuvet-fleet-XXXXXX");
 	assert_non_null(mkdtemp(root));
 	put(root, "proc/100/cgroup", "0::/kubepods.slice/kubepods-pod" UID_ ".slice/cri-containerd-" CID ".scope\n", 0);
 	put(root, "var/log/pods/research_trainer-7d9f_" UID "/trainer/0.log", "", 0);

@@ -25,13 +25,14 @@
 #include "core/util.h"
 #include "store/history.h"
 #include "store/history_export.h"
+#include "../tools/test_tmp.h"
 
-static char tmpdir[64];
+static char tmpdir[4096];
 
 static int setup(void **s)
 {
 	(void)s;
-	strcpy(tmpdir, "/tmp/gpuvet-hist-XXXXXX");
+	test_tmp_path(tmpdir, sizeof(tmpdir), "gpuvet-hist-XXXXXX");
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 

@@ -19,8 +19,9 @@
 #include "core/util.h"
 #include "kb/kb.h"
 #include "store/history.h"
+#include "../tools/test_tmp.h"
 
-static char tmpdir[64];
+static char tmpdir[4096];
 static char *db;
 static long long run_a, run_b, run_c;
 
@@ -111,7 +112,7 @@ static long long bench_run(history *h, double gemm, double lat, const char *driv
 static int setup(void **s)
 {
 	(void)s;
-	strcpy(tmpdir, "/tmp/gpuvet-hcmd-XXXXXX");
+	test_tmp_path(tmpdir, sizeof(tmpdir), "gpuvet-hcmd-XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return -1;
 	db = xasprintf("%s/h.db", tmpdir);

@@ -17,6 +17,7 @@
 #include "core/util.h"
 #include "kb/csv.h"
 #include "kb/kb.h"
+#include "../tools/test_tmp.h"
 
 static void expect_error(const char *text, size_t len, const char *want)
 {
@@ -61,7 +62,7 @@ static void test_csv_errors(void **s)
 	csv_free(t);
 }
 
-static char dir[64];
+static char dir[4096];
 
 static void put(const char *name, const void *data, size_t len)
 {
@@ -97,7 +98,7 @@ static void expect_kb_error(const char *want)
 static void test_kb_overrides(void **s)
 {
 	(void)s;
-	strcpy(dir, "/tmp/gpuvet-kb-XXXXXX");
+	test_tmp_path(dir, sizeof(dir), "gpuvet-kb-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	char *err = NULL;
 	int code = -1;

@@ -17,6 +17,7 @@
 #include "loader/loader.h"
 #include "toolkit/libscan.h"
 #include "toolkit/toolkits.h"
+#include "../tools/test_tmp.h"
 
 /* The seed inputs in tests/fuzz/corpus (written by tests/fuzz/gen_loader_seeds.py). */
 static unsigned char *seed(const char *name, size_t *len)
@@ -148,7 +149,7 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 static int root_setup(void **s)
 {
 	(void)s;
-	snprintf(tmproot, sizeof(tmproot), "/tmp/gpuvet-loader-XXXXXX");
+	test_tmp_path(tmproot, sizeof(tmproot), "gpuvet-loader-XXXXXX");
 	if (!mkdtemp(tmproot))
 		return -1;
 	sysroot_set(tmproot);

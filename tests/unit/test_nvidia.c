@@ -18,6 +18,7 @@
 #include "core/util.h"
 #include "nvidia/cuda.h"
 #include "nvidia/nvml.h"
+#include "../tools/test_tmp.h"
 
 #ifndef FAKE_NVML
 #define FAKE_NVML ""
@@ -25,7 +26,7 @@
 #define FAKE_CUDA ""
 #endif
 
-static char conf_path[256];
+static char conf_path[4096];
 
 /* Writes the fake configuration and makes the next load read it, with the given libraries. */
 static void use_fakes(const char *nvml_lib, const char *config)
@@ -49,7 +50,7 @@ static int setup(void **s)
 	(void)s;
 	if (!*FAKE_NVML)
 		return -1;
-	snprintf(conf_path, sizeof(conf_path), "/tmp/gpuvet-test-nvidia-%d.conf", (int)getpid());
+	snprintf(conf_path, sizeof(conf_path), "%s/gpuvet-test-nvidia-%d.conf", test_tmpdir(), (int)getpid());
 	return 0;
 }
 
@@ -401,7 +402,8 @@ static void test_xid_events(void **s)
 static void test_root_lookup(void **s)
 {
 	(void)s;
-	char dir[] = "/tmp/gpuvet-test-root-XXXXXX";
+	char dir[4096];
+	test_tmp_path(dir, sizeof(dir), "gpuvet-test-root-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	use_fakes(NULL, "device_count = 3\n");
 	unsetenv("GPUVET_NVML_LIB");

@@ -26,6 +26,7 @@
 #include "serve/http.h"
 #include "serve/metrics.h"
 #include "serve/textfile.h"
+#include "../tools/test_tmp.h"
 
 /* A machine of n GPUs with values that differ per GPU, so a value in the wrong series shows. */
 static snapshot *synthetic(int n)
@@ -196,7 +197,8 @@ static void test_family_types(void **st)
 static int promtool(const char *text, char **out)
 {
 	/* through a file: proc_run's stdin is one pipe buffer (64 KiB), the exposition is longer */
-	char path[] = "/tmp/gpuvet-promtool-XXXXXX";
+	char path[4096];
+	test_tmp_path(path, sizeof(path), "gpuvet-promtool-XXXXXX");
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	size_t len = strlen(text);
@@ -467,7 +469,8 @@ static void test_xid_lines(void **st)
 	xid_tally_free(&t);
 
 	/* the kernel log reader, on a plain file, finds the Xid lines among others */
-	char dir[] = "/tmp/gpuvet-kmsg-XXXXXX";
+	char dir[4096];
+	test_tmp_path(dir, sizeof(dir), "gpuvet-kmsg-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	char path[256];
 	snprintf(path, sizeof(path), "%s/kmsg", dir);
@@ -549,7 +552,8 @@ static void test_exporter_staleness(void **st)
 static void test_textfile(void **st)
 {
 	(void)st;
-	char dir[] = "/tmp/gpuvet-textfile-XXXXXX";
+	char dir[4096];
+	test_tmp_path(dir, sizeof(dir), "gpuvet-textfile-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	char err[256];
 	assert_int_equal(textfile_write(dir, "gpuvet.prom", "a 1\n", 4, err, sizeof(err)), 0);

@@ -26,6 +26,7 @@
 #include "tune/tune_probe.h"
 #include "tune/tune_render.h"
 #include "tune/tune_report.h"
+#include "../tools/test_tmp.h"
 
 static kb *K;
 
@@ -517,7 +518,8 @@ static void test_kb_expect(void **s)
 static void test_kb_expect_bad_tolerance(void **s)
 {
 	(void)s;
-	char dir[] = "/tmp/gpuvet-kbtol-XXXXXX";
+	char dir[4096];
+	test_tmp_path(dir, sizeof(dir), "gpuvet-kbtol-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	char *path = xasprintf("%s/tune_expect.csv", dir);
 	FILE *f = fopen(path, "w");
@@ -781,7 +783,8 @@ static void test_tf32_code_by_version(void **s)
 static void test_history_run(void **s)
 {
 	(void)s;
-	char dir[] = "/tmp/gpuvet-tune-test-XXXXXX";
+	char dir[4096];
+	test_tmp_path(dir, sizeof(dir), "gpuvet-tune-test-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	char *db = xasprintf("%s/h.db", dir);
 	tune_report *r = load("h200-full.json");
