@@ -372,6 +372,8 @@ int main(int argc, char **argv)
 				unlink(full);
 				if (mknod(full, (type == 'c' ? S_IFCHR : S_IFBLK) | 0666, makedev(ma, mi)) != 0) {
 					printf("cannot create the device node %s (%s): needs root\n", p, strerror(errno));
+					char *rm1[] = {"rm", "-rf", tmpl, NULL}; /* a skip leaves no trace either */
+					run_simple(rm1);
 					return 77;
 				}
 				free(full);
