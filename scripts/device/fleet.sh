@@ -70,13 +70,12 @@ PY
 sp=$!
 port=""
 for _ in $(seq 1 50); do
-	port=$(grep -o 'serving http://[^ ]*:[0-9]*/metrics' "$OUT/serve.err" | grep -o ':[0-9]*/' | tr -d ':/')
+	port=$(sed -n 's|.*serving http://[^ ]*:\([0-9][0-9]*\)/metrics.*|\1|p' "$OUT/serve.err" | head -n 1)
 	[ -n "$port" ] && break
 	sleep 0.2
 done
 sleep 2
-curl -s "http://127.0.0.1:$port/metrics" >"$OUT/metrics.prom" 2>&1 || python3 -c "
-import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$port/metrics').read().decode())" >"$OUT/metrics.prom"
+python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1]).read().decode())' "$port" >"$OUT/metrics.prom" 2>&1
 kill $sp
 grep -E '^(gpuvet_gpu_temperature_celsius|DCGM_FI_DEV_GPU_TEMP|gpuvet_process_gpu_memory_bytes)\{' "$OUT/metrics.prom" | tee -a "$OUT/verdict.txt"
 grep -q 'pod="trainer-7d9f".*namespace="research"\|namespace="research".*pod="trainer-7d9f"' "$OUT/metrics.prom" && v "serve: pod labels OK" || v "serve: pod labels MISSING"

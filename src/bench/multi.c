@@ -14,6 +14,7 @@
 #include "bench/nccl.h"
 #include "bench/watchdog.h"
 #include "kb/kb_peaks.h"
+#include "probes/topology.h"
 
 static const char src[] = "gpuvet bench";
 
@@ -108,10 +109,19 @@ static void p2p(bench_ctx *c)
 		goto done;
 	}
 	int reps = c->o->quick ? 3 : 5;
+	/* each pair's path (NV18, PIX, SYS...) beside its figure: a slow pair explained by its path */
+	facts *topo = facts_new();
+	topology_collect(topo);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
 			if (i == j || watchdog_expired())
 				continue;
+			const char *path = s->dev[i].nvml_index >= 0 && s->dev[j].nvml_index >= 0
+						   ? facts_str(topo, "topology.gpu.%d.gpu.%d", s->dev[i].nvml_index,
+							       s->dev[j].nvml_index)
+						   : NULL;
+			if (path)
+				facts_put_str(c->r->facts, "sysfs PCI tree, NVLink", path, "bench.p2p.path.%d.%d", i, j);
 			for (int both = 0; both < 2; both++) {
 				if (both && j < i)
 					continue; /* both ways: once per unordered pair */
@@ -149,8 +159,8 @@ static void p2p(bench_ctx *c)
 					report_skip(c->r, id, "p2p", "GB/s", title, "%s", got < 0 ? why : "not measured");
 					continue;
 				}
-				bench_figure *f = report_add(c->r, id, "p2p", "GB/s", "%s (%llu MiB)", title,
-							     (unsigned long long)(bytes >> 20));
+				bench_figure *f = report_add(c->r, id, "p2p", "GB/s", "%s%s%s (%llu MiB)", title,
+							     path ? " via " : "", path ? path : "", (unsigned long long)(bytes >> 20));
 				stats_rates(secs, (size_t)got, (double)bytes * (both ? 2 : 1) / 1e9, &f->st);
 				f->size = (long long)bytes;
 				if (!facts_true(c->r->facts, "bench.p2p.access.%d.%d", i, j))
@@ -164,6 +174,7 @@ static void p2p(bench_ctx *c)
 				figure_set_verified(f, good, good ? "the destination holds the source's values" : why);
 			}
 		}
+	facts_free(topo);
 done:
 	for (int i = 0; i < n; i++) {
 		char e[64];

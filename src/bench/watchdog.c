@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/cmd.h"
+#include "core/cli.h"
 #include "core/util.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

@@ -7,11 +7,12 @@
 
 #include "cmd/cmd.h"
 #include "cmd/history_record.h"
+#include "cmd/nvlink_history.h"
 #include "core/sysroot.h"
 #include "kb/kb.h"
 #include "probes/probes.h"
 #include "render/render.h"
-#include "render/text.h"
+#include "core/text.h"
 #include "rules/policy.h"
 #include "rules/rules.h"
 
@@ -61,6 +62,7 @@ static void record_check(const char *db, const facts *f, const findings *fs, int
 	hist_run *r = history_run_begin(HIST_CHECK, argc, argv);
 	history_run_context_from_facts(r, f);
 	history_run_add_findings(r, fs);
+	nvlink_history_add(r, f);
 	history_record(db, r);
 }
 
@@ -164,6 +166,8 @@ int cmd_check(int argc, char **argv)
 		f = facts_new();
 		/* ^C or SIGTERM end us at once, and take the library children along */
 		gv_child_signals_install();
+		if (history_wanted(no_history))
+			nvlink_history_previous(f, db); /* nvlink.errors-grew compares with the last check */
 	}
 	if (headroom_mib >= 0) /* a setting for the rules, recorded with the facts it judged */
 		facts_put_int(f, "--memory-headroom", (long long)headroom_mib << 20, "config.memory_headroom_bytes");

@@ -4,22 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Exit codes (DESIGN.md): */
-enum {
-	EXIT_OK = 0,       /* no failure */
-	EXIT_FINDING = 1,  /* a fail finding (or --strict and a warn); a regression */
-	EXIT_USAGE = 2,    /* bad command line */
-	EXIT_INTERNAL = 3, /* internal error */
-	EXIT_SKIP = 77,    /* tests only: nothing to test here */
-};
-
-typedef struct global_opts {
-	const char *root; /* --root / GPUVET_ROOT */
-	const char *kb_dir;
-	int color; /* -1 auto, 0 never, 1 always */
-} global_opts;
-
-extern global_opts gopts;
+#include "core/cli.h"
 
 /* argv[0] is the command name; getopt-style parsing from argv[1]. */
 int cmd_check(int argc, char **argv);
@@ -36,12 +21,6 @@ int cmd_report(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
-/* Error and usage helpers: "gpuvet: <what failed>" on stderr, lower case, no full stop. */
-void gv_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void gv_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Parses a non-negative integer/number option; prints an error naming the option on failure. */
-bool parse_int_opt(const char *opt, const char *s, long min, long max, long *out);
 struct facts;
 /* Reads a --facts FILE (a check --json document or a bare facts object); prints the error and
  * returns NULL when it cannot. */
@@ -54,5 +33,4 @@ struct findings;
 /* The pipeline of check, explain and run: the probes (none when po is NULL: facts loaded with
  * --facts), then the rules, into fs (initialised by the caller), sorted. */
 void diagnose(struct facts *f, const struct probe_opts *po, struct findings *fs);
-bool parse_double_opt(const char *opt, const char *s, double min, double max, double *out);
 #endif

@@ -17,8 +17,8 @@
 #include "kb/kb_torch.h"
 #include "probes/probes.h"
 #include "python/fixplan.h"
-#include "render/shell.h"
-#include "render/text.h"
+#include "core/shell.h"
+#include "core/text.h"
 #include "rules/rules.h"
 
 static const char fix_usage[] =

@@ -10,7 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "render/render.h"
-#include "render/text.h"
+#include "core/text.h"
 #include "store/history.h"
 #include "store/history_export.h"
 

@@ -688,3 +688,15 @@ const char *gv_child_describe(const gv_child_report *r, char *buf, size_t size)
 	}
 	return buf;
 }
+
+double gv_driver_timeout(double dflt)
+{
+	const char *e = getenv("GPUVET_DRIVER_TIMEOUT");
+	if (e && *e) {
+		char *end;
+		double v = strtod(e, &end);
+		if (end != e && v >= 0.1 && v <= 3600)
+			return v;
+	}
+	return dflt;
+}

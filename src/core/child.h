@@ -87,4 +87,6 @@ void gv_child_untrack(pid_t pid);
 /* SIGINT or SIGTERM pending while blocked (serve takes them with sigwait): waits give up, so the
  * caller gets to them within a fraction of a second. */
 bool gv_child_stop_pending(void);
+/* Seconds a driver call may take: GPUVET_DRIVER_TIMEOUT when set (0.1 to 3600), else dflt. */
+double gv_driver_timeout(double dflt);
 #endif

@@ -46,6 +46,10 @@ clocks_level hot_judge(double temp_c, double slowdown_c);
  * maximum while the GPU is busy (>= 50%: an idle GPU lowers its link to save power). Degraded
  * or none; *narrow and *slow say which. Readings NAN when unknown. */
 #define LINK_BUSY 0.50
+
+/* A GPU's memory counts as full (check's gpu.memory-held, the job doctor's memory pressure) above
+ * this share of its total: past it a new allocator peak, a cuDNN workspace or another job fails. */
+#define MEMORY_FULL_RATIO 0.90
 clocks_level link_judge(double width, double width_max, double gen, double gen_max, double busy, bool *narrow,
 			bool *slow);
 #endif

@@ -4,7 +4,7 @@
 
 #include "core/util.h"
 #include "kb/kb_nvidia.h"
-#include "python/archlist.h"
+#include "cuda/archlist.h"
 
 const char *kb_gpu_segment(const kb *k, const char *gpu_name)
 {

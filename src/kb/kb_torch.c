@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "python/archlist.h"
+#include "cuda/archlist.h"
 
 bool torch_variant_cuda(const char *variant, char *cuda, size_t n)
 {

@@ -7,7 +7,6 @@
 #include "nvidia/contact.h"
 #include "nvidia/cuda.h"
 #include "nvidia/nvml.h"
-#include "probes/deadline.h"
 
 static void contact_body(facts *f, void *arg)
 {
@@ -38,7 +37,7 @@ bool gv_nvml_first_contact(char *err, size_t errsize)
 		return true; /* this process has loaded it (or tried) already */
 	gv_child_report r;
 	gv_child *c = gv_child_start("nvml-contact", contact_body, NULL);
-	if (gv_child_wait(c, probe_driver_timeout(30), NULL, &r) == GV_CHILD_OK)
+	if (gv_child_wait(c, gv_driver_timeout(30), NULL, &r) == GV_CHILD_OK)
 		return true;
 	char what[PATH_MAX + 300];
 	gv_child_describe(&r, what, sizeof(what));
@@ -68,7 +67,7 @@ bool gv_cuda_first_contact(char *err, size_t errsize)
 		return true;
 	gv_child_report r;
 	gv_child *c = gv_child_start("cuda-contact", cuda_contact_body, NULL);
-	if (gv_child_wait(c, probe_driver_timeout(30), NULL, &r) == GV_CHILD_OK)
+	if (gv_child_wait(c, gv_driver_timeout(30), NULL, &r) == GV_CHILD_OK)
 		return true;
 	char what[PATH_MAX + 300];
 	gv_child_describe(&r, what, sizeof(what));

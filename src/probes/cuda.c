@@ -179,7 +179,7 @@ void probe_cuda(facts *f, const probe_opts *o)
 		return;
 	}
 	/* cuInit takes seconds on big machines without persistence mode; minutes means it hangs */
-	double limit = probe_driver_timeout(60);
+	double limit = gv_driver_timeout(60);
 	if (!probe_run_with_deadline(f, cuda_body, o, limit)) {
 		char why[160];
 		snprintf(why, sizeof(why), "cuInit did not answer within %.0f s", limit);

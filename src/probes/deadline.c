@@ -36,18 +36,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-double probe_driver_timeout(double dflt)
-{
-	const char *e = getenv("GPUVET_DRIVER_TIMEOUT");
-	if (e && *e) {
-		char *end;
-		double v = strtod(e, &end);
-		if (end != e && v >= 0.1 && v <= 3600)
-			return v;
-	}
-	return dflt;
-}
-
 bool probe_run_with_deadline(facts *f, void (*body)(facts *, const probe_opts *), const probe_opts *o,
 			     double seconds)
 {

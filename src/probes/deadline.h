@@ -10,8 +10,6 @@
 
 #include "probes/probes.h"
 
-/* Seconds a driver probe may take: GPUVET_DRIVER_TIMEOUT when set (0.1 to 3600), else dflt. */
-double probe_driver_timeout(double dflt);
 /* Runs body(private facts, o); true when it finished within seconds (its facts merged into f). */
 bool probe_run_with_deadline(facts *f, void (*body)(facts *, const probe_opts *), const probe_opts *o,
 			     double seconds);

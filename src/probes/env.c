@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core/sysroot.h"
-#include "probes/envparse.h"
+#include "parse/envparse.h"
 #include "probes/probes.h"
 
 #define CVD_STORED 64

@@ -305,6 +305,7 @@ static void probe_device(facts *f, int i)
 		put_state_of(f, d->fabric_state.st, d->fabric_state.rc, fab, key);
 	}
 	free(d);
+	probe_nvlink_gpu(f, i);
 }
 
 /* nvmlInit and the queries: under a deadline, since a wedged driver can hang them for minutes */
@@ -366,7 +367,7 @@ void probe_nvml(facts *f, const probe_opts *o)
 		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.init");
 		return;
 	}
-	double limit = probe_driver_timeout(30);
+	double limit = gv_driver_timeout(30);
 	if (!probe_run_with_deadline(f, nvml_body, o, limit)) {
 		char why[160];
 		snprintf(why, sizeof(why), "NVML did not answer within %.0f s (nvmlInit or a device query hangs)", limit);

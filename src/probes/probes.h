@@ -55,4 +55,7 @@ void probe_nvml_failed(facts *f, const probe_opts *o, const gv_child_report *r);
 void probe_cudalib_failed(facts *f, const probe_opts *o, const gv_child_report *r);
 void probe_cuda_failed(facts *f, const probe_opts *o, const gv_child_report *r);
 void probe_loader_failed(facts *f, const probe_opts *o, const gv_child_report *r);
+void probe_topology(facts *f, const probe_opts *o);
+/* NVLink facts of one GPU (probes/nvlink.c), called by probe_nvml per GPU */
+void probe_nvlink_gpu(facts *f, int gpu);
 #endif

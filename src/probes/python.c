@@ -19,7 +19,7 @@
 #include "elf/elf.h"
 #include "python/ldsim.h"
 #include "python/pyenv.h"
-#include "python/pyparse.h"
+#include "parse/pyparse.h"
 #include "python/pysite.h"
 
 #define MAX_LIBS 64

@@ -4,6 +4,7 @@
 #include "core/sysroot.h"
 #include "probes/deadline.h"
 #include "probes/probes.h"
+#include "probes/topology.h"
 
 const probe probe_table[] = {
 	/* the slowest first, so its thread starts first: cuInit takes ~0.4 s on an H200 machine */
@@ -20,6 +21,7 @@ const probe probe_table[] = {
 	{"toolkit", 0, probe_toolkit, 0, NULL},
 	/* isolated for the version calls of cudart, NCCL and cuBLASLt (the stub cuBLASLt prints) */
 	{"loader", PROBE_ISOLATED, probe_loader, 30, probe_loader_failed},
+	{"topology", 0, probe_topology, 0, NULL},
 	{NULL, 0, NULL, 0, NULL},
 };
 
@@ -54,9 +56,9 @@ static void wait_child(struct job *j)
 {
 	gv_child_report *r = xcalloc(1, sizeof(*r));
 	/* +2 s: the probe's own deadline inside the child (nvmlInit, cuInit) reports first */
-	double limit = probe_driver_timeout(j->p->child_timeout) + 2;
+	double limit = gv_driver_timeout(j->p->child_timeout) + 2;
 	/* loading is quick or hangs: a constructor gets the NVML bound even in cuInit's child */
-	gv_child_set_call_limit(j->child, "dlopen", probe_driver_timeout(30) + 2);
+	gv_child_set_call_limit(j->child, "dlopen", gv_driver_timeout(30) + 2);
 	gv_child_wait(j->child, limit, j->f, r);
 	j->child = NULL;
 	for (size_t i = 0; i < SYSROOT_PROBLEMS_MAX; i++) {
@@ -141,6 +143,7 @@ void probes_run(facts *f, const probe_opts *o)
 		if (jobs[i].started)
 			pthread_join(jobs[i].tid, NULL);
 	free(jobs);
+	topology_derive(f); /* needs the facts of several probes */
 	free(args);
 	put_unreadable(f);
 }

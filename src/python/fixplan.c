@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "core/shell.h"
+#include "cuda/archlist.h"
 #include "kb/kb_nvidia.h"
-#include "python/archlist.h"
-#include "render/shell.h"
 
 static void add_gpu(fix_machine *m, const char *name, const char *cc, const char *src)
 {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "core/sysroot.h"
-#include "python/pyparse.h"
+#include "parse/pyparse.h"
 
 #define MAX_INTERPS 64
 #define MAX_DIR_ENTRIES 256

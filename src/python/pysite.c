@@ -9,7 +9,7 @@
 
 #include "core/sysroot.h"
 #include "elf/elf.h"
-#include "python/pyparse.h"
+#include "parse/pyparse.h"
 
 #define MAX_DISTS 4096
 #define MAX_SO_FILES 4096

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "core/util.h"
-#include "python/fatbin.h"
+#include "cuda/fatbin.h"
 
 typedef struct torch_version_info {
 	char version[64];     /* __version__ */

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "render/render.h"
-#include "render/text.h"
+#include "core/text.h"
 #include "rules/policy.h"
 #include "rules/rules.h"
 

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "render/render.h"
-#include "render/text.h"
+#include "core/text.h"
 #include "rules/rules.h"
 
 static const char *sev_mark(severity s)
@@ -126,6 +126,7 @@ void render_check_text(FILE *out, const facts *f, const findings *fs, const rend
 	verdict_line(out, f, fs, o);
 	fputc('\n', out);
 	stack_summary(out, f, on);
+	render_topology_text(out, f, on);
 	/* layers in display order, each with its findings in severity order */
 	const char *layers[64];
 	size_t nl = 0;

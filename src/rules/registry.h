@@ -16,6 +16,7 @@ extern const rule rules_container[];
 extern const rule rules_driver[];
 extern const rule rules_isolation[];
 extern const rule rules_gpu[];
+extern const rule rules_nvlink[];
 extern const rule rules_bench[];
 extern const rule rules_known_bad[];
 extern const rule rules_files[];

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "render/shell.h"
+#include "core/shell.h"
 #include "rules/registry.h"
 
 static bool cuda_init_ok(const facts *f)

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probes/envparse.h"
-#include "render/shell.h"
+#include "parse/envparse.h"
+#include "core/shell.h"
 #include "rules/registry.h"
 
 #define SHOW_MAX 160

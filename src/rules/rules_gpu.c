@@ -11,7 +11,7 @@
 #include "health/conditions.h"
 #include "kb/kb_nvidia.h"
 #include "nvidia/nvml.h"
-#include "render/shell.h"
+#include "core/shell.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
@@ -313,7 +313,7 @@ static void hot(rule_ctx *c)
 
 /* ---- gpu.memory-held: others hold so much memory that a new job cannot start ------------- */
 
-/* Whether GPU i's memory is held by others beyond the threshold: above 90 % of the total, or
+/* Whether GPU i's memory is held by others beyond the threshold: above MEMORY_FULL_RATIO (90 %) of the total, or
  * leaving less free than --memory-headroom MIB (config.memory_headroom_bytes). */
 static bool memory_held(const facts *f, int i, long long *used_out, long long *total_out, long long *free_out)
 {
@@ -324,7 +324,7 @@ static bool memory_held(const facts *f, int i, long long *used_out, long long *t
 	if (!facts_int(f, &freeb, "nvml.gpu.%d.memory_free_bytes", i))
 		freeb = total > used ? total - used : 0;
 	long long headroom;
-	bool held = used * 10 > total * 9;
+	bool held = (double)used > MEMORY_FULL_RATIO * (double)total;
 	if (facts_int(f, &headroom, "config.memory_headroom_bytes") && headroom > 0 && freeb < headroom && used >= (256LL << 20))
 		held = true;
 	if (used_out)
@@ -590,8 +590,10 @@ static void p2p_blocked(rule_ctx *c)
 						 "through host memory");
 			const char *a = facts_str(f, "cuda.dev.%lld.pci_bus_id", i);
 			const char *b = facts_str(f, "cuda.dev.%lld.pci_bus_id", j);
-			finding_evidence(x, "CUDA device %lld (%s) cannot access device %lld (%s)", i, a ? a : "?", j,
-					 b ? b : "?");
+			const char *path = nv_cuda_pair_path(f, i, j);
+			finding_evidence(x, "CUDA device %lld (%s) cannot access device %lld (%s)%s%s%s", i, a ? a : "?", j,
+					 b ? b : "?", path ? ", path " : "", path ? path : "",
+					 path ? " (nvidia-smi topo -m)" : "");
 		}
 	if (!x)
 		return;

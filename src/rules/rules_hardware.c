@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "render/shell.h"
+#include "core/shell.h"
 #include "rules/registry.h"
 
 static int pci_count(const facts *f)

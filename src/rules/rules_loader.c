@@ -7,7 +7,7 @@
 #include "kb/kb_cudnn.h"
 #include "loader/loader.h"
 #include "toolkit/cudalibs.h"
-#include "render/shell.h"
+#include "core/shell.h"
 #include "rules/cuda_facts.h"
 #include "rules/registry.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probes/envparse.h"
+#include "parse/envparse.h"
 #include "rules/registry.h"
 
 static const char *nccl_value(const facts *f, const char *name)

@@ -19,4 +19,7 @@ const char *nv_gpu_label(const facts *f, int i, char *buf, size_t size);
 const char *nv_driver_branch(const char *version, char *buf, size_t size);
 /* MiB of a byte count, for evidence. */
 long long nv_mib(long long bytes);
+/* The path between CUDA devices i and j as nvidia-smi topo -m names it (topology.gpu.*, matched
+ * through the PCI bus ids), or NULL when the facts do not say (rules_nvlink.c). */
+const char *nv_cuda_pair_path(const facts *f, long long i, long long j);
 #endif

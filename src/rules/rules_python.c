@@ -14,11 +14,11 @@
 #include <string.h>
 
 #include "kb/kb_torch.h"
-#include "python/archlist.h"
+#include "cuda/archlist.h"
 #include "python/fixplan.h"
-#include "python/pyparse.h"
+#include "parse/pyparse.h"
 #include "loader/loader.h"
-#include "render/shell.h"
+#include "core/shell.h"
 #include "rules/registry.h"
 
 enum { RANK_ROOT_CAUSE = 1, RANK_SYMPTOM = 2 };

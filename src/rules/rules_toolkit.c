@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "loader/loader.h"
-#include "render/shell.h"
+#include "core/shell.h"
 #include "rules/cuda_facts.h"
 #include "rules/registry.h"
 

@@ -13,6 +13,7 @@
 #include "nvidia/contact.h"
 #include "nvidia/nvml.h"
 #include "sampler/fields.h"
+#include "sampler/nvlink_sample.h"
 #include "sampler/xid.h"
 
 struct sampler {
@@ -27,6 +28,7 @@ struct sampler {
 	char driver_version[32], nvml_version[32];
 	int cuda_driver_version;
 	xid_tally xids;
+	nvlink_track *nvl; /* ngpus */
 	/* NVML events */
 	gv_nvml_events *events;
 	pthread_t ev_thread;
@@ -112,6 +114,7 @@ sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)
 		n = 1024; /* a lying library must not make us allocate the world */
 	s->ngpus = n;
 	s->dev = n ? xcalloc(n, sizeof(*s->dev)) : NULL;
+	s->nvl = n ? xcalloc(n, sizeof(*s->nvl)) : NULL;
 	for (unsigned i = 0; i < n; i++) {
 		gv_nvml_device_clear(&s->dev[i]);
 		gv_nvml_device_snapshot(i, GV_NVML_IDENTITY, &s->dev[i]);
@@ -325,6 +328,8 @@ snapshot *sampler_take(sampler *s, char *err, size_t errsize)
 	for (unsigned i = 0; i < s->ngpus; i++) {
 		fill_sample(s, i, &snap->gpus[i]);
 		xid_tally_copy(&s->xids, (int)i, &snap->gpus[i]);
+		if (!snap->gpus[i].lost)
+			nvlink_sample(i, &s->nvl[i], (what & GV_NVML_HEALTH) != 0, snap->time, &snap->gpus[i]);
 	}
 	return snap;
 }
@@ -347,6 +352,7 @@ void sampler_close(sampler *s)
 	free(s->gpm_val);
 	free(s->dev);
 	owner_cache_free(s->owners);
+	free(s->nvl);
 	free(s);
 }
 snapshot *sampler_lazy_take(sampler_lazy *l, char *err, size_t errsize)

@@ -80,6 +80,14 @@ typedef struct xid_count {
 	double last_time; /* now_seconds() of the last one */
 } xid_count;
 
+/* One NVLink link in a sample (sampler/nvlink_sample.c). */
+#define SNAP_MAX_NVLINKS 18
+typedef struct snap_nvlink {
+	sval active;                              /* 1 active, 0 inactive */
+	sval tx_bytes, rx_bytes;                  /* payload since the driver loaded */
+	sval crc_flit, crc_data, replay, recovery; /* error counters since the driver loaded */
+} snap_nvlink;
+
 typedef struct gpu_sample {
 	int index; /* NVML index */
 	char uuid[80];
@@ -118,6 +126,12 @@ typedef struct gpu_sample {
 	size_t nxid;
 	xid_count xids[SNAP_MAX_XID_CODES];
 	unsigned long long xid_total;
+
+	/* NVLink: link slots (0: none, or not read), per link, and the GPU's traffic over all links
+	 * between the last two samples */
+	int nvlinks;
+	snap_nvlink nvlink[SNAP_MAX_NVLINKS];
+	sval nvlink_tx_bps, nvlink_rx_bps; /* bytes per second */
 } gpu_sample;
 
 typedef struct snapshot {

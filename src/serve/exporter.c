@@ -1,5 +1,5 @@
 #include "serve/exporter.h"
-#include "cmd/cmd.h"
+#include "core/cli.h"
 #include "core/proc.h"
 
 #include <math.h>

@@ -458,6 +458,7 @@ void metrics_render(expo *e, const metrics_input *in)
 		render_pair(e, s, "gpuvet_gpu_remapped_rows", "Rows remapped, by the kind of error that caused it.", "type",
 			    F(remap_corr), "correctable", F(remap_uncorr), "uncorrectable");
 		render_xid(e, s, in->dcgm, in);
+		metrics_render_nvlink(e, s, in);
 		if (in->health)
 			render_health(e, s, in->health);
 		if (in->processes)

@@ -51,5 +51,7 @@ typedef struct metrics_status {
 } metrics_status;
 
 void metrics_render(expo *e, const metrics_input *in);
+/* The NVLink families (serve/metrics_nvlink.c), called by metrics_render. */
+void metrics_render_nvlink(expo *e, const snapshot *s, const metrics_input *in);
 void metrics_render_status(expo *e, const metrics_status *st);
 #endif

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "core/sysroot.h"
-#include "render/text.h"
+#include "core/text.h"
 
 /* File systems never walked: virtual ones, and network ones (slow, and not this machine's). */
 static const char *const skip_fstypes[] = {

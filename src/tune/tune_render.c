@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "render/render.h"
+#include "core/color.h"
 
 /* ---- text ---- */
 

@@ -318,6 +318,7 @@ void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view
 			else
 				fprintf(out, "    clocks held back by: %s\n", clock_reasons_text(r, words, sizeof(words)));
 		}
+		view_nvlink_text(out, g);
 	}
 	if (o && o->job && o->job->alive && shown == 0)
 		fprintf(out, "(%s%s hold no GPU)\n", job_text(o->job, (char[320]){0}, 320),
@@ -425,6 +426,7 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 				 gv_gpm_fields[k].unit == GV_GPM_PERCENT ? "_ratio" : "_bytes_per_second");
 			add_val(act, key, g->gpm[k], 1);
 		}
+		view_nvlink_json(x, g);
 		cJSON *xids = cJSON_AddArrayToObject(x, "xids");
 		for (size_t k = 0; k < g->nxid; k++) {
 			cJSON *e = cJSON_CreateObject();

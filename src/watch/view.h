@@ -51,6 +51,9 @@ const char *view_gpu_name(char *buf, size_t size, const char *name, int width);
 
 void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view_opts *o);
 struct cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o);
+/* NVLink of one GPU (watch/view_nvlink.c): a line under its row; an "nvlink" member of its object. */
+void view_nvlink_text(FILE *out, const gpu_sample *g);
+void view_nvlink_json(struct cJSON *x, const gpu_sample *g);
 
 /* Per-GPU rings of recent values for the sparklines. */
 #define RING_LEN 900

@@ -1092,6 +1092,201 @@ FULL_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 	return NVML_SUCCESS;
 }
 
+/* ---- NVLink (keys gpu.N.nvlink.*: README.md) ---- */
+
+#include "nvidia/nvlink.h"
+
+/* A link's value: gpu.N.nvlink.L.F, then gpu.N.nvlink.F (every link); gpu.* as everywhere. */
+static const char *link_pick(int gpu, unsigned link, const char *field, char *buf, size_t size)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "nvlink.%u.%s", link, field);
+	const char *v = fake_gpu_pick(gpu, key, buf, size);
+	if (v)
+		return v;
+	snprintf(key, sizeof(key), "nvlink.%s", field);
+	return fake_gpu_pick(gpu, key, buf, size);
+}
+
+static long long link_num(int gpu, unsigned link, const char *field, long long dflt, bool *unsup)
+{
+	char buf[128];
+	const char *v = link_pick(gpu, link, field, buf, sizeof(buf));
+	long long n = dflt;
+	if (!v)
+		return dflt;
+	if (strcmp(v, "unsupported") == 0) {
+		if (unsup)
+			*unsup = true;
+		return dflt;
+	}
+	fake_parse_num(v, &n);
+	return n;
+}
+
+/* Entry of every NVLink call: the common checks, then the link must exist (nvlink.count). */
+static nvmlReturn_t link_enter(const char *fn, nvmlDevice_t dev, unsigned link)
+{
+	nvmlReturn_t rc = enter(fn, dev);
+	if (rc)
+		return rc;
+	long long n = fake_gpu_num(dev->gpu, "nvlink.count", 0, NULL);
+	if (n <= 0)
+		return NVML_ERROR_NOT_SUPPORTED; /* no NVLink on this GPU */
+	if (link >= (unsigned)n || link >= NVML_NVLINK_MAX_LINKS)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	char key[64];
+	snprintf(key, sizeof(key), "nvlink.%u.error.%s", link, fn);
+	const char *e = fake_gpu_raw(dev->gpu, key);
+	if (e) {
+		long long code = 0;
+		fake_parse_num(e, &code);
+		return (nvmlReturn_t)code;
+	}
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned link, int *active)
+{
+	nvmlReturn_t rc = link_enter("nvmlDeviceGetNvLinkState", dev, link);
+	if (rc)
+		return rc;
+	char buf[64];
+	const char *v = link_pick(dev->gpu, link, "state", buf, sizeof(buf));
+	*active = !v || strcmp(v, "active") == 0 || strcmp(v, "1") == 0 ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t dev, unsigned link, unsigned *version)
+{
+	nvmlReturn_t rc = link_enter("nvmlDeviceGetNvLinkVersion", dev, link);
+	if (rc)
+		return rc;
+	bool unsup = false;
+	long long v = link_num(dev->gpu, link, "version", 4, &unsup);
+	if (unsup)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*version = (unsigned)v;
+	return NVML_SUCCESS;
+}
+
+static int remote_type(int gpu, unsigned link)
+{
+	char buf[64];
+	const char *v = link_pick(gpu, link, "remote_type", buf, sizeof(buf));
+	if (!v || strcmp(v, "nvswitch") == 0)
+		return NVML_NVLINK_DEVICE_TYPE_SWITCH;
+	if (strcmp(v, "gpu") == 0)
+		return NVML_NVLINK_DEVICE_TYPE_GPU;
+	if (strcmp(v, "ibmnpu") == 0)
+		return NVML_NVLINK_DEVICE_TYPE_IBMNPU;
+	return NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t dev, unsigned link, int *type)
+{
+	nvmlReturn_t rc = link_enter("nvmlDeviceGetNvLinkRemoteDeviceType", dev, link);
+	if (rc)
+		return rc;
+	*type = remote_type(dev->gpu, link);
+	return NVML_SUCCESS;
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t dev, unsigned link, nvmlPciInfo_t *pci)
+{
+	nvmlReturn_t rc = link_enter("nvmlDeviceGetNvLinkRemotePciInfo_v2", dev, link);
+	if (rc)
+		return rc;
+	memset(pci, 0, sizeof(*pci));
+	char buf[64];
+	const char *v = link_pick(dev->gpu, link, "remote_bus_id", buf, sizeof(buf));
+	char dflt[32];
+	if (!v) {
+		if (remote_type(dev->gpu, link) == NVML_NVLINK_DEVICE_TYPE_GPU) {
+			/* the next GPU: a pair of bridged boards */
+			int n = device_count();
+			gpu_bus_id(n > 1 ? (dev->gpu + 1) % n : dev->gpu, dflt, sizeof(dflt));
+		} else {
+			/* four NVSwitches, links spread over them as on an HGX H100/H200 board */
+			snprintf(dflt, sizeof(dflt), "00000000:%02X:00.0", 0x05 + (link % 4));
+		}
+		v = dflt;
+	}
+	snprintf(pci->busId, sizeof(pci->busId), "%s", v);
+	return NVML_SUCCESS;
+}
+
+static const char *counter_field(int counter)
+{
+	switch (counter) {
+	case NVML_NVLINK_ERROR_DL_REPLAY: return "replay";
+	case NVML_NVLINK_ERROR_DL_RECOVERY: return "recovery";
+	case NVML_NVLINK_ERROR_DL_CRC_FLIT: return "crc_flit";
+	case NVML_NVLINK_ERROR_DL_CRC_DATA: return "crc_data";
+	case NVML_NVLINK_ERROR_DL_ECC_DATA: return "ecc_data";
+	default: return NULL;
+	}
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned link, int counter,
+							 unsigned long long *value)
+{
+	nvmlReturn_t rc = link_enter("nvmlDeviceGetNvLinkErrorCounter", dev, link);
+	if (rc)
+		return rc;
+	const char *field = counter_field(counter);
+	if (!field)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	bool unsup = false;
+	long long v = link_num(dev->gpu, link, field, 0, &unsup);
+	if (unsup)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*value = (unsigned long long)v;
+	return NVML_SUCCESS;
+}
+
+/* The fields gpuvet asks for: per link speed and TX/RX; anything else is NOT_SUPPORTED. */
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValue_t *values)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetFieldValues", dev);
+	if (rc)
+		return rc;
+	if (count < 0 || (count > 0 && !values))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < count; i++) {
+		nvmlFieldValue_t *fv = &values[i];
+		const char *field = fv->fieldId == NVML_FI_DEV_NVLINK_GET_SPEED		? "speed"
+				    : fv->fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ? "tx_kib"
+				    : fv->fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX ? "rx_kib"
+											  : NULL;
+		fv->timestamp = 0;
+		fv->latencyUsec = 0;
+		fv->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+		fv->value.ullVal = 0;
+		if (!field) {
+			fv->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+			continue;
+		}
+		fv->nvmlReturn = link_enter("nvmlDeviceGetFieldValues", dev, fv->scopeId);
+		if (fv->nvmlReturn)
+			continue;
+		bool unsup = false;
+		long long dflt = strcmp(field, "speed") == 0 ? 26562 : 0;
+		long long v = link_num(dev->gpu, fv->scopeId, field, dflt, &unsup);
+		if (unsup) {
+			fv->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+			continue;
+		}
+		if (strcmp(field, "speed") == 0) {
+			fv->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+			fv->value.uiVal = (unsigned)v;
+		} else {
+			fv->value.ullVal = (unsigned long long)v;
+		}
+	}
+	return NVML_SUCCESS;
+}
+
 /* ---- GPM (src/nvidia/gpm_fields.h names the metrics and their config keys) ----
  * gpu.N.gpm = 1 makes the GPU support GPM (default 0: not supported, like pre-Hopper GPUs).
  * gpu.N.gpm.KEY is the value nvmlGpmMetricsGet answers in NVML's unit (percent, MiB/s), taken

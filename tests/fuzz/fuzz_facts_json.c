@@ -11,7 +11,7 @@
 #include "core/findings.h"
 #include "kb/kb.h"
 #include "render/render.h"
-#include "render/text.h"
+#include "core/text.h"
 #include "rules/rules.h"
 
 static kb *k;

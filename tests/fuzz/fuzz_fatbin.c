@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "elf/elf.h"
-#include "python/binsrc.h"
-#include "python/fatbin.h"
+#include "cuda/binsrc.h"
+#include "cuda/fatbin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

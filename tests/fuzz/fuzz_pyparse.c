@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "python/archlist.h"
-#include "python/pyparse.h"
+#include "cuda/archlist.h"
+#include "parse/pyparse.h"
 
 static void on_path(const char *p, void *ctx)
 {

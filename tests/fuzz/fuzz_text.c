@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "render/shell.h"
-#include "render/text.h"
+#include "core/shell.h"
+#include "core/text.h"
 
 /* What sh makes of one word built by sb_add_shell_word: plain characters and '...' runs; NULL
  * when the word holds anything else (which the helper must never produce). */

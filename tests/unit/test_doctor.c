@@ -105,6 +105,19 @@ static void test_gpu_bound_classes(void **st)
 	/* the power cap at full load is a note, not a degradation */
 	assert_true(has_line((const char(*)[240])v.note, v.nnote, "expected, not degraded"));
 
+	/* ResNet-50 in fp32 as measured on the H200 (scripts/device/gpm.sh, 2026-12-01): utilization
+	 * 89%, SM active 77% (under the 80% of "busy"), tensor 0.3%, FP32 pipe 23%: still fp32 math
+	 * (it read job.mixed before) */
+	base(&ev);
+	ev.gpus[0].util = 0.891;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.767;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.0029;
+	ev.gpus[0].act[GV_GPM_DRAM_ACTIVE] = 0.159;
+	ev.gpus[0].act[GV_GPM_FP32_ACTIVE] = 0.232;
+	ev.cpu.main_thread = 0.56;
+	ev.cpu.main_cpu = 0.96;
+	assert_string_equal(diag(&ev, &v), "job.fp32-math");
+
 	/* 1 GiB device copy loop: SM 96%, tensor 0, DRAM 86% */
 	base(&ev);
 	ev.gpus[0].util = 0.97;
@@ -220,6 +233,15 @@ static void test_memory_and_gpus(void **st)
 	base(&ev);
 	ev.gpus[0].job_mem = ev.gpus[0].mem_used = 0.96 * ev.gpus[0].mem_total;
 	ev.gpus[0].util = 0.02;
+	assert_string_equal(diag(&ev, &v), "job.memory-pressure");
+	/* as measured on the H200 (scripts/device/gpm.sh, 2026-12-01): torch held 142.6 GB of 150.75 GB
+	 * (94.6%) and slept; the doctor said job.gpu-idle while the class is memory pressure */
+	base(&ev);
+	ev.gpus[0].mem_total = 150754820096.0;
+	ev.gpus[0].job_mem = 142595850240.0;
+	ev.gpus[0].mem_used = 142605090816.0;
+	ev.gpus[0].util = 0;
+	ev.cpu.main_thread = 0.0008;
 	assert_string_equal(diag(&ev, &v), "job.memory-pressure");
 	/* other processes' memory on the job's GPU */
 	base(&ev);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probes/envparse.h"
+#include "parse/envparse.h"
 
 static const char *const uuids[] = {"GPU-fa4e0000-0000-4000-8000-000000000000",
 				    "GPU-fa4e0000-0000-4000-8000-000000000001"};

@@ -15,8 +15,8 @@
 
 #include "core/proc.h"
 #include "core/util.h"
-#include "render/shell.h"
-#include "render/text.h"
+#include "core/shell.h"
+#include "core/text.h"
 
 /* Words that a directory can be named, each of which must come back from the shell unchanged. */
 static const char *const hostile[] = {

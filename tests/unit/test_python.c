@@ -13,14 +13,14 @@
 #include "core/util.h"
 #include "kb/kb.h"
 #include "kb/kb_torch.h"
-#include "python/archlist.h"
-#include "python/binsrc.h"
+#include "cuda/archlist.h"
+#include "cuda/binsrc.h"
 #include "elf/elf.h"
-#include "python/fatbin.h"
+#include "cuda/fatbin.h"
 #include "python/fixplan.h"
 #include "python/ldsim.h"
 #include "python/probe_out.h"
-#include "python/pyparse.h"
+#include "parse/pyparse.h"
 
 static char *fixture_path(const char *name)
 {

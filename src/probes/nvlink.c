@@ -1,0 +1,99 @@
+/*
+ * NVLink per GPU and link: state, version, speed, remote endpoint, error counters, traffic.
+ * Called by the NVML probe for each GPU (in that GPU's thread, under NVML's deadline).
+ *
+ * Facts: nvml.gpu.N.nvlink.*  (docs/facts/nvidia.md)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nvidia/nvlink.h"
+#include "probes/probes.h"
+
+static void put_state(facts *f, gv_vstate st, nvmlReturn_t rc, const char *source, const char *key)
+{
+	char why[256];
+	if (st == GV_V_UNSUPPORTED) {
+		facts_put_state(f, FACT_UNSUPPORTED, source, rc == NVML_ERROR_FUNCTION_NOT_FOUND
+				? "this driver's NVML lacks the call" : "not supported on this GPU", "%s", key);
+	} else {
+		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
+		facts_put_state(f, FACT_ERROR, source, why, "%s", key);
+	}
+}
+
+/* The value under key (with the GPU and link), or its state; nothing for a value not asked for. */
+static void put_link_u64(facts *f, const gv_nv_u64 *v, unsigned long long scale, const char *source, int gpu,
+			 unsigned link, const char *name)
+{
+	char key[128];
+	snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.%u.%s", gpu, link, name);
+	if (v->st == GV_V_UNSET)
+		return;
+	if (v->st != GV_V_OK)
+		put_state(f, v->st, v->rc, source, key);
+	else
+		facts_put_int(f, source, (long long)(v->v * scale), "%s", key);
+}
+
+void probe_nvlink_gpu(facts *f, int i)
+{
+	gv_nvlink_gpu *g = xcalloc(1, sizeof(*g));
+	const char *src = "nvmlDeviceGetNvLinkState";
+	if (gv_nvlink_snapshot((unsigned)i, GV_NVLINK_ALL, g) != NVML_SUCCESS) {
+		free(g);
+		return; /* the NVML probe reported the handle's failure */
+	}
+	if (g->st != GV_V_OK) {
+		char key[64];
+		snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.count", i);
+		put_state(f, g->st, g->rc, src, key);
+		free(g);
+		return;
+	}
+	facts_put_int(f, src, g->nlinks, "nvml.gpu.%d.nvlink.count", i);
+	int active = 0;
+	for (unsigned l = 0; l < g->nlinks; l++) {
+		const gv_nvlink_link *k = &g->link[l];
+		if (k->active.st == GV_V_UNSET)
+			continue;
+		if (k->active.st != GV_V_OK) {
+			char key[96];
+			snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.%u.state", i, l);
+			put_state(f, k->active.st, k->active.rc, src, key);
+			continue;
+		}
+		active += k->active.v != 0;
+		facts_put_str(f, src, k->active.v ? "active" : "inactive", "nvml.gpu.%d.nvlink.%u.state", i, l);
+		put_link_u64(f, &k->version, 1, "nvmlDeviceGetNvLinkVersion", i, l, "version");
+		put_link_u64(f, &k->speed_mbps, 1, "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_GET_SPEED)", i, l,
+			     "speed_mbps");
+		const char *rt = "nvmlDeviceGetNvLinkRemoteDeviceType";
+		if (k->remote_type.st == GV_V_OK) {
+			facts_put_str(f, rt, gv_nvlink_remote_type_name(k->remote_type.v), "nvml.gpu.%d.nvlink.%u.remote_type",
+				      i, l);
+		} else if (k->remote_type.st != GV_V_UNSET) {
+			char key[96];
+			snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.%u.remote_type", i, l);
+			put_state(f, k->remote_type.st, k->remote_type.rc, rt, key);
+		}
+		const char *rp = "nvmlDeviceGetNvLinkRemotePciInfo_v2";
+		if (k->remote_bus_id.st == GV_V_OK) {
+			facts_put_str(f, rp, k->remote_bus_id.v, "nvml.gpu.%d.nvlink.%u.remote_bus_id", i, l);
+		} else if (k->remote_bus_id.st != GV_V_UNSET) {
+			char key[96];
+			snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.%u.remote_bus_id", i, l);
+			put_state(f, k->remote_bus_id.st, k->remote_bus_id.rc, rp, key);
+		}
+		const char *ec = "nvmlDeviceGetNvLinkErrorCounter";
+		put_link_u64(f, &k->crc_flit, 1, ec, i, l, "crc_flit_errors");
+		put_link_u64(f, &k->crc_data, 1, ec, i, l, "crc_data_errors");
+		put_link_u64(f, &k->replay, 1, ec, i, l, "replay_errors");
+		put_link_u64(f, &k->recovery, 1, ec, i, l, "recovery_errors");
+		const char *tp = "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX)";
+		put_link_u64(f, &k->tx_kib, 1024, tp, i, l, "tx_bytes");
+		put_link_u64(f, &k->rx_kib, 1024, tp, i, l, "rx_bytes");
+	}
+	facts_put_int(f, src, active, "nvml.gpu.%d.nvlink.active_count", i);
+	free(g);
+}

@@ -1,0 +1,141 @@
+/*
+ * serve's NVLink families (docs/serve.md): per GPU and link, state, error counters and payload
+ * bytes (counters: rate() gives the traffic). With --dcgm-compat also the DCGM exporter's per-GPU
+ * DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL. The traffic rates (gpuvet_gpu_nvlink_tx/rx_bytes_per_second,
+ * DCGM_FI_PROF_NVLINK_TX/RX_BYTES) are GPM's (nvidia/gpm_fields.h): one family, one writer.
+ * Pure, like metrics.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "serve/metrics.h"
+
+#define L(field) offsetof(snap_nvlink, field)
+
+static sval link_field(const snap_nvlink *k, size_t off)
+{
+	sval v;
+	memcpy(&v, (const char *)k + off, sizeof(v));
+	return v;
+}
+
+/* gpu, uuid, link, and one more label */
+static void sample_link(expo *e, double v, const gpu_sample *g, int link, const char *n1, const char *v1)
+{
+	char idx[16], lk[16];
+	snprintf(idx, sizeof(idx), "%d", g->index);
+	snprintf(lk, sizeof(lk), "%d", link);
+	const char *names[] = {"gpu", "uuid", "link", n1};
+	const char *values[] = {idx, g->uuid, lk, v1};
+	expo_sample_v(e, v, n1 ? 4 : 3, names, values);
+}
+
+static bool has_links(const gpu_sample *g)
+{
+	return !g->lost && g->nvlinks > 0;
+}
+
+static void render_ours(expo *e, const snapshot *s)
+{
+	static const struct {
+		size_t off;
+		const char *type;
+	} errs[] = {
+		{L(crc_flit), "crc_flit"}, {L(crc_data), "crc_data"}, {L(replay), "replay"}, {L(recovery), "recovery"},
+	};
+	bool declared = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		for (int l = 0; has_links(g) && l < g->nvlinks; l++) {
+			if (!sv_has(g->nvlink[l].active))
+				continue;
+			if (!declared)
+				declared = expo_family(e, "gpuvet_gpu_nvlink_up", MT_GAUGE,
+						       "1 when the NVLink link is active, 0 when it is down (nvmlDeviceGetNvLinkState).");
+			sample_link(e, g->nvlink[l].active.v, g, l, NULL, NULL);
+		}
+	}
+	declared = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		for (int l = 0; has_links(g) && l < g->nvlinks; l++)
+			for (size_t k = 0; k < GV_ARRAY_LEN(errs); k++) {
+				sval v = link_field(&g->nvlink[l], errs[k].off);
+				if (!sv_has(v))
+					continue;
+				if (!declared)
+					declared = expo_family(e, "gpuvet_gpu_nvlink_errors_total", MT_COUNTER,
+							       "NVLink data-link errors since the driver loaded, by type (CRC flit, "
+							       "CRC data, replay, recovery).");
+				sample_link(e, v.v, g, l, "type", errs[k].type);
+			}
+	}
+	declared = false;
+	for (int i = 0; i < s->ngpus; i++) {
+		const gpu_sample *g = &s->gpus[i];
+		for (int l = 0; has_links(g) && l < g->nvlinks; l++) {
+			const snap_nvlink *k = &g->nvlink[l];
+			if (!sv_has(k->tx_bytes) && !sv_has(k->rx_bytes))
+				continue;
+			if (!declared)
+				declared = expo_family(e, "gpuvet_gpu_nvlink_data_bytes_total", MT_COUNTER,
+						       "NVLink payload bytes since the driver loaded, by direction (tx: sent by "
+						       "this GPU).");
+			if (sv_has(k->tx_bytes))
+				sample_link(e, k->tx_bytes.v, g, l, "direction", "tx");
+			if (sv_has(k->rx_bytes))
+				sample_link(e, k->rx_bytes.v, g, l, "direction", "rx");
+		}
+	}
+}
+
+/* DCGM's labels, as metrics.c writes them */
+static void dcgm_sample(expo *e, double v, const gpu_sample *g, const metrics_input *in)
+{
+	char idx[16], device[24];
+	snprintf(idx, sizeof(idx), "%d", g->index);
+	snprintf(device, sizeof(device), "nvidia%d", g->minor >= 0 ? g->minor : g->index);
+	const char *names[] = {"gpu", "UUID", "pci_bus_id", "device", "Hostname", "modelName"};
+	const char *values[] = {idx, g->uuid, g->pci_bus_id, device, in->hostname ? in->hostname : "", g->name};
+	expo_sample_v(e, v, in->dcgm_model_name ? 6 : 5, names, values);
+}
+
+static void render_dcgm(expo *e, const snapshot *s, const metrics_input *in)
+{
+	/* DCGM's totals over all links; untyped as the other DCGM counters here (metrics.c) */
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} totals[] = {
+		{"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "Total number of NVLink flow-control CRC errors.",
+		 L(crc_flit)},
+		{"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "Total number of NVLink data CRC errors.", L(crc_data)},
+		{"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "Total number of NVLink retries.", L(replay)},
+		{"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "Total number of NVLink recovery errors.", L(recovery)},
+	};
+	for (size_t k = 0; k < GV_ARRAY_LEN(totals); k++) {
+		bool declared = false;
+		for (int i = 0; i < s->ngpus; i++) {
+			const gpu_sample *g = &s->gpus[i];
+			double sum = 0;
+			bool any = false;
+			for (int l = 0; has_links(g) && l < g->nvlinks; l++) {
+				sval v = link_field(&g->nvlink[l], totals[k].off);
+				if (sv_has(v))
+					sum += v.v, any = true;
+			}
+			if (!any)
+				continue;
+			if (!declared)
+				declared = expo_family(e, totals[k].name, MT_UNTYPED, totals[k].help);
+			dcgm_sample(e, sum, g, in);
+		}
+	}
+}
+
+void metrics_render_nvlink(expo *e, const snapshot *s, const metrics_input *in)
+{
+	render_ours(e, s);
+	if (in->dcgm)
+		render_dcgm(e, s, in);
+}
