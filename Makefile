@@ -3,7 +3,15 @@ PREFIX ?= /usr/local
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build run test test-asan test-tsan fuzz install clean deps test-deps
+STAMP = $(BUILD)/gpuvet-configured
+CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+# A build tree whose last configure did not finish (no stamp: CMakeLists.txt writes it last) is
+# not trusted: its cache goes and the configure starts over.
+FORGET_UNFINISHED = if [ ! -f $(STAMP) ] && [ -e $(BUILD)/CMakeCache.txt ]; then \
+	echo "gpuvet: $(BUILD)/ is from an unfinished configure: configuring again" >&2; \
+	rm -rf $(BUILD)/CMakeCache.txt $(BUILD)/CMakeFiles; fi
+
+.PHONY: all build configure run test test-fresh test-asan test-tsan fuzz install clean deps test-deps
 
 all: build
 
@@ -13,32 +21,45 @@ deps:
 test-deps:
 	@sh scripts/install-deps.sh --test
 
-$(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+configure:
+	@$(FORGET_UNFINISHED)
+	@[ -f $(STAMP) ] || $(CONFIGURE)
 
-build: deps $(BUILD)/CMakeCache.txt
+build: deps
+	@$(MAKE) --no-print-directory configure
 	cmake --build $(BUILD) -j$(JOBS)
 
 # Installs what is missing, builds, and runs the diagnosis on this machine.
 run: build
 	./$(BUILD)/gpuvet check || true
 
-# Builds and runs the whole test suite (GPU tests skip without a GPU).
-test: test-deps $(BUILD)/CMakeCache.txt
+# Builds and runs the whole test suite (GPU tests skip without a GPU). The tests are required
+# here (GPUVET_TESTS=ON), so a build tree configured without them by `make run` gains them.
+# The fresh-machine test (label fresh, tens of minutes) is `make test-fresh`.
+test: test-deps
+	@$(FORGET_UNFINISHED)
+	$(CONFIGURE) -DGPUVET_TESTS=ON
 	cmake --build $(BUILD) -j$(JOBS)
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j$(JOBS) -LE fresh
+
+# The README's first and second commands on a bare Debian 12 root (debootstrap; as root).
+test-fresh: test-deps
+	@$(FORGET_UNFINISHED)
+	$(CONFIGURE) -DGPUVET_TESTS=ON
+	cmake --build $(BUILD) -j$(JOBS) --target gpuvet
+	cd $(BUILD) && ctest --output-on-failure --no-tests=error -L fresh
 
 # The same suite under AddressSanitizer and UBSan.
 test-asan: test-deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUVET_SANITIZE=ON -DCMAKE_C_COMPILER=clang
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUVET_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DGPUVET_TESTS=ON
 	cmake --build build-asan -j$(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) -LE fuzz
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) -LE 'fuzz|fresh'
 
 # The unit tests and the scenarios that run the probe, per-GPU, deadline, Python-child, bench and
 # run threads, under ThreadSanitizer (clang): the first race report aborts its test.
 TSAN_TESTS = ^unit/test_|^scenario/(100|128|136|200|300|405|407|409|411|600|602|604|722)-
 test-tsan: test-deps
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DGPUVET_TSAN=ON -DCMAKE_C_COMPILER=clang
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DGPUVET_TSAN=ON -DCMAKE_C_COMPILER=clang -DGPUVET_TESTS=ON
 	cmake --build build-tsan -j$(JOBS) --target gpuvet scenario_runner fake_nvml fake_nvml_basic fake_cuda \
 		$(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 	cd build-tsan && ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
@@ -46,7 +67,7 @@ test-tsan: test-deps
 # libFuzzer targets: FUZZ_SECONDS each (default 60), JOBS of them at a time (docs/fuzzing.md).
 FUZZ_SECONDS ?= 60
 fuzz: test-deps
-	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DGPUVET_FUZZ=ON -DCMAKE_C_COMPILER=clang -DGPUVET_FUZZ_SECONDS=$(FUZZ_SECONDS)
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DGPUVET_FUZZ=ON -DCMAKE_C_COMPILER=clang -DGPUVET_FUZZ_SECONDS=$(FUZZ_SECONDS) -DGPUVET_TESTS=ON
 	cmake --build build-fuzz -j$(JOBS)
 	cd build-fuzz && ctest --output-on-failure -L fuzz -j$(JOBS)
 

@@ -1,12 +1,20 @@
 #!/bin/sh
-# Installs the Debian/Ubuntu packages gpuvet needs to build and test.
-#   scripts/install-deps.sh          build dependencies
-#   scripts/install-deps.sh --test   also the test tools (cmocka, clang, promtool, python3, tmux)
-# As root it runs apt-get; otherwise it prints the line to run.
+# Installs the Debian/Ubuntu packages gpuvet needs to build and test (Debian 12, Ubuntu 24.04).
+#   scripts/install-deps.sh          build dependencies (make and the C compiler included)
+#   scripts/install-deps.sh --test   also the test tools (cmocka, clang, promtool, python3, tmux,
+#                                    xmllint, debootstrap)
+# As root it runs apt-get; as a user it runs apt-get through sudo where sudo is installed;
+# otherwise it prints the line to run as root.
+# Debian 12 is tested from a bare debootstrap root (tests/fresh/fresh.sh). Ubuntu 24.04 has every
+# name below too (libcjson-dev, libcmocka-dev, libopenblas0, prometheus and debootstrap from
+# universe, which Ubuntu's images enable); not run there: its archive is not reachable from CI.
 set -eu
-# libopenblas0: not linked; gpuvet bench loads it at run time for the CPU baseline
+# build-essential brings make and gcc; libopenblas0: not linked, gpuvet bench loads it at run
+# time for the CPU baseline
 build="build-essential cmake pkg-config libsqlite3-dev libmicrohttpd-dev libcjson-dev libncurses-dev libopenblas0"
-test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 python3-yaml tmux sqlite3 util-linux binutils slurm-wlm munge"
+# libxml2-utils: xmllint validates --junit output against tests/junit/junit.xsd;
+# debootstrap: the fresh-machine test (label fresh) builds a bare Debian 12 root
+test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 python3-yaml tmux sqlite3 util-linux binutils slurm-wlm munge libxml2-utils debootstrap"
 pkgs=$build
 [ "${1:-}" = "--test" ] && pkgs="$build $test_pkgs"
 
@@ -20,18 +28,23 @@ if [ "${1:-}" = "--test" ] && [ "$(id -u)" -eq 0 ] && ! command -v chromium >/de
 	optional="chromium"
 fi
 [ -z "$missing$optional" ] && exit 0
+as_root=""
 if [ "$(id -u)" -ne 0 ]; then
-	echo "gpuvet: missing packages:$missing" >&2
-	echo "run: sudo apt-get install -y$missing" >&2
-	exit 1
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "gpuvet: missing packages:$missing" >&2
+		echo "run as root: apt-get update && apt-get install -y$missing" >&2
+		exit 1
+	fi
+	as_root="sudo"
 fi
 echo "installing:$missing $optional" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq || true
+# a failed update (an unreachable mirror) still lets an install from the cached lists try
 # shellcheck disable=SC2086
-[ -z "$missing" ] || apt-get install -y -qq --no-install-recommends $missing >/dev/null
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq || echo "gpuvet: apt-get update failed: trying the install with the package lists already here" >&2
+# shellcheck disable=SC2086
+[ -z "$missing" ] || $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 if [ -n "$optional" ]; then
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $optional >/dev/null 2>&1 ||
+	env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $optional >/dev/null 2>&1 ||
 		echo "gpuvet: $optional could not be installed: the report's browser test will skip" >&2
 fi

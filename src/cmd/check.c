@@ -25,15 +25,18 @@ static const char check_usage[] =
 	"\n"
 	"output\n"
 	"  --json               one JSON document (schema gpuvet.check/1, see docs/json.md)\n"
-	"  --junit FILE         also write a JUnit XML report (one test case per rule)\n"
+	"  --junit FILE         also write a JUnit XML report: one test case per rule and per\n"
+	"                       --require (docs/json.md); - for stdout\n"
 	"  -v, --verbose        list every fact collected and the rules skipped\n"
 	"  --list-rules         list the rules (finding ids) and exit\n"
 	"\n"
 	"policy (for CI)\n"
 	"  --strict             warnings fail too (exit 1)\n"
 	"  --require EXPR       fail unless EXPR holds; repeatable. EXPR is KEY OP VALUE over facts\n"
-	"                       (nvml.device_count>=8, nvml.driver_version>=550), a fact KEY that must\n"
-	"                       be true, or !ID for a finding id that must not appear\n"
+	"                       (nvml.device_count>=8, nvml.driver_version>=550.54), OP one of\n"
+	"                       == != >= <= > <, versions compared part by part (12.10 > 12.4); a fact\n"
+	"                       KEY that must be true; or !ID for a finding id (or prefix ending in .)\n"
+	"                       that must not appear. A malformed EXPR is a usage error (exit 2)\n"
 	"\n"
 	"probing\n"
 	"  --fast               NVML and files only: no cuInit, no Python (about 0.1 s)\n"
@@ -146,6 +149,10 @@ int cmd_check(int argc, char **argv)
 		sl_free(&requires);
 		return usage_error(check_usage, "unexpected argument '%s'", argv[optind]);
 	}
+	if (json && junit && strcmp(junit, "-") == 0) {
+		sl_free(&requires);
+		return usage_error(NULL, "--json and --junit - would both write to stdout: give --junit a file");
+	}
 
 	double t0 = now_seconds();
 	facts *f;
@@ -179,7 +186,7 @@ int cmd_check(int argc, char **argv)
 			gv_error("cannot write JUnit report %s: %m", junit);
 			rc = EXIT_INTERNAL;
 		} else {
-			render_check_junit(jf, &fs, &ro);
+			render_check_junit(jf, &fs, &requires, &ro);
 			if (jf != stdout && fclose(jf) != 0) {
 				gv_error("cannot write JUnit report %s: %m", junit);
 				rc = EXIT_INTERNAL;

@@ -60,6 +60,7 @@ typedef struct plan {
 	fix_machine m;
 	fix_choice choice;
 	char python[512];
+	fix_pyenv pyenv;   /* where the pip line installs: python, or a venv the plan makes first */
 	char python_word[4608]; /* python as a word of a command: quoted, or a comment that refuses it */
 	char current[128]; /* "torch 2.11.0+cu130" or "" */
 	char status[512];  /* one line on the current torch */
@@ -201,6 +202,7 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 	const char *py = facts_str(f, "python.selected");
 	str_copy(p->python, sizeof(p->python), py ? py : "python3");
 	shell_word_or_comment(p->python_word, sizeof(p->python_word), "the interpreter", p->python);
+	fix_pyenv_plan(f, &p->choice, &p->pyenv);
 	bool live = facts_str(f, "python.live.status") && strcmp(facts_str(f, "python.live.status"), "ok") == 0;
 	const char *tv = live && facts_true(f, "python.live.torch.installed") ? facts_str(f, "python.live.torch.version")
 									       : NULL;
@@ -232,11 +234,14 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 		bool newer = !tv || version_cmp(p->choice.build.version, release) > 0;
 		if (!p->torch_ok || newer) {
 			plan_step *s = add_step(p, "torch", p->torch_ok ? "PyTorch (optional: a newer release fits too)" : "PyTorch");
-			s->why = xstrdup(p->choice.why);
-			if (tv && !p->torch_ok)
+			s->why = p->pyenv.why[0] ? xasprintf("%s; %s", p->choice.why, p->pyenv.why) : xstrdup(p->choice.why);
+			/* a torch in the interpreter pip installs into goes first (a new venv has none) */
+			if (tv && !p->torch_ok && !p->pyenv.switched)
 				sl_pushf(&s->commands, "%s -m pip uninstall -y torch torchvision torchaudio", p->python_word);
+			for (size_t i = 0; i < p->pyenv.prep.n; i++)
+				sl_push(&s->commands, p->pyenv.prep.v[i]);
 			char line[1024];
-			fix_pip_line(&p->choice, p->python_word, line, sizeof(line));
+			fix_pip_line(&p->choice, p->pyenv.python, line, sizeof(line));
 			sl_push(&s->commands, line);
 			fix_conda_line(&p->choice, line, sizeof(line));
 			const char *cn = fix_conda_note(&p->choice);
@@ -253,7 +258,11 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 		plan_step *s = add_step(p, "driver", "NVIDIA driver");
 		s->why = xstrdup(p->choice.why);
 		s->needs_root = true;
-		if (p->choice.driver_need[0]) {
+		if (p->choice.driver_branch_max) {
+			sl_pushf(&s->commands, "# install the R%d NVIDIA driver (the last branch that drives this GPU), then reboot",
+				 p->choice.driver_branch_max);
+			sl_pushf(&s->alternatives, "Ubuntu: sudo apt install nvidia-driver-%d", p->choice.driver_branch_max);
+		} else if (p->choice.driver_need[0]) {
 			sl_pushf(&s->commands, "# upgrade the NVIDIA driver to >= %s (branch %.3s or newer), then reboot",
 				 p->choice.driver_need, p->choice.driver_need);
 			sl_pushf(&s->alternatives, "Ubuntu: sudo ubuntu-drivers install   (or sudo apt install nvidia-driver-%.3s)",
@@ -268,10 +277,17 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 		plan_step *t = add_step(p, "torch", "PyTorch (works once the driver is upgraded)");
 		t->why = xasprintf("torch %s %s: the newest release in the KB whose architecture list covers the GPUs here",
 				   after.build.version, after.build.variant);
-		if (tv)
+		if (p->pyenv.why[0]) {
+			char *w = xasprintf("%s; %s", t->why, p->pyenv.why);
+			free(t->why);
+			t->why = w;
+		}
+		if (tv && !p->pyenv.switched)
 			sl_pushf(&t->commands, "%s -m pip uninstall -y torch torchvision torchaudio", p->python_word);
+		for (size_t i = 0; i < p->pyenv.prep.n; i++)
+			sl_push(&t->commands, p->pyenv.prep.v[i]);
 		char line[1024];
-		fix_pip_line(&after, p->python_word, line, sizeof(line));
+		fix_pip_line(&after, p->pyenv.python, line, sizeof(line));
 		sl_push(&t->commands, line);
 	}
 	/* 3. environment lines from every finding (shadowed libraries, visibility, debugging variables) */
@@ -335,6 +351,7 @@ static void free_plan(plan *p)
 	}
 	sl_free(&p->notes);
 	free(p->dockerfile);
+	fix_pyenv_free(&p->pyenv);
 }
 
 static void machine_line(FILE *out, const plan *p)
@@ -468,8 +485,11 @@ static cJSON *build_json(const plan *p)
 		cJSON_AddStringToObject(r, "driver_fit", c->cpu_only ? "cpu" : drv_fit_name(c->fit));
 		cJSON_AddStringToObject(r, "index_url", c->index_url);
 		char line[1024];
-		fix_pip_line(c, p->python_word, line, sizeof(line));
+		fix_pip_line(c, p->pyenv.python, line, sizeof(line));
 		cJSON_AddStringToObject(r, "pip", line);
+		cJSON *prep = cJSON_AddArrayToObject(r, "pip_prepare");
+		for (size_t i = 0; i < p->pyenv.prep.n; i++)
+			cJSON_AddItemToArray(prep, cJSON_CreateString(p->pyenv.prep.v[i]));
 		fix_conda_line(c, line, sizeof(line));
 		cJSON_AddStringToObject(r, "conda", line);
 		if (fix_conda_note(c))

@@ -1,8 +1,10 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
 #include "kb/kb_nvidia.h"
+#include "cuda/archlist.h"
 
 const char *kb_gpu_segment(const kb *k, const char *gpu_name)
 {
@@ -52,4 +54,42 @@ bool kb_xid_lookup(const kb *k, int code, kb_xid *out)
 		}
 	}
 	return false;
+}
+
+bool kb_arch_driver_lookup(const kb *k, int major, int minor, kb_arch_driver *out)
+{
+	const csv_table *t = k ? kb_table(k, "gpu_arch_driver") : NULL;
+	if (!t)
+		return false;
+	for (size_t r = 0; r < t->nrows; r++) {
+		int a, b;
+		if (!cc_parse(csv_cell(t, r, "compute_capability"), &a, &b) || a != major || b != minor)
+			continue;
+		memset(out, 0, sizeof(*out));
+		str_copy(out->architecture, sizeof(out->architecture), csv_cell(t, r, "architecture"));
+		snprintf(out->cc, sizeof(out->cc), "%d.%d", a, b);
+		str_copy(out->min_driver, sizeof(out->min_driver), csv_cell(t, r, "min_linux_driver"));
+		out->last_branch = atoi(csv_cell(t, r, "last_driver_branch"));
+		return true;
+	}
+	return false;
+}
+
+int kb_driver_drives(const kb *k, const char *driver, int major, int minor, char *why, size_t n)
+{
+	kb_arch_driver a;
+	int branch = 0;
+	if (!driver || !*driver || version_parse(driver, &branch, &(int){0}, NULL) < 1 ||
+	    !kb_arch_driver_lookup(k, major, minor, &a))
+		return -1;
+	if (a.min_driver[0] && version_cmp(driver, a.min_driver) < 0) {
+		snprintf(why, n, "%s GPUs (compute capability %s) need driver >= %s", a.architecture, a.cc, a.min_driver);
+		return 0;
+	}
+	if (a.last_branch > 0 && branch > a.last_branch) {
+		snprintf(why, n, "the last driver branch that drives %s GPUs (compute capability %s) is R%d", a.architecture,
+			 a.cc, a.last_branch);
+		return 0;
+	}
+	return 1;
 }

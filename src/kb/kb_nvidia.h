@@ -22,4 +22,16 @@ typedef struct kb_xid {
 } kb_xid;
 /* The catalogue row of an Xid code; false when the KB has none. */
 bool kb_xid_lookup(const kb *k, int code, kb_xid *out);
+
+/* The driver range that drives a GPU of a compute capability (gpu_arch_driver.csv). */
+typedef struct kb_arch_driver {
+	char architecture[24]; /* "Hopper" */
+	char cc[8];            /* "9.0" */
+	char min_driver[32];   /* "520.61.05"; "" when the KB leaves it empty */
+	int last_branch;       /* 470: drivers after R470 do not drive it; 0 while supported */
+} kb_arch_driver;
+bool kb_arch_driver_lookup(const kb *k, int major, int minor, kb_arch_driver *out);
+/* Can this driver ("470.82.01") drive that GPU? 1 yes, 0 no (*why: "Hopper GPUs (compute
+ * capability 9.0) need driver >= 520.61.05"), -1 the KB cannot say. */
+int kb_driver_drives(const kb *k, const char *driver, int major, int minor, char *why, size_t n);
 #endif

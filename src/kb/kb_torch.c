@@ -240,3 +240,28 @@ const char *drv_fit_name(drv_fit f)
 	default: return "unknown";
 	}
 }
+
+bool kb_torch_python(const kb *k, const char *release, char *lo, size_t nlo, char *hi, size_t nhi)
+{
+	const csv_table *t = kb_table(k, "torch_cuda");
+	if (!t || !release)
+		return false;
+	int best = 0;
+	const char *cell = NULL;
+	for (size_t r = 0; r < t->nrows; r++) {
+		int m = release_match(csv_cell(t, r, "torch_version"), release);
+		if (m > best) {
+			best = m;
+			cell = csv_cell(t, r, "python_versions");
+		}
+	}
+	/* "3.10-3.14 (3.14t experimental)": the range before any remark; experimental builds are not
+	 * promised */
+	int a, b, c, d;
+	char tail;
+	if (!cell || sscanf(cell, "%d.%d-%d.%d%c", &a, &b, &c, &d, &tail) < 4 || a != 3 || c != 3)
+		return false;
+	snprintf(lo, nlo, "%d.%d", a, b);
+	snprintf(hi, nhi, "%d.%d", c, d);
+	return true;
+}

@@ -31,6 +31,10 @@ bool kb_torch_build(const kb *k, const char *torch_version, const char *variant,
  * whether the KB row is more than a pattern. */
 bool kb_torchvision(const kb *k, const char *torch_version, char *out, size_t n, bool *verified);
 
+/* The Python versions a release's wheels are built for ("2.11" -> "3.10", "3.14"), from the
+ * python_versions column of torch_cuda.csv; false when the KB has no range for it. */
+bool kb_torch_python(const kb *k, const char *release, char *lo, size_t nlo, char *hi, size_t nhi);
+
 /* "cu130" -> "13.0", "cu92" -> "9.2"; "13.0" -> "cu130". */
 bool torch_variant_cuda(const char *variant, char *cuda, size_t n);
 bool torch_cuda_variant(const char *cuda, char *variant, size_t n);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/sysroot.h"
+#include "nvidia/nvrmlog.h"
 #include "nvidia/xidlog.h"
 #include "probes/probes.h"
 
@@ -29,12 +30,36 @@ struct xid_group {
 	const char *source;
 };
 
+#define MAX_REFUSED 16
+
 struct xid_set {
 	struct xid_group g[MAX_XIDS];
 	int n;
 	int total;
 	int dropped;
+	/* the driver refusing a GPU (nvidia/nvrmlog.h): one entry per distinct message */
+	nvrm_scan nscan;
+	nvrm_refusal refused[MAX_REFUSED];
+	const char *refused_source[MAX_REFUSED];
+	int nrefused;
 };
+
+static void scan_refusal(struct xid_set *s, const char *line, size_t n, const char *source)
+{
+	nvrm_refusal r;
+	if (!nvrm_scan_line(&s->nscan, line, n, &r))
+		return;
+	for (int i = 0; i < s->nrefused; i++)
+		if (memcmp(&s->refused[i], &r, sizeof(r)) == 0)
+			return;
+	if (s->nrefused == MAX_REFUSED) { /* keep the most recent */
+		memmove(&s->refused[0], &s->refused[1], sizeof(r) * (MAX_REFUSED - 1));
+		memmove(&s->refused_source[0], &s->refused_source[1], sizeof(s->refused_source[0]) * (MAX_REFUSED - 1));
+		s->nrefused--;
+	}
+	s->refused_source[s->nrefused] = source;
+	s->refused[s->nrefused++] = r;
+}
 
 static void add_line(struct xid_set *s, const xid_line *x, const char *source)
 {
@@ -68,6 +93,7 @@ static void scan_text(struct xid_set *s, const char *text, size_t len, int year,
 		xid_line x;
 		if (n > 10 && xid_parse_line(p, n, year, &x))
 			add_line(s, &x, source);
+		scan_refusal(s, p, n, source);
 		p += n + 1;
 	}
 }
@@ -142,6 +168,7 @@ static int read_kmsg(struct xid_set *s)
 		size_t n = nl ? (size_t)(nl - rec) : (size_t)r;
 		if (xid_parse_line(rec, n, 0, &x))
 			add_line(s, &x, "/dev/kmsg");
+		scan_refusal(s, rec, n, "/dev/kmsg");
 	}
 	close(fd);
 	return 0;
@@ -184,6 +211,7 @@ void probe_kmsg(facts *f, const probe_opts *o)
 		char *text;
 		size_t len;
 		int rc = read_tail(logs[i], &text, &len);
+		memset(&s->nscan, 0, sizeof(s->nscan)); /* a message does not span two logs */
 		if (rc == 0) {
 			sl_push(&read_ok, logs[i]);
 			scan_text(s, text, len, year, logs[i]);
@@ -235,6 +263,22 @@ void probe_kmsg(facts *f, const probe_opts *o)
 				facts_put_bool(f, g->source, true, "kmsg.xid.%d.this_boot", i);
 			else if (t >= 0 && btime > 0)
 				facts_put_bool(f, g->source, t >= btime, "kmsg.xid.%d.this_boot", i);
+		}
+	}
+	if (read_ok.n) {
+		facts_put_int(f, NULL, s->nrefused, "kmsg.refused.count");
+		for (int i = 0; i < s->nrefused; i++) {
+			const nvrm_refusal *r = &s->refused[i];
+			const char *src = s->refused_source[i];
+			facts_put_str(f, src, r->driver, "kmsg.refused.%d.driver", i);
+			if (r->pci[0])
+				facts_put_str(f, src, r->pci, "kmsg.refused.%d.pci", i);
+			if (r->pci_id[0])
+				facts_put_str(f, src, r->pci_id, "kmsg.refused.%d.pci_id", i);
+			if (r->gpu[0])
+				facts_put_str(f, src, r->gpu, "kmsg.refused.%d.gpu", i);
+			if (r->legacy_branch)
+				facts_put_int(f, src, r->legacy_branch, "kmsg.refused.%d.legacy_branch", i);
 		}
 	}
 	sl_free(&read_ok);

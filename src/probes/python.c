@@ -345,6 +345,35 @@ static void conda_facts(facts *f, const char *prefix)
 	free(meta);
 }
 
+/* What a pip line needs of the interpreter: is it externally managed (PEP 668: EXTERNALLY-MANAGED
+ * beside the standard library; pip ignores it inside a venv), is pip importable from one of its
+ * site directories, and can `-m venv` bootstrap pip (ensurepip: Debian and Ubuntu ship it in
+ * python3.X-venv). */
+static void install_facts(facts *f, const py_interp *py, const strlist *sites)
+{
+	if (!py->version[0])
+		return;
+	const char *base = strcmp(py->base_prefix, "/") == 0 ? "" : py->base_prefix;
+	char *marker = xasprintf("%s/lib/python%s/EXTERNALLY-MANAGED", base, py->version);
+	bool venv = strcmp(py->kind, "venv") == 0;
+	facts_put_bool(f, marker, !venv && sysroot_exists(marker), "python.externally_managed");
+	char *ensure = xasprintf("%s/lib/python%s/ensurepip/__init__.py", base, py->version);
+	facts_put_bool(f, ensure, sysroot_exists(ensure), "python.ensurepip");
+	const char *pip_at = NULL;
+	for (size_t i = 0; i < sites->n && !pip_at; i++) {
+		char *p = xasprintf("%s/pip/__init__.py", sites->v[i]);
+		if (sysroot_exists(p))
+			pip_at = sites->v[i];
+		free(p);
+	}
+	if (pip_at)
+		facts_put_bool(f, pip_at, true, "python.pip_module");
+	else
+		facts_put_bool(f, NULL, false, "python.pip_module");
+	free(marker);
+	free(ensure);
+}
+
 static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 {
 	facts_put_str(f, NULL, py->path, "python.selected");
@@ -365,6 +394,7 @@ static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 		facts_put_str(f, NULL, sites.v[i], "python.site.%zu.path", i);
 		facts_put_str(f, NULL, kinds.v[i], "python.site.%zu.kind", i);
 	}
+	install_facts(f, py, &sites);
 	strlist tdirs = {0}, tsites = {0};
 	find_torch_dirs(&sites, &tdirs, &tsites);
 	facts_put_int(f, NULL, (long long)tdirs.n, "python.torch.installs.count");

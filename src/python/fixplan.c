@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "core/shell.h"
 #include "cuda/archlist.h"
+#include "kb/kb_nvidia.h"
 
 static void add_gpu(fix_machine *m, const char *name, const char *cc, const char *src)
 {
@@ -60,6 +62,89 @@ void fix_machine_read(const facts *f, const kb *k, fix_machine *m)
 			 (m->driver_cuda % 1000) / 10);
 	else if (m->driver[0])
 		kb_driver_max_cuda(k, m->driver, m->driver_cuda_text, sizeof(m->driver_cuda_text));
+	const fact *sel = facts_get(f, "python.selected");
+	const char *pv = sel && sel->state == FACT_OK ? facts_str(f, "python.version") : NULL;
+	if (pv)
+		str_copy(m->python, sizeof(m->python), pv);
+	/* refusals logged by the driver that is loaded now ("535.xx" names only the branch) */
+	long long nref = facts_int_or(f, 0, "kmsg.refused.count");
+	for (long long i = 0; i < nref && i < 16 && m->driver[0] && !m->refused[0]; i++) {
+		const char *d = facts_str(f, "kmsg.refused.%lld.driver", i);
+		if (!d || !(version_cmp(d, m->driver) == 0 || (str_ends(d, ".xx") && atoi(d) == atoi(m->driver))))
+			continue;
+		const char *gpu = facts_str(f, "kmsg.refused.%lld.gpu", i);
+		const char *pci = facts_str(f, "kmsg.refused.%lld.pci", i);
+		const char *id = facts_str(f, "kmsg.refused.%lld.pci_id", i);
+		m->refused_legacy = (int)facts_int_or(f, 0, "kmsg.refused.%lld.legacy_branch", i);
+		if (m->refused_legacy)
+			snprintf(m->refused, sizeof(m->refused),
+				 "the kernel log: driver %s ignores the %s, which only the R%d legacy branch drives", d,
+				 gpu ? gpu : "GPU", m->refused_legacy);
+		else
+			snprintf(m->refused, sizeof(m->refused),
+				 "the kernel log: driver %s does not support the GPU at %s (PCI ID %s), a GPU newer than the "
+				 "driver", d, pci ? pci : "?", id ? id : "?");
+	}
+}
+
+/* Does the release have wheels for the interpreter's Python? Unknown either way: yes. */
+static bool python_fits(const kb *k, const fix_machine *m, const torch_build *b)
+{
+	char lo[8], hi[8];
+	if (!m->python[0] || !kb_torch_python(k, b->version, lo, sizeof(lo), hi, sizeof(hi)))
+		return true;
+	return version_cmp(m->python, lo) >= 0 && version_cmp(m->python, hi) <= 0;
+}
+
+/* The chosen build needs another Python: 3.12 when the build takes it (widely packaged, every
+ * current release has wheels for it), else the nearest end of its range. */
+static void set_need_python(const kb *k, const fix_machine *m, const torch_build *b, fix_choice *c)
+{
+	char lo[8], hi[8];
+	if (!kb_torch_python(k, b->version, lo, sizeof(lo), hi, sizeof(hi)))
+		return;
+	c->need_python = true;
+	const char *want = version_cmp("3.12", lo) < 0 ? lo : version_cmp("3.12", hi) > 0 ? hi : "3.12";
+	str_copy(c->python_need, sizeof(c->python_need), want);
+	snprintf(c->python_range, sizeof(c->python_range), "%s to %s", lo, hi);
+	(void)m; /* fix_pyenv_plan says why, with the interpreter's version */
+}
+
+/* A GPU the driver cannot drive at all (too old for its architecture, or a branch after the
+ * architecture's last): recorded in c, first such GPU named. */
+static void check_driver_drives(const kb *k, const fix_machine *m, fix_choice *c)
+{
+	int branch = atoi(m->driver);
+	if (m->refused[0]) {
+		c->driver_cannot = true;
+		str_copy(c->driver_cannot_why, sizeof(c->driver_cannot_why), m->refused);
+		c->driver_branch_max = m->refused_legacy;
+	}
+	for (int i = 0; i < m->ngpus && m->driver[0]; i++) {
+		const fix_gpu *g = &m->gpus[i];
+		char why[200];
+		if (!g->cc[0] || kb_driver_drives(k, m->driver, g->major, g->minor, why, sizeof(why)) != 0)
+			continue;
+		kb_arch_driver a;
+		if (kb_arch_driver_lookup(k, g->major, g->minor, &a) && a.last_branch > 0 && branch > a.last_branch &&
+		    (!c->driver_branch_max || a.last_branch < c->driver_branch_max))
+			c->driver_branch_max = a.last_branch;
+		if (!c->driver_cannot)
+			snprintf(c->driver_cannot_why, sizeof(c->driver_cannot_why), "driver %s cannot drive the %s: %s",
+				 m->driver, g->name, why);
+		c->driver_cannot = true;
+	}
+}
+
+/* Does the build's CUDA run on a driver of branch <= max (the Kepler case: R470 at most)? */
+static bool cuda_within_branch(const kb *k, const torch_build *b, int max)
+{
+	char tk[32] = "", compat[32] = "";
+	if (max <= 0)
+		return true;
+	if (!kb_cuda_min_driver(k, b->cuda, tk, sizeof(tk), compat, sizeof(compat)) || !tk[0])
+		return false;
+	return atoi(tk) <= max;
 }
 
 /* Does the build carry code for every GPU? *ptx_only when one is reached only through PTX. */
@@ -133,10 +218,16 @@ void fix_choose(const kb *k, const fix_machine *m, fix_choice *c)
 	}
 	if (!m->gpu_present && !driver_known(m)) {
 		/* no NVIDIA GPU: the CPU wheel of the newest release (smaller, and honest about it) */
-		const torch_build *nb = &all[0];
-		for (size_t i = 1; i < n; i++)
-			if (version_cmp(all[i].version, nb->version) > 0)
+		const torch_build *nb = NULL, *nb_any = &all[0];
+		for (size_t i = 0; i < n; i++) {
+			if (version_cmp(all[i].version, nb_any->version) > 0)
+				nb_any = &all[i];
+			if (python_fits(k, m, &all[i]) && (!nb || version_cmp(all[i].version, nb->version) > 0))
 				nb = &all[i];
+		}
+		bool py_short = !nb;
+		if (!nb)
+			nb = nb_any;
 		c->found = true;
 		c->cpu_only = true;
 		c->build = *nb;
@@ -145,22 +236,36 @@ void fix_choose(const kb *k, const fix_machine *m, fix_choice *c)
 		fill_pip(k, c);
 		snprintf(c->why, sizeof(c->why), "no NVIDIA GPU on this machine: the CPU build of torch %s (a CUDA build "
 			 "would only add gigabytes of unused libraries)", c->build.version);
+		if (py_short)
+			set_need_python(k, m, &c->build, c);
 		free(all);
 		return;
 	}
-	int best = -1, newest = -1;
-	bool best_ptx = false, newest_ptx = false;
-	drv_fit best_fit = DRV_FIT_UNKNOWN;
+	check_driver_drives(k, m, c);
+	/* newest: the newest build covering the GPUs (for after a driver upgrade); best: the best one
+	 * this driver runs; each preferring builds with wheels for this Python (_any: regardless) */
+	int best = -1, newest = -1, best_any = -1, newest_any = -1;
+	bool best_ptx = false, newest_ptx = false, best_any_ptx = false, newest_any_ptx = false;
+	drv_fit best_fit = DRV_FIT_UNKNOWN, best_any_fit = DRV_FIT_UNKNOWN;
 	for (size_t i = 0; i < n; i++) {
 		bool ptx;
-		if (!covers_all(&all[i], m, &ptx))
+		if (!covers_all(&all[i], m, &ptx) || !cuda_within_branch(k, &all[i], c->driver_branch_max))
 			continue;
-		int vc = newest < 0 ? 1 : version_cmp(all[i].version, all[newest].version);
-		if (vc > 0 || (vc == 0 && newest_ptx && !ptx) ||
-		    (vc == 0 && ptx == newest_ptx && version_cmp(all[i].cuda, all[newest].cuda) < 0)) {
-			newest = (int)i;
-			newest_ptx = ptx;
+		bool pyok = python_fits(k, m, &all[i]);
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass == 0 && !pyok)
+				continue;
+			int *nw = pass ? &newest_any : &newest;
+			bool *nwp = pass ? &newest_any_ptx : &newest_ptx;
+			int vc = *nw < 0 ? 1 : version_cmp(all[i].version, all[*nw].version);
+			if (vc > 0 || (vc == 0 && *nwp && !ptx) ||
+			    (vc == 0 && ptx == *nwp && version_cmp(all[i].cuda, all[*nw].cuda) < 0)) {
+				*nw = (int)i;
+				*nwp = ptx;
+			}
 		}
+		if (c->driver_cannot)
+			continue; /* no build runs until the driver drives the GPU */
 		drv_fit fit = driver_known(m) ? kb_driver_fit(k, m->driver, m->driver_cuda, all[i].cuda, NULL, 0)
 					      : DRV_FIT_UNKNOWN;
 		if (driver_known(m) && fit != DRV_FIT_NATIVE && fit != DRV_FIT_MVC)
@@ -168,11 +273,29 @@ void fix_choose(const kb *k, const fix_machine *m, fix_choice *c)
 		/* no driver to judge by: only the release's default variant, the safe pick */
 		if (!driver_known(m) && !all[i].is_default)
 			continue;
-		if (best < 0 || better(&all[i], ptx, fit, &all[best], best_ptx, best_fit) > 0) {
+		if (best_any < 0 || better(&all[i], ptx, fit, &all[best_any], best_any_ptx, best_any_fit) > 0) {
+			best_any = (int)i;
+			best_any_ptx = ptx;
+			best_any_fit = fit;
+		}
+		if (pyok && (best < 0 || better(&all[i], ptx, fit, &all[best], best_ptx, best_fit) > 0)) {
 			best = (int)i;
 			best_ptx = ptx;
 			best_fit = fit;
 		}
+	}
+	bool py_short = false;
+	if (best < 0 && best_any >= 0) {
+		best = best_any;
+		best_ptx = best_any_ptx;
+		best_fit = best_any_fit;
+		py_short = true;
+	}
+	if (newest < 0 && newest_any >= 0) {
+		newest = newest_any;
+		newest_ptx = newest_any_ptx;
+		if (best < 0)
+			py_short = true; /* the build after a driver upgrade needs another Python */
 	}
 	char gpus[256] = "";
 	for (int i = 0; i < m->ngpus && strlen(gpus) < 200; i++)
@@ -194,18 +317,37 @@ void fix_choose(const kb *k, const fix_machine *m, fix_choice *c)
 		else
 			snprintf(c->why, sizeof(c->why), "torch %s %s: the newest release's default build (no driver to judge by)%s%s",
 				 c->build.version, c->build.variant, gpus[0] ? "; it covers compute capability " : "", gpus);
+		if (py_short)
+			set_need_python(k, m, &c->build, c);
 	} else if (newest >= 0) {
 		c->need_driver = true;
 		c->newest = all[newest];
 		char tk[32] = "", compat[32] = "";
 		if (kb_cuda_min_driver(k, c->newest.cuda, tk, sizeof(tk), compat, sizeof(compat)))
 			str_copy(c->driver_need, sizeof(c->driver_need), tk);
-		snprintf(c->why, sizeof(c->why),
+		/* the driver must also be one that drives every GPU here */
+		for (int i = 0; i < m->ngpus && c->driver_need[0]; i++) {
+			kb_arch_driver a;
+			if (m->gpus[i].cc[0] && kb_arch_driver_lookup(k, m->gpus[i].major, m->gpus[i].minor, &a) &&
+			    a.min_driver[0] && version_cmp(a.min_driver, c->driver_need) > 0)
+				str_copy(c->driver_need, sizeof(c->driver_need), a.min_driver);
+		}
+		if (c->driver_branch_max)
+			c->driver_need[0] = '\0'; /* a branch at most, not a minimum: said by driver_branch_max */
+		if (c->driver_cannot)
+			snprintf(c->why, sizeof(c->why), "%s; the newest PyTorch that covers it is torch %s %s (CUDA %s)%s%s%s",
+				 c->driver_cannot_why, c->newest.version, c->newest.variant, c->newest.cuda,
+				 c->driver_need[0] ? ", which needs driver >= " : "", c->driver_need,
+				 c->driver_branch_max ? ", which that branch runs" : "");
+		else
+			snprintf(c->why, sizeof(c->why),
 			 "no PyTorch build in the KB both covers compute capability %s and runs on driver %s%s%s%s; the newest "
 			 "that covers it is torch %s %s (CUDA %s), which needs driver >= %s",
 			 gpus[0] ? gpus : "(unknown)", m->driver[0] ? m->driver : "(unknown)",
 			 m->driver_cuda_text[0] ? " (CUDA " : "", m->driver_cuda_text, m->driver_cuda_text[0] ? ")" : "",
 			 c->newest.version, c->newest.variant, c->newest.cuda, c->driver_need[0] ? c->driver_need : "(unknown)");
+		if (py_short)
+			set_need_python(k, m, &c->newest, c);
 	} else {
 		snprintf(c->why, sizeof(c->why),
 			 "no PyTorch build in the KB carries code for compute capability %s: build PyTorch from source with "
@@ -365,4 +507,111 @@ void cudnn_version_text(long long v, char *out, size_t n)
 		snprintf(out, n, "%lld.%lld.%lld", v / 10000, (v % 10000) / 100, v % 100);
 	else
 		snprintf(out, n, "%lld.%lld.%lld", v / 1000, (v % 1000) / 100, v % 100);
+}
+
+/* "/usr/bin/python3.11" -> "python3.11-venv"; "python3" and "python" -> "python3-venv" (the
+ * package of the distribution's default Python, Debian and Ubuntu alike). */
+static void venv_package(const char *python, char *out, size_t n)
+{
+	const char *base = strrchr(python, '/');
+	base = base ? base + 1 : python;
+	int a, b;
+	if (str_starts(base, "python") && version_parse(base + 6, &a, &b, NULL) >= 2)
+		snprintf(out, n, "python%d.%d-venv", a, b);
+	else
+		str_copy(out, n, "python3-venv");
+}
+
+static bool is_distribution_python(const char *python)
+{
+	return str_starts(python, "/usr/bin/") || str_starts(python, "/bin/");
+}
+
+void fix_pyenv_plan(const facts *f, const fix_choice *c, fix_pyenv *p)
+{
+	memset(p, 0, sizeof(*p));
+	const fact *sel = facts_get(f, "python.selected");
+	const char *py = sel && sel->state == FACT_OK ? sel->str : NULL;
+	const char *kind = facts_str(f, "python.kind");
+	const char *ver = facts_str(f, "python.version");
+	bool conda = facts_true(f, "python.conda.env") || (kind && strcmp(kind, "conda") == 0);
+	/* the interpreter as a word of the lines below: quoted, or a comment refusing it (the paths
+	 * under ~ are gpuvet's own and stay unquoted, so that the shell expands the ~) */
+	char qpy[4608];
+	shell_word_or_comment(qpy, sizeof(qpy), "the interpreter", py ? py : "python3");
+	str_copy(p->python, sizeof(p->python), qpy);
+
+	if (c && c->need_python) {
+		/* a Python the chosen build has wheels for, in an environment of its own */
+		char env[32];
+		snprintf(env, sizeof(env), "py%s", c->python_need);
+		p->switched = true;
+		if (conda) {
+			sl_pushf(&p->prep, "conda create -y -n torch-%s python=%s", env, c->python_need);
+			sl_pushf(&p->prep, "conda activate torch-%s", env);
+			str_copy(p->python, sizeof(p->python), "python");
+		} else {
+			/* apt has only the distribution's Python: uv fetches a standalone CPython */
+			sl_push(&p->prep, "command -v curl >/dev/null || sudo apt-get install -y curl");
+			sl_push(&p->prep, "curl -LsSf https://astral.sh/uv/install.sh | sh");
+			sl_pushf(&p->prep, "~/.local/bin/uv venv --seed --python %s ~/venv-%s", c->python_need, env);
+			snprintf(p->python, sizeof(p->python), "~/venv-%s/bin/python", env);
+		}
+		snprintf(p->why, sizeof(p->why),
+			 "torch %s has wheels for Python %s only, and this interpreter is Python %s: Python %s goes into %s of "
+			 "its own; run your programs with %s",
+			 c->need_driver ? c->newest.version : c->build.version, c->python_range, ver ? ver : "?", c->python_need,
+			 conda ? "a conda environment" : "a venv", conda ? "that environment active" : p->python);
+		return;
+	}
+	if (!py) {
+		sl_push(&p->prep, "sudo apt-get install -y python3 python3-venv");
+		sl_push(&p->prep, "python3 -m venv ~/venv");
+		str_copy(p->python, sizeof(p->python), "~/venv/bin/python");
+		p->switched = true;
+		snprintf(p->why, sizeof(p->why), "no Python interpreter here: the distribution's Python 3 and a venv for torch; "
+						 "run your programs with ~/venv/bin/python (or . ~/venv/bin/activate)");
+		return;
+	}
+	bool managed = facts_true(f, "python.externally_managed");
+	const fact *pm = facts_get(f, "python.pip_module");
+	bool no_pip = pm && pm->state == FACT_OK && !pm->i;
+	const fact *ep = facts_get(f, "python.ensurepip");
+	bool no_ensurepip = ep && ep->state == FACT_OK && !ep->i;
+	char pkg[32];
+	venv_package(py, pkg, sizeof(pkg));
+	if (managed) {
+		/* PEP 668: pip refuses the system interpreter (rightly: it would fight apt); a venv */
+		const fact *mk = facts_get(f, "python.externally_managed");
+		if (no_ensurepip)
+			sl_pushf(&p->prep, "sudo apt-get install -y %s", pkg);
+		sl_pushf(&p->prep, "%s -m venv ~/venv", qpy);
+		str_copy(p->python, sizeof(p->python), "~/venv/bin/python");
+		p->switched = true;
+		snprintf(p->why, sizeof(p->why),
+			 "%s is externally managed (PEP 668: %s), so pip refuses to install into it: torch goes into a "
+			 "venv%s%s%s; run your programs with ~/venv/bin/python (or . ~/venv/bin/activate)",
+			 py, mk && mk->source ? mk->source : "EXTERNALLY-MANAGED", no_ensurepip ? " (-m venv needs " : "",
+			 no_ensurepip ? pkg : "", no_ensurepip ? ": ensurepip is missing)" : "");
+		return;
+	}
+	if (!no_pip)
+		return;
+	/* No module named pip */
+	if (conda) {
+		sl_push(&p->prep, "conda install -y pip");
+	} else if (kind && strcmp(kind, "system") == 0 && is_distribution_python(py)) {
+		sl_push(&p->prep, "sudo apt-get install -y python3-pip");
+	} else if (!no_ensurepip) {
+		sl_pushf(&p->prep, "%s -m ensurepip --upgrade", qpy);
+	} else {
+		sl_pushf(&p->prep, "sudo apt-get install -y %s", pkg);
+		sl_pushf(&p->prep, "%s -m ensurepip --upgrade", qpy);
+	}
+	snprintf(p->why, sizeof(p->why), "%s has no pip (No module named pip): %s first", py, p->prep.v[0]);
+}
+
+void fix_pyenv_free(fix_pyenv *p)
+{
+	sl_free(&p->prep);
 }

@@ -30,6 +30,10 @@ typedef struct fix_machine {
 	char driver[32];        /* "580.159.04"; "" when unknown */
 	long long driver_cuda;  /* 13000; 0 when unknown */
 	char driver_cuda_text[16]; /* "13.0" */
+	char python[16];        /* X.Y of the interpreter pip will install into; "" when unknown/none */
+	/* the kernel log says the loaded driver refuses a GPU (kmsg.refused.*, for this driver) */
+	char refused[256];      /* one line naming the GPU and the driver; "" when none */
+	int refused_legacy;     /* the legacy branch that drives that GPU (470); 0: the driver is too old */
 } fix_machine;
 
 /* The GPUs (NVML, else CUDA, else torch's own list) and the driver, from facts. */
@@ -50,6 +54,14 @@ typedef struct fix_choice {
 	torch_build newest;
 	char driver_need[32];
 	char why[512];          /* one line on how it was chosen, or why nothing was */
+	/* the driver cannot drive a GPU here at all (gpu_arch_driver.csv): the fix is the driver */
+	bool driver_cannot;
+	char driver_cannot_why[256];
+	int driver_branch_max;  /* the GPU's last driver branch (470 for Kepler) when the driver is newer */
+	/* no build that fits supports this Python: the Python to install for the chosen build */
+	bool need_python;
+	char python_need[8];    /* "3.12" */
+	char python_range[24];  /* "3.10 to 3.15", of the chosen build */
 } fix_choice;
 
 /* Chooses the build. Always fills why. */
@@ -57,6 +69,18 @@ void fix_choose(const kb *k, const fix_machine *m, fix_choice *c);
 /* A choice of one given build (the pip/conda fields filled), e.g. the build to install after the
  * driver upgrade that fix_choose asked for. */
 void fix_choice_of(const kb *k, const torch_build *b, fix_choice *c);
+
+/* How the pip line reaches an interpreter it may install into: the lines to run first (a venv
+ * for an externally-managed interpreter, python3-venv when ensurepip is missing, pip itself,
+ * the Python the chosen build needs) and the interpreter pip then runs with. */
+typedef struct fix_pyenv {
+	char python[4608]; /* for the pip line, once prep has run: a shell word (or a refusal comment) */
+	strlist prep;     /* to run first, in order */
+	char why[512];    /* why prep is there; "" when it is empty */
+	bool switched;    /* python is not the interpreter examined (a new venv or env) */
+} fix_pyenv;
+void fix_pyenv_plan(const facts *f, const fix_choice *c, fix_pyenv *p);
+void fix_pyenv_free(fix_pyenv *p);
 
 /* "python -m pip install torch==... --index-url ..." for the interpreter (NULL: "pip install"). */
 void fix_pip_line(const fix_choice *c, const char *python, char *out, size_t n);

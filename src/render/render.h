@@ -20,6 +20,7 @@ void render_check_text(FILE *out, const facts *f, const findings *fs, const rend
 void render_topology_text(FILE *out, const facts *f, bool color);
 /* The gpuvet.check/1 document; caller frees with cJSON_Delete. */
 struct cJSON *render_check_json(const facts *f, const findings *fs, const render_opts *o);
-void render_check_junit(FILE *out, const findings *fs, const render_opts *o);
+/* requires: the --require expressions (one test case each), may be NULL. */
+void render_check_junit(FILE *out, const findings *fs, const strlist *requires, const render_opts *o);
 
 #endif

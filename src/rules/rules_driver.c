@@ -11,6 +11,7 @@
 #include "nvidia/cuda.h"
 #include "nvidia/nvml.h"
 #include "loader/loader.h"
+#include "python/fixplan.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
@@ -413,6 +414,59 @@ static void persistence_off(rule_ctx *c)
 		finding_fix(x, "or, until the next reboot: sudo nvidia-smi -pm 1");
 }
 
+/* ---- driver.arch-unsupported: a GPU this driver cannot drive at all (gpu_arch_driver.csv) ---- */
+
+static void arch_unsupported(rule_ctx *c)
+{
+	fix_machine m;
+	fix_machine_read(c->facts, c->kb, &m);
+	if (!m.driver[0])
+		return;
+	finding *x = NULL;
+	for (int i = 0; i < m.ngpus; i++) {
+		const fix_gpu *g = &m.gpus[i];
+		char why[200];
+		if (!g->cc[0] || kb_driver_drives(c->kb, m.driver, g->major, g->minor, why, sizeof(why)) != 0)
+			continue;
+		if (!x) {
+			kb_arch_driver a;
+			kb_arch_driver_lookup(c->kb, g->major, g->minor, &a);
+			x = rule_emit(c, "driver %s cannot drive the %s (%s): the fix is the driver, not a PyTorch wheel", m.driver,
+				      g->name, a.architecture);
+			x->rank = 0;
+			finding_evidence(x, "%s", why);
+		}
+		finding_evidence(x, "GPU %d: %s, compute capability %s (from %s)", i, g->name, g->cc,
+				 g->cc_source ? g->cc_source : "?");
+	}
+	if (m.refused[0]) {
+		/* the driver refused a GPU NVML therefore never lists: known only from the kernel log */
+		if (!x) {
+			x = rule_emit(c, "driver %s cannot drive a GPU here (it says so in the kernel log): the fix is the "
+					 "driver, not a PyTorch wheel", m.driver);
+			x->rank = 0;
+		}
+		finding_evidence(x, "%s", m.refused);
+	}
+	if (!x)
+		return;
+	fix_choice ch;
+	fix_choose(c->kb, &m, &ch);
+	if (ch.driver_branch_max) {
+		finding_fix(x, "install the R%d driver, the last branch that drives this GPU: sudo apt install "
+			       "nvidia-driver-%d (Ubuntu; on Debian the nvidia-tesla-%d-driver package), then reboot",
+			    ch.driver_branch_max, ch.driver_branch_max, ch.driver_branch_max);
+	} else if (ch.driver_need[0]) {
+		finding_fix(x, "upgrade the NVIDIA driver to >= %s (branch %.3s or newer: the newest PyTorch for this GPU "
+			       "needs it too), then reboot", ch.driver_need, ch.driver_need);
+		finding_fix(x, "Ubuntu: sudo apt install nvidia-driver-%.3s; NVIDIA's CUDA repository: sudo apt install "
+			       "cuda-drivers", ch.driver_need);
+	} else {
+		finding_fix(x, "upgrade the NVIDIA driver to one that drives this GPU (data/gpu_arch_driver.csv), then reboot");
+	}
+	finding_fix(x, "then `gpuvet fix` prints the PyTorch build for the new driver");
+}
+
 const rule rules_driver[] = {
 	{"driver.version-mismatch", "driver", SEV_FAIL, "nvml.library", version_mismatch,
 	 "the kernel module and the user-space driver libraries are different versions"},
@@ -426,5 +480,7 @@ const rule rules_driver[] = {
 	 "the newest CUDA version this driver supports"},
 	{"driver.persistence-off", "driver", SEV_WARN, "nvml.init", persistence_off,
 	 "persistence mode off on datacenter GPUs"},
+	{"driver.arch-unsupported", "driver", SEV_FAIL, "hardware.pci.count", arch_unsupported,
+	 "the driver is too old (or, for a dropped architecture, too new) to drive a GPU here"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -96,9 +96,14 @@ static void driver_not_loaded(rule_ctx *c)
 			finding_fix(x, "rebuild the DKMS module for this kernel: sudo dkms autoinstall -k %s",
 				    release ? shell_word_or_comment((char[512]){0}, 512, "the kernel release", release)
 					    : "$(uname -r)");
-		else
-			finding_fix(x, "install the driver: sudo apt install nvidia-driver (Debian) or sudo ubuntu-drivers "
-				       "install (Ubuntu)");
+		else {
+			finding_fix(x, "Ubuntu: sudo ubuntu-drivers install");
+			/* Debian's nvidia-driver is in non-free, which a default install (and debootstrap)
+			 * leaves out: `apt install nvidia-driver` alone says "Unable to locate package" */
+			finding_fix(x, "Debian: nvidia-driver is in non-free: add \"contrib non-free\" after \"main\" in "
+				       "/etc/apt/sources.list (or to Components: in /etc/apt/sources.list.d/debian.sources), "
+				       "then: sudo apt update && sudo apt install nvidia-driver firmware-misc-nonfree");
+		}
 		if (release)
 			finding_fix(x, "kernel headers are needed to build it: sudo apt install linux-headers-%s",
 				    shell_word_or_comment((char[512]){0}, 512, "the kernel release", release));

@@ -112,25 +112,42 @@ static const char *torch_arch(const facts *f, const kb *k, char *buf, size_t n, 
 	return NULL;
 }
 
+/* The pip line for the build that fits, after the lines that make it work where it is pasted
+ * (a venv for an externally-managed interpreter, pip itself, the Python the build needs), or the
+ * driver first when no build runs on this one. */
 static void add_pip_fix(finding *x, const facts *f, const kb *k, const char *lead)
 {
 	fix_machine m;
 	fix_machine_read(f, k, &m);
 	fix_choice ch;
 	fix_choose(k, &m, &ch);
-	if (ch.found) {
+	fix_pyenv pe;
+	fix_pyenv_plan(f, &ch, &pe);
+	if (ch.need_driver) {
+		if (ch.driver_branch_max)
+			finding_fix(x, "install the R%d NVIDIA driver (the last branch that drives this GPU), then reboot",
+				    ch.driver_branch_max);
+		else
+			finding_fix(x, "upgrade the NVIDIA driver to >= %s, then reboot",
+				    ch.driver_need[0] ? ch.driver_need : "(unknown to the KB)");
+		lead = "then: ";
+	}
+	if (ch.found || ch.need_driver) {
+		fix_choice after;
+		if (ch.need_driver)
+			fix_choice_of(k, &ch.newest, &after);
+		for (size_t i = 0; i < pe.prep.n; i++)
+			finding_fix(x, "%s%s", i == 0 && lead ? lead : "", pe.prep.v[i]);
 		char line[768];
-		fix_pip_line(&ch, python_cmd(f), line, sizeof(line));
-		finding_fix(x, "%s%s", lead ? lead : "", line);
-		finding_fix(x, "(%s; `gpuvet fix` prints the conda alternative and a Dockerfile)", ch.why);
-	} else if (ch.need_driver) {
-		finding_fix(x, "upgrade the NVIDIA driver to >= %s, then: pip install --upgrade \"torch==%s.*\" --index-url "
-			       "https://download.pytorch.org/whl/%s",
-			    ch.driver_need[0] ? ch.driver_need : "(unknown to the KB)", ch.newest.version, ch.newest.variant);
-		finding_fix(x, "(%s)", ch.why);
+		fix_pip_line(ch.need_driver ? &after : &ch, pe.python, line, sizeof(line));
+		finding_fix(x, "%s%s", pe.prep.n == 0 && lead ? lead : "", line);
+		if (pe.why[0])
+			finding_fix(x, "(%s)", pe.why);
+		finding_fix(x, "(%s%s)", ch.why, ch.need_driver ? "" : "; `gpuvet fix` prints the conda alternative and a Dockerfile");
 	} else {
 		finding_fix(x, "%s", ch.why);
 	}
+	fix_pyenv_free(&pe);
 }
 
 /* ---- torch.not-installed ---- */
@@ -146,9 +163,7 @@ static void torch_not_installed(rule_ctx *c)
 		x = rule_emit(c, "no Python interpreter was found, so there is no PyTorch to examine");
 		finding_evidence(x, "looked at --python, VIRTUAL_ENV, CONDA_PREFIX, python3/python on PATH, conda and "
 				    "virtualenv directories");
-		finding_fix(x, "install Python 3 (sudo apt install python3 python3-venv), make a virtual environment: "
-			       "python3 -m venv ~/venv && . ~/venv/bin/activate");
-		add_pip_fix(x, f, c->kb, "then: ");
+		add_pip_fix(x, f, c->kb, NULL);
 		return;
 	}
 	const fact *ex = facts_get(f, "python.exists");
@@ -206,8 +221,15 @@ static void torch_cpu_build(rule_ctx *c)
 				 facts_str(f, "nvml.gpu.0.name") ? facts_str(f, "nvml.gpu.0.name") : "?");
 	else
 		finding_evidence(x, "an NVIDIA GPU is on the PCI bus");
-	finding_fix(x, "%s -m pip uninstall -y torch torchvision torchaudio", python_cmd(f));
-	add_pip_fix(x, f, c->kb, "then: ");
+	/* the CPU build goes first where the new one is installed into the same interpreter; pip
+	 * refuses to uninstall from an externally-managed one as it refuses to install, and the venv
+	 * the fix makes there starts empty */
+	if (!facts_true(f, "python.externally_managed")) {
+		finding_fix(x, "%s -m pip uninstall -y torch torchvision torchaudio", python_cmd(f));
+		add_pip_fix(x, f, c->kb, "then: ");
+	} else {
+		add_pip_fix(x, f, c->kb, NULL);
+	}
 	if (conda_cpu)
 		finding_fix(x, "in conda: conda remove cpuonly first");
 }

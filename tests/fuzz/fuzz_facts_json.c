@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t tlen = 0;
 	FILE *out = open_memstream(&text, &tlen);
 	render_check_text(out, f, &fs, &ro);
-	render_check_junit(out, &fs, &ro);
+	render_check_junit(out, &fs, NULL, &ro);
 	fclose(out);
 	/* the text report carries no control character but its own newlines and colours */
 	for (size_t i = 0; i < tlen; i++) {

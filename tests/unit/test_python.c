@@ -404,7 +404,8 @@ static void test_fixplan(void **st)
 	expect_choice(k, "470.82.01", "7.0", "2.7", "cu118");    /* V100 on 470: 11.8 through MVC */
 	expect_choice(k, "525.60.13", "8.0", "2.14", "cu126");   /* A100 on 525: 12.6 through MVC */
 	expect_choice(k, "580.159.04", "6.1", "2.14", "cu126");  /* GTX 1080: only cu126 keeps Pascal */
-	expect_choice(k, "550.54.14", "12.0", "2.11", "cu128"); /* RTX 5090 on 550: the last release with cu128 (MVC) */
+	/* RTX 5090 on 550: 550 would run cu128 through MVC, but R550 cannot drive Blackwell at all */
+	expect_choice(k, "550.54.14", "12.0", NULL, NULL);
 	expect_choice(k, "580.159.04", "3.0", NULL, NULL);       /* Kepler sm_30: nothing */
 	/* no GPU, no driver: the CPU wheel */
 	fix_machine m;
@@ -422,6 +423,41 @@ static void test_fixplan(void **st)
 	assert_string_equal(c.newest.version, "2.14");
 	assert_string_equal(c.newest.variant, "cu130");
 	assert_string_equal(c.driver_need, "580.65.06");
+	/* the driver cannot drive the GPU: the driver first, at least the architecture's minimum */
+	machine(&m, "550.54.14", "12.0");
+	fix_choose(k, &m, &c);
+	assert_false(c.found);
+	assert_true(c.need_driver && c.driver_cannot);
+	assert_non_null(strstr(c.driver_cannot_why, "Blackwell GPUs (compute capability 12.0) need driver >= 570.26"));
+	machine(&m, "470.82.01", "9.0");
+	fix_choose(k, &m, &c);
+	assert_true(c.need_driver && c.driver_cannot);
+	assert_true(version_cmp(c.driver_need, "520.61.05") >= 0);
+	/* a dropped architecture on a newer branch: its last branch, no minimum to upgrade to */
+	machine(&m, "535.104.05", "3.7");
+	fix_choose(k, &m, &c);
+	assert_true(c.driver_cannot);
+	assert_int_equal(c.driver_branch_max, 470);
+	assert_string_equal(c.driver_need, "");
+	machine(&m, "470.82.01", "3.7");
+	fix_choose(k, &m, &c);
+	assert_false(c.driver_cannot);
+	/* Python: 3.8 gets the newest release with 3.8 wheels (2.4 on an H200), and a build that has
+	 * none (Blackwell needs 2.7+) asks for another Python */
+	machine(&m, "580.159.04", "9.0");
+	str_copy(m.python, sizeof(m.python), "3.8");
+	fix_choose(k, &m, &c);
+	assert_true(c.found && !c.need_python);
+	assert_string_equal(c.build.version, "2.4");
+	machine(&m, "580.159.04", "12.0");
+	str_copy(m.python, sizeof(m.python), "3.8");
+	fix_choose(k, &m, &c);
+	assert_true(c.found && c.need_python);
+	assert_string_equal(c.python_need, "3.12");
+	char lo[8], hi[8];
+	assert_true(kb_torch_python(k, "2.11", lo, sizeof(lo), hi, sizeof(hi)));
+	assert_string_equal(lo, "3.10");
+	assert_string_equal(hi, "3.14");
 	/* the pip line and the Dockerfile of a chosen build */
 	machine(&m, "580.159.04", "9.0");
 	str_copy(m.driver_cuda_text, sizeof(m.driver_cuda_text), "13.0");
