@@ -232,6 +232,55 @@ static const char *explain_cause_state(const cJSON *doc, const char *want)
 	return state;
 }
 
+/* Whether every directory above path (the template's parent) lets other users through (o+x). */
+static bool reachable_by_others(const char *path)
+{
+	char p[4096];
+	str_copy(p, sizeof(p), path);
+	char *slash;
+	while ((slash = strrchr(p, '/')) && slash != p) {
+		*slash = '\0';
+		struct stat st;
+		if (stat(p, &st) != 0 || !(st.st_mode & S_IXOTH))
+			return false;
+	}
+	struct stat st;
+	return stat("/", &st) == 0 && (st.st_mode & S_IXOTH);
+}
+
+/* Whether the scenario (or the machine it borrows with "machine: NAME") runs gpuvet as nobody. */
+static bool wants_nobody(const char *dir)
+{
+	for (int depth = 0; depth < 2 && dir; depth++) {
+		char *path = xasprintf("%s/scenario", dir);
+		FILE *f = fopen(path, "r");
+		free(path);
+		if (!f)
+			return false;
+		char line[4096], *machine = NULL;
+		bool nobody = false;
+		while (fgets(line, sizeof(line), f)) {
+			char *l = str_trim(line);
+			l[strcspn(l, "\r\n")] = '\0';
+			if (str_starts(l, "user:") && strstr(l, "nobody"))
+				nobody = true;
+			else if (str_starts(l, "machine:") && !machine)
+				machine = xstrdup(str_trim(l + strlen("machine:")));
+		}
+		fclose(f);
+		if (nobody || !machine) {
+			free(machine);
+			return nobody;
+		}
+		/* machine: NAME is a sibling scenario's folder, as the runner reads it below */
+		static char next[4096];
+		snprintf(next, sizeof(next), "%s/../%s", dir, machine);
+		free(machine);
+		dir = next;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -249,6 +298,10 @@ int main(int argc, char **argv)
 	}
 	char tmpl[4096];
 	test_tmp_path(tmpl, sizeof(tmpl), "gpuvet-scenario-XXXXXX");
+	/* a scenario run as uid 65534 needs a tree that user can reach: under a build tree in root's
+	 * 0700 home the test's own TMPDIR is not, and /tmp is used instead (removed at the end) */
+	if (wants_nobody(dir) && !reachable_by_others(tmpl))
+		snprintf(tmpl, sizeof(tmpl), "/tmp/gpuvet-scenario-XXXXXX");
 	if (!mkdtemp(tmpl)) {
 		perror("mkdtemp");
 		return 2;
