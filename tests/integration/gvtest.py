@@ -17,6 +17,30 @@ class Fail(Exception):
     pass
 
 
+def reachable_by_others(path):
+    """Whether every directory above path lets other users through (o+x): uid 65534 cannot reach
+    a test's TMPDIR under a checkout in root's 0700 home."""
+    path = os.path.abspath(path)
+    while True:
+        try:
+            if not os.stat(path).st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+def tmp_base_for_other_users():
+    """The test's own TMPDIR when uid 65534 can reach it, else /tmp (the caller removes what it
+    made there, so the suite still leaves nothing behind)."""
+    base = tempfile.gettempdir()
+    return base if reachable_by_others(base) else "/tmp"
+
+
+
 def check(cond, what):
     if not cond:
         raise Fail(what)

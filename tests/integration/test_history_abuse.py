@@ -273,32 +273,9 @@ def test_corrupt_moved_aside(tmp, env):
     check(b"not a SQLite database" in r.stderr and os.path.exists(other), "a foreign file was touched")
 
 
-def reachable_by_others(path):
-    """Whether every directory above path lets other users through (o+x): uid 65534 cannot reach
-    a test's TMPDIR under a checkout in root's 0700 home."""
-    path = os.path.abspath(path)
-    while True:
-        try:
-            if not os.stat(path).st_mode & 0o001:
-                return False
-        except OSError:
-            return False
-        parent = os.path.dirname(path)
-        if parent == path:
-            return True
-        path = parent
-
-
-def tmp_base_for_other_users():
-    """The test's own TMPDIR when uid 65534 can reach it, else /tmp (the caller removes what it
-    made there, so the suite still leaves nothing behind)."""
-    base = tempfile.gettempdir()
-    return base if reachable_by_others(base) else "/tmp"
-
-
 def main():
     failures = 0
-    with tempfile.TemporaryDirectory(prefix="gpuvet-hist-abuse-", dir=tmp_base_for_other_users()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="gpuvet-hist-abuse-", dir=gvtest.tmp_base_for_other_users()) as tmp:
         os.chmod(tmp, 0o755)  # the read-only test runs as nobody
         env = base_env(tmp)
         for t in (test_hot_journal, test_fifo, test_readonly_dir, test_file_size_limit, test_corrupt_moved_aside,

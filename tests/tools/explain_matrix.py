@@ -17,6 +17,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import gvtest  # noqa: E402
+
 KEEP_OPTS = {"--no-python": 0, "--fast": 0, "--python": 1, "--python-timeout": 1, "--facts": 1}
 SKIP_OPTS = {"--junit", "--require", "--list-rules"}
 
@@ -41,29 +44,6 @@ def explain_args(args):
         else:
             i += 1
     return out
-
-
-def reachable_by_others(path):
-    """Whether every directory above path lets other users through (o+x): uid 65534 cannot reach
-    a test's TMPDIR under a checkout in root's 0700 home."""
-    path = os.path.abspath(path)
-    while True:
-        try:
-            if not os.stat(path).st_mode & 0o001:
-                return False
-        except OSError:
-            return False
-        parent = os.path.dirname(path)
-        if parent == path:
-            return True
-        path = parent
-
-
-def tmp_base_for_other_users():
-    """The test's own TMPDIR when uid 65534 can reach it, else /tmp (the caller removes what it
-    made there, so the suite still leaves nothing behind)."""
-    base = tempfile.gettempdir()
-    return base if reachable_by_others(base) else "/tmp"
 
 
 def main():
@@ -96,7 +76,7 @@ def main():
                 runs.setdefault((pick, r["id"]), []).append(f"{want}: {r['id']}/{cause}")
 
     failures = list(missing)
-    tmp = tempfile.mkdtemp(prefix="gpuvet-explain-matrix-", dir=tmp_base_for_other_users())
+    tmp = tempfile.mkdtemp(prefix="gpuvet-explain-matrix-", dir=gvtest.tmp_base_for_other_users())
     os.chmod(tmp, 0o755)  # scenarios run as nobody read their input here
     byid = {r["id"]: r for r in rows}
     try:
