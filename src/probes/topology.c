@@ -14,6 +14,7 @@
  *
  * Facts: topology.*  (docs/facts/nvidia.md)
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -146,6 +147,18 @@ void probe_topology(facts *f, const probe_opts *o)
 	}
 	sl_free(&names);
 	facts_put_int(f, PCI_DIR, count, "topology.pci.count");
+	/* how many NUMA nodes the kernel knows: with one, a device's numa_node of -1 means node 0
+	 * (what nvidia-smi topo -m shows as its NUMA affinity) */
+	DIR *nd = sysroot_opendir("/sys/devices/system/node");
+	if (nd) {
+		long long nodes = 0;
+		struct dirent *e;
+		while ((e = readdir(nd)))
+			if (strncmp(e->d_name, "node", 4) == 0 && isdigit((unsigned char)e->d_name[4]))
+				nodes++;
+		closedir(nd);
+		facts_put_int(f, "/sys/devices/system/node", nodes, "topology.numa_nodes");
+	}
 }
 
 /* ---- paths ---- */
@@ -242,8 +255,14 @@ void topology_derive(facts *f)
 	int gpu_pci[64];
 	for (int i = 0; i < ngpu; i++) {
 		gpu_pci[i] = pci_index(f, facts_str(f, "nvml.gpu.%d.pci_bus_id", i));
-		if (gpu_pci[i] >= 0 && facts_int(f, &(long long){0}, "topology.pci.%d.numa_node", gpu_pci[i]))
-			facts_put_int(f, "sysfs numa_node", numa_of(f, gpu_pci[i]), "topology.gpu.%d.numa_node", i);
+		if (gpu_pci[i] >= 0 && facts_int(f, &(long long){0}, "topology.pci.%d.numa_node", gpu_pci[i])) {
+			int node = numa_of(f, gpu_pci[i]);
+			long long nodes = facts_int_or(f, -1, "topology.numa_nodes");
+			if (node < 0 && nodes == 1) /* no NUMA information on a one-node machine: node 0 */
+				facts_put_int(f, "sysfs numa_node -1 on a machine with one NUMA node", 0, "topology.gpu.%d.numa_node", i);
+			else
+				facts_put_int(f, "sysfs numa_node", node, "topology.gpu.%d.numa_node", i);
+		}
 	}
 	const char *src = "sysfs PCI tree, NVLink";
 	for (int i = 0; i < ngpu; i++)
