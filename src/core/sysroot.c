@@ -507,3 +507,24 @@ bool sysroot_set_checked(const char *dir)
 	sysroot_set(dir);
 	return true;
 }
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sysroot_list_dir(const char *abs, size_t max, strlist *out)
+{
+	DIR *d = sysroot_opendir(abs);
+	if (!d)
+		return -errno;
+	size_t first = out->n;
+	struct dirent *de;
+	while ((de = readdir(d)) && out->n - first < max)
+		if (de->d_name[0] != '.')
+			sl_push(out, de->d_name);
+	closedir(d);
+	if (out->n > first)
+		qsort(out->v + first, out->n - first, sizeof(char *), name_cmp);
+	return 0;
+}

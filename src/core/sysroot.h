@@ -95,6 +95,10 @@ char *sysroot_readlink(const char *abs);
  * absolute path inside the root, or NULL with errno (ENOENT dangling, ELOOP loop or too deep). */
 char *sysroot_realpath(const char *abs);
 DIR *sysroot_opendir(const char *abs);
+struct strlist;
+/* The names in a directory, without "." entries (those starting with a dot), sorted, at most
+ * max of them, appended to out. Returns 0, or -errno when the directory cannot be opened. */
+int sysroot_list_dir(const char *abs, size_t max, struct strlist *out);
 int sysroot_access(const char *abs, int mode);
 #endif
 #ifndef GPUVET_SYSROOT_CHECKED

@@ -35,26 +35,15 @@ static unsigned long read_hex_file(const char *path, bool *ok)
 	return v;
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void probe_pci(facts *f)
 {
-	DIR *d = sysroot_opendir(PCI_DIR);
-	if (!d) {
+	strlist names = {0};
+	int rc = sysroot_list_dir(PCI_DIR, 4096, &names);
+	if (rc != 0) {
 		/* an unreadable bus is not an empty one: no count, so no rule concludes "no GPU" */
-		facts_put_read_error(f, PCI_DIR, -errno, "no PCI bus in sysfs", "hardware.pci.count");
+		facts_put_read_error(f, PCI_DIR, rc, "no PCI bus in sysfs", "hardware.pci.count");
 		return;
 	}
-	strlist names = {0};
-	struct dirent *de;
-	while ((de = readdir(d)) && names.n < 4096)
-		if (de->d_name[0] != '.')
-			sl_push(&names, de->d_name);
-	closedir(d);
-	qsort(names.v, names.n, sizeof(char *), name_cmp);
 	int count = 0, unreadable = 0;
 	for (size_t i = 0; i < names.n; i++) {
 		char path[512];

@@ -44,26 +44,11 @@ static bool read_hex(const char *path, unsigned long *out)
 	return ok;
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The first entry of DIR (a NIC's infiniband/ folder) into buf. */
 static bool first_entry(const char *dir, char *buf, size_t size)
 {
-	DIR *d = sysroot_opendir(dir);
-	if (!d)
-		return false;
 	strlist names = {0};
-	struct dirent *de;
-	while ((de = readdir(d)) && names.n < 64)
-		if (de->d_name[0] != '.')
-			sl_push(&names, de->d_name);
-	closedir(d);
-	if (names.n)
-		qsort(names.v, names.n, sizeof(char *), name_cmp);
-	bool ok = names.n > 0;
+	bool ok = sysroot_list_dir(dir, 64, &names) == 0 && names.n > 0;
 	if (ok) {
 		str_copy(buf, size, names.v[0]);
 		str_sanitize(buf);
@@ -75,19 +60,12 @@ static bool first_entry(const char *dir, char *buf, size_t size)
 void probe_topology(facts *f, const probe_opts *o)
 {
 	(void)o;
-	DIR *d = sysroot_opendir(PCI_DIR);
-	if (!d) {
-		facts_put_read_error(f, PCI_DIR, -errno, "no PCI bus in sysfs", "topology.pci.count");
+	strlist names = {0};
+	int rc = sysroot_list_dir(PCI_DIR, 4096, &names);
+	if (rc != 0) {
+		facts_put_read_error(f, PCI_DIR, rc, "no PCI bus in sysfs", "topology.pci.count");
 		return;
 	}
-	strlist names = {0};
-	struct dirent *de;
-	while ((de = readdir(d)) && names.n < 4096)
-		if (de->d_name[0] != '.')
-			sl_push(&names, de->d_name);
-	closedir(d);
-	if (names.n)
-		qsort(names.v, names.n, sizeof(char *), name_cmp);
 	int count = 0;
 	for (size_t i = 0; i < names.n && count < TOPO_MAX_DEV; i++) {
 		char path[512];
