@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "diagnose/diagnose.h"
 #include "core/sysroot.h"
 #include "kb/kb.h"
 #include "kb/kb_torch.h"
@@ -553,16 +554,13 @@ static cJSON *build_json(const plan *p)
 
 int cmd_fix(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_SHELL, OPT_DOCKERFILE, OPT_FAST, OPT_NO_PYTHON, OPT_PYTHON, OPT_PYTIMEOUT, OPT_FACTS };
+	enum { OPT_JSON = 256, OPT_SHELL, OPT_DOCKERFILE };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"shell", no_argument, NULL, OPT_SHELL},
 		{"dockerfile", no_argument, NULL, OPT_DOCKERFILE},
-		{"fast", no_argument, NULL, OPT_FAST},
-		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"python-timeout", required_argument, NULL, OPT_PYTIMEOUT},
-		{"facts", required_argument, NULL, OPT_FACTS},
+		PROBE_LONGOPTS,
+		FACTS_LONGOPT,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -574,20 +572,15 @@ int cmd_fix(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		long v;
+		int taken = probe_option(c, optarg, &po, &facts_file);
+		if (taken < 0)
+			return EXIT_USAGE;
+		if (taken)
+			continue;
 		switch (c) {
 		case OPT_JSON: mode = OUT_JSON; modes++; break;
 		case OPT_SHELL: mode = OUT_SHELL; modes++; break;
 		case OPT_DOCKERFILE: mode = OUT_DOCKER; modes++; break;
-		case OPT_FAST: po.fast = true; break;
-		case OPT_NO_PYTHON: po.no_python = true; break;
-		case OPT_PYTHON: po.python = optarg; break;
-		case OPT_PYTIMEOUT:
-			if (!parse_int_opt("--python-timeout", optarg, 1, 3600, &v))
-				return EXIT_USAGE;
-			po.python_timeout_ms = (int)v * 1000;
-			break;
-		case OPT_FACTS: facts_file = optarg; break;
 		case 'h': fputs(fix_usage, stdout); return EXIT_OK;
 		case ':': return usage_error(fix_usage, "option %s needs a value", argv[optind - 1]);
 		default: return usage_error(fix_usage, "unknown option %s", argv[optind - 1]);
@@ -605,11 +598,11 @@ int cmd_fix(int argc, char **argv)
 	} else {
 		f = facts_new();
 		gv_child_signals_install();
-		probes_run(f, &po);
 	}
+	diagnose_opts dopts = {.probes = facts_file ? NULL : &po};
 	findings fs;
 	findings_init(&fs);
-	rules_run(f, kb_global(), &fs);
+	diagnose(f, &dopts, &fs);
 	plan p;
 	build_plan(f, &fs, kb_global(), &p);
 	int rc = EXIT_OK;

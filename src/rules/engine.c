@@ -65,9 +65,11 @@ const rule *rules_find(const char *id)
 	return NULL;
 }
 
-void rules_run(const facts *f, const kb *k, findings *out)
+void rules_run(const facts *f, const kb *k, const char *layer, findings *out)
 {
 	for (const rule *r = rules_first(); r; r = rules_next(r)) {
+		if (layer && strcmp(r->layer, layer) != 0)
+			continue;
 		strlist needs = {0};
 		sl_split(&needs, r->needs, " ", false);
 		const char *missing = NULL;
@@ -82,7 +84,6 @@ void rules_run(const facts *f, const kb *k, findings *out)
 		}
 		sl_free(&needs);
 	}
-	findings_sort(out);
 }
 
 static const struct {

@@ -33,8 +33,9 @@ typedef struct rule {
 finding *rule_emit(rule_ctx *c, const char *titlefmt, ...) GV_PRINTF(2, 3);
 finding *rule_emit_sev(rule_ctx *c, severity sev, const char *titlefmt, ...) GV_PRINTF(3, 4);
 
-/* Runs every registered rule. */
-void rules_run(const facts *f, const kb *k, findings *out);
+/* Runs every registered rule (only those of layer, when not NULL), a rule whose needs were not
+ * collected skipped with the reason. Called by diagnose() (diagnose/diagnose.h) alone. */
+void rules_run(const facts *f, const kb *k, const char *layer, findings *out);
 /* All rules, in order, NULL id terminated iteration through rules_next. */
 const rule *rules_first(void);
 const rule *rules_next(const rule *r);
