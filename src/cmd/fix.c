@@ -92,107 +92,94 @@ static const char *fstr(const facts *f, const char *a, const char *b)
 	return v ? v : b ? facts_str(f, "%s", b) : NULL;
 }
 
-static bool is_name(const char *s, size_t n)
+/* The environment step: the export/unset fixes of every finding (fix_item), merged per variable.
+ * Several findings rewrite the same search path (lib.stubs-on-path drops the stubs,
+ * lib.ld-path-stale the vanished entries, lib.shadowed other cuDNN directories): sourced one
+ * after the other the last would undo the others, so they become one line keeping only the
+ * entries every rewrite keeps (an unset keeps none). */
+typedef struct env_line {
+	bool unset;
+	const char *var;
+	char *value;  /* the export's value, one shell word; NULL for unset */
+	strbuf why;   /* "id: purpose", then ", id" for each finding merged into it */
+} env_line;
+
+static bool is_search_path(const char *var)
 {
-	if (!n || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
-		return false;
-	for (size_t i = 1; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
-			return false;
-	return true;
+	return strcmp(var, "LD_LIBRARY_PATH") == 0 || strcmp(var, "PATH") == 0;
 }
 
-/* A fix line that is a runnable environment command ("export X=v", "unset X Y"), optionally followed
- * by three blanks and an explanation: the command into cmd, the explanation into note. Lines that
- * only describe ("unset X, or list ...") are not commands and stay in the findings. */
-static bool env_command(const char *line, char *cmd, size_t n, char *note, size_t nn)
+/* The entries of both values, in a's order; NULL when none is left. */
+static char *path_intersection(const char *a, const char *b)
 {
-	if (!str_starts(line, "export ") && !str_starts(line, "unset "))
-		return false;
-	const char *gap = strstr(line, "   ");
-	size_t len = gap ? (size_t)(gap - line) : strlen(line);
-	if (len >= n)
-		return false;
-	memcpy(cmd, line, len);
-	cmd[len] = '\0';
-	str_copy(note, nn, "");
-	if (gap) {
-		const char *t = gap;
-		while (*t == ' ')
-			t++;
-		str_copy(note, nn, t);
+	strlist mine = {0}, theirs = {0};
+	sl_split(&mine, a, ":", false);
+	sl_split(&theirs, b, ":", false);
+	strbuf keep;
+	sb_init(&keep);
+	for (size_t i = 0; i < mine.n; i++)
+		if (sl_contains(&theirs, mine.v[i]))
+			sb_addf(&keep, "%s%s", keep.len ? ":" : "", mine.v[i]);
+	sl_free(&mine);
+	sl_free(&theirs);
+	if (!keep.len) {
+		sb_free(&keep);
+		return NULL;
 	}
-	if (str_starts(cmd, "export ")) {
-		const char *a = cmd + 7, *eq = strchr(a, '=');
-		if (!eq || !is_name(a, (size_t)(eq - a)))
-			return false;
-		/* one word: no blanks or shell syntax outside single quotes, nothing unsafe anywhere */
-		if (shell_unquotable(eq + 1))
-			return false;
-		bool quoted = false;
-		for (const char *q = eq + 1; *q; q++)
-			if (*q == '\'')
-				quoted = !quoted;
-			else if (!quoted && strchr(" ;&|`()<>\"\\", *q))
-				return false;
-		return !quoted;
-	}
-	strlist w = {0};
-	sl_split(&w, cmd + 6, " ", false);
-	bool ok = w.n > 0;
-	for (size_t i = 0; i < w.n && ok; i++)
-		ok = is_name(w.v[i], strlen(w.v[i]));
-	sl_free(&w);
-	return ok;
+	return sb_steal(&keep);
 }
 
-/* Several findings rewrite the same search path (lib.stubs-on-path drops the stubs,
- * lib.ld-path-stale the vanished entries, lib.shadowed other cuDNN directories): sourced one after
- * the other the last would undo the others, so they become one line keeping only the entries
- * every rewrite keeps. Returns true when cmd was merged into an earlier line. */
-static bool merge_path_export(strlist *commands, const char *cmd, const char *id)
+static void env_add(env_line **v, size_t *n, const fix_item *it, const char *id)
 {
-	static const char *const vars[] = {"LD_LIBRARY_PATH", "PATH"};
-	for (size_t v = 0; v < GV_ARRAY_LEN(vars); v++) {
-		char exp[64], uns[64];
-		snprintf(exp, sizeof(exp), "export %s=", vars[v]);
-		snprintf(uns, sizeof(uns), "unset %s", vars[v]);
-		bool is_export = str_starts(cmd, exp), is_unset = strcmp(cmd, uns) == 0;
-		if (!is_export && !is_unset)
+	bool unset = it->kind == FIX_ENV_UNSET;
+	for (size_t k = 0; k < *n; k++) {
+		env_line *l = &(*v)[k];
+		if (strcmp(l->var, it->var) != 0)
 			continue;
-		for (size_t k = 0; k < commands->n; k++) {
-			char *old = commands->v[k];
-			bool old_export = str_starts(old, exp);
-			bool old_unset = str_starts(old, uns) && old[strlen(uns)] == ' ';
-			if (!old_export && !old_unset)
-				continue;
-			const char *hash = strstr(old, "   # ");
-			char *why = xstrdup(hash ? hash + 5 : "");
-			strbuf keep;
-			sb_init(&keep);
-			if (old_export && is_export) {
-				size_t ol = strcspn(old + strlen(exp), " ");
-				char *a = xstrndup(old + strlen(exp), ol);
-				strlist mine = {0}, theirs = {0};
-				sl_split(&mine, a, ":", false);
-				sl_split(&theirs, cmd + strlen(exp), ":", false);
-				for (size_t i = 0; i < mine.n; i++)
-					if (sl_contains(&theirs, mine.v[i]))
-						sb_addf(&keep, "%s%s", keep.len ? ":" : "", mine.v[i]);
-				sl_free(&mine);
-				sl_free(&theirs);
-				free(a);
-			}
-			char *line = keep.len ? xasprintf("%s%s   # %s, %s", exp, keep.buf, why, id)
-					      : xasprintf("%s   # %s, %s", uns, why, id);
-			free(commands->v[k]);
-			commands->v[k] = line;
-			sb_free(&keep);
-			free(why);
-			return true;
-		}
+		if (l->unset == unset && (unset || strcmp(l->value, it->value) == 0))
+			return; /* the same line again */
+		if (!is_search_path(it->var))
+			continue;
+		char *keep = !l->unset && !unset ? path_intersection(l->value, it->value) : NULL;
+		free(l->value);
+		l->value = keep;
+		l->unset = !keep;
+		sb_addf(&l->why, ", %s", id);
+		return;
 	}
-	return false;
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	env_line *l = &(*v)[(*n)++];
+	l->unset = unset;
+	l->var = it->var;
+	l->value = unset ? NULL : xstrdup(it->value);
+	sb_init(&l->why);
+	sb_addf(&l->why, "%s%s%s", id, it->purpose ? ": " : "", it->purpose ? it->purpose : "");
+}
+
+static void env_step(plan *p, const findings *fs)
+{
+	env_line *v = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < fs->n; i++)
+		for (size_t j = 0; j < fs->v[i].fix.n; j++) {
+			const fix_item *it = finding_fix_item(&fs->v[i], j);
+			if (it && (it->kind == FIX_ENV_SET || it->kind == FIX_ENV_UNSET))
+				env_add(&v, &n, it, fs->v[i].id);
+		}
+	if (!n)
+		return;
+	plan_step *env = add_step(p, "environment", "Environment");
+	env->why = xstrdup("set in the shell that starts your program (and in ~/.bashrc or the job script, where "
+			   "the old values come from)");
+	for (size_t k = 0; k < n; k++) {
+		if (v[k].unset)
+			sl_pushf(&env->commands, "unset %s   # %s", v[k].var, v[k].why.buf);
+		else
+			sl_pushf(&env->commands, "export %s=%s   # %s", v[k].var, v[k].value, v[k].why.buf);
+		free(v[k].value);
+		sb_free(&v[k].why);
+	}
+	free(v);
 }
 
 static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
@@ -291,29 +278,8 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 		fix_pip_line(&after, p->pyenv.python, line, sizeof(line));
 		sl_push(&t->commands, line);
 	}
-	/* 3. environment lines from every finding (shadowed libraries, visibility, debugging variables) */
-	plan_step *env = NULL;
-	for (size_t i = 0; i < fs->n; i++) {
-		const finding *x = &fs->v[i];
-		for (size_t j = 0; j < x->fix.n; j++) {
-			char cmd[1024], note[1024];
-			if (!env_command(x->fix.v[j], cmd, sizeof(cmd), note, sizeof(note)))
-				continue;
-			if (!env) {
-				env = add_step(p, "environment", "Environment");
-				env->why = xstrdup("set in the shell that starts your program (and in ~/.bashrc or the job "
-						   "script, where the old values come from)");
-			}
-			bool dup = false;
-			for (size_t k2 = 0; k2 < env->commands.n && !dup; k2++)
-				dup = str_starts(env->commands.v[k2], cmd) && env->commands.v[k2][strlen(cmd)] == ' ';
-			if (dup || merge_path_export(&env->commands, cmd, x->id))
-				continue;
-			char line[2200];
-			snprintf(line, sizeof(line), "%s   # %s%s%s", cmd, x->id, note[0] ? ": " : "", note);
-			sl_push(&env->commands, line);
-		}
-	}
+	/* 3. the environment fixes of every finding (shadowed libraries, visibility, debugging variables) */
+	env_step(p, fs);
 	/* notes: where the KB is thin */
 	if (p->choice.found && !p->choice.cpu_only) {
 		if (!p->choice.build.arch_verified)

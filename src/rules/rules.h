@@ -27,6 +27,10 @@ typedef struct rule {
 	const char *needs;
 	void (*eval)(rule_ctx *c);
 	const char *summary; /* one line for --list-rules and docs */
+	/* Optional (named in the rows that have it: `.root_cause = N`). > 0: a fail finding of this
+	 * rule is a root cause of what fails downstream (torch.cuda-unavailable names it and takes
+	 * its fixes); where several are found, the lowest N, the more fundamental, is the one. */
+	int root_cause;
 } rule;
 
 /* Emits a finding with the rule's id, layer and default severity. */
@@ -40,6 +44,9 @@ void rules_run(const facts *f, const kb *k, const char *layer, findings *out);
 const rule *rules_first(void);
 const rule *rules_next(const rule *r);
 const rule *rules_find(const char *id);
+/* The root cause among the findings so far: the fail finding whose rule has the lowest
+ * root_cause; its index in fs, or -1. */
+long rules_root_cause(const findings *fs);
 
 /* Layer display order and names for renderers. */
 const char *layer_title(const char *layer);
