@@ -53,20 +53,6 @@ sig_catalogue *explain_catalogue(void)
 	return c;
 }
 
-static cJSON *finding_json(const finding *x)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "id", x->id);
-	cJSON_AddStringToObject(o, "severity", severity_name(x->sev));
-	cJSON_AddStringToObject(o, "title", x->title);
-	cJSON *ev = cJSON_AddArrayToObject(o, "evidence"), *fx = cJSON_AddArrayToObject(o, "fix");
-	for (size_t i = 0; i < x->evidence.n; i++)
-		cJSON_AddItemToArray(ev, cJSON_CreateString(x->evidence.v[i]));
-	for (size_t i = 0; i < x->fix.n; i++)
-		cJSON_AddItemToArray(fx, cJSON_CreateString(x->fix.v[i]));
-	return o;
-}
-
 static void print_finding(FILE *out, const finding *x, bool on, const char *indent)
 {
 	fprintf(out, "%s%s%s %s[%s]%s\n", col_bold(on), x->title, col_reset(on), col_dim(on), x->id, col_reset(on));
@@ -164,7 +150,7 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 				cJSON_AddStringToObject(x, "id", cv[i][k].id);
 				cJSON_AddStringToObject(x, "state", cause_state_name(cv[i][k].state));
 				if (cv[i][k].finding) {
-					cJSON_AddItemToObject(x, "finding", finding_json(cv[i][k].finding));
+					cJSON_AddItemToObject(x, "finding", render_finding_json(cv[i][k].finding));
 					cJSON_AddItemToArray(holds, cJSON_CreateString(cv[i][k].id));
 				}
 				if (cv[i][k].why)
