@@ -16,9 +16,11 @@
 #include "core/findings.h"
 #include "core/proc.h"
 #include "core/util.h"
+#include "diagnose/diagnose.h"
 #include "kb/csv.h"
 #include "kb/kb.h"
 #include "rules/policy.h"
+#include "rules/rules.h"
 
 static void test_version_cmp(void **s)
 {
@@ -224,6 +226,98 @@ static void test_kb_lookups(void **s)
 	kb_free(k);
 }
 
+/* Fixes as data: each helper adds the line check prints and the item fix composes; what is
+ * not one safe word stays advice. */
+static void test_fix_items(void **s)
+{
+	(void)s;
+	findings fs;
+	findings_init(&fs);
+	finding *x = findings_add(&fs, "env.x", "env", SEV_WARN, "x");
+	finding_fix(x, "read the manual");
+	finding_fix_export(x, "LD_LIBRARY_PATH", "'/opt/a b':/usr/lib", "keeps the driver's");
+	finding_fix_unset(x, "CUDA_LAUNCH_BLOCKING", NULL);
+	finding_fix_export(x, "PATH", "/x; rm -rf ~", NULL); /* no word: advice */
+	finding_fix_export(x, "1BAD", "v", NULL);          /* no name: advice */
+	finding_fix_command(x, FIX_SCOPE_SYSTEM, "sudo modprobe nvidia_uvm", "loads the UVM module");
+	assert_int_equal(x->fix.n, 6);
+	assert_int_equal(x->nfixes, 6);
+	assert_string_equal(x->fix.v[1], "export LD_LIBRARY_PATH='/opt/a b':/usr/lib   (keeps the driver's)");
+	assert_string_equal(x->fix.v[2], "unset CUDA_LAUNCH_BLOCKING");
+	assert_string_equal(x->fix.v[5], "sudo modprobe nvidia_uvm   (loads the UVM module)");
+	assert_int_equal(finding_fix_item(x, 0)->kind, FIX_ADVICE);
+	const fix_item *e = finding_fix_item(x, 1);
+	assert_int_equal(e->kind, FIX_ENV_SET);
+	assert_int_equal(e->scope, FIX_SCOPE_SHELL);
+	assert_string_equal(e->var, "LD_LIBRARY_PATH");
+	assert_string_equal(e->value, "'/opt/a b':/usr/lib");
+	assert_string_equal(e->command, "export LD_LIBRARY_PATH='/opt/a b':/usr/lib");
+	assert_string_equal(e->purpose, "keeps the driver's");
+	assert_int_equal(finding_fix_item(x, 2)->kind, FIX_ENV_UNSET);
+	assert_int_equal(finding_fix_item(x, 3)->kind, FIX_ADVICE);
+	assert_null(finding_fix_item(x, 3)->command);
+	assert_int_equal(finding_fix_item(x, 4)->kind, FIX_ADVICE);
+	assert_int_equal(finding_fix_item(x, 5)->kind, FIX_COMMAND);
+	assert_string_equal(fix_scope_name(finding_fix_item(x, 5)->scope), "system");
+	assert_null(finding_fix_item(x, 6));
+	/* a copy keeps the structure (torch.cuda-unavailable takes its root cause's fixes) */
+	finding *y = findings_add(&fs, "torch.y", "python", SEV_FAIL, "y");
+	x = &fs.v[0];
+	finding_fix_copy(y, x, 1);
+	assert_int_equal(finding_fix_item(y, 0)->kind, FIX_ENV_SET);
+	assert_string_equal(y->fix.v[0], x->fix.v[1]);
+	findings_free(&fs);
+}
+
+/* The one pipeline: the rules of one layer only, the --require policies, the setting recorded
+ * with the facts, sorted fail first. */
+static void test_diagnose(void **s)
+{
+	(void)s;
+	facts *f = facts_new();
+	facts_put_int(f, NULL, 2, "nvml.device_count");
+	strlist req = {0};
+	sl_push(&req, "nvml.device_count>=8");
+	diagnose_opts o = {.layer = "bench", .requires = &req, .memory_headroom_set = true,
+			   .memory_headroom_bytes = 1 << 20};
+	findings fs;
+	findings_init(&fs);
+	diagnose(f, &o, &fs);
+	assert_true(fs.n >= 1);
+	assert_string_equal(fs.v[0].id, "policy.require");
+	assert_int_equal(fs.v[0].sev, SEV_FAIL);
+	for (size_t i = 0; i < fs.nskipped; i++) /* only bench rules ran (or were skipped) */
+		assert_string_equal(rules_find(fs.skipped[i].id)->layer, "bench");
+	assert_true(fs.nskipped > 0);
+	long long v = 0;
+	assert_true(facts_int(f, &v, "config.memory_headroom_bytes"));
+	assert_int_equal(v, 1 << 20);
+	findings_free(&fs);
+	sl_free(&req);
+	facts_free(f);
+}
+
+/* torch.cuda-unavailable's root cause: a property of the rules (root_cause), the most
+ * fundamental fail finding wins; a warning is no root cause */
+static void test_root_cause(void **s)
+{
+	(void)s;
+	assert_true(rules_find("gpu.none")->root_cause > 0);
+	assert_true(rules_find("gpu.none")->root_cause < rules_find("torch.cpu-build")->root_cause);
+	assert_int_equal(rules_find("gpu.hot")->root_cause, 0);
+	findings fs;
+	findings_init(&fs);
+	findings_add(&fs, "gpu.hot", "gpu", SEV_FAIL, "hot");
+	assert_int_equal(rules_root_cause(&fs), -1);
+	findings_add(&fs, "torch.cpu-build", "python", SEV_FAIL, "cpu build");
+	findings_add(&fs, "driver.nouveau", "hardware", SEV_WARN, "nouveau, only a warning here");
+	findings_add(&fs, "lib.shadowed", "loader", SEV_FAIL, "shadowed");
+	assert_int_equal(rules_root_cause(&fs), 1);
+	findings_add(&fs, "driver.not-loaded", "hardware", SEV_FAIL, "not loaded");
+	assert_int_equal(rules_root_cause(&fs), 4);
+	findings_free(&fs);
+}
+
 static void test_policy(void **s)
 {
 	(void)s;
@@ -391,6 +485,8 @@ int main(void)
 		cmocka_unit_test(test_version_cmp),  cmocka_unit_test(test_facts_roundtrip),
 		cmocka_unit_test(test_facts_many),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
+		cmocka_unit_test(test_fix_items),    cmocka_unit_test(test_diagnose),
+		cmocka_unit_test(test_root_cause),
 		cmocka_unit_test(test_proc_timeout_and_bound),
 		cmocka_unit_test(test_str_fmt_whole),
 		cmocka_unit_test(test_path_fold),
