@@ -160,8 +160,11 @@ int cmd_check(int argc, char **argv)
 		if (history_wanted(no_history))
 			nvlink_history_previous(f, db); /* nvlink.errors-grew compares with the last check */
 	}
-	diagnose_opts dopts = {.probes = facts_file ? NULL : &po, .requires = &requires,
-			       .memory_headroom_set = headroom_mib >= 0, .memory_headroom_bytes = (long long)headroom_mib << 20};
+	diagnose_opts dopts = {.probes = facts_file ? NULL : &po, .requires = &requires};
+	if (headroom_mib >= 0) {
+		dopts.memory_headroom_set = true;
+		dopts.memory_headroom_bytes = (long long)headroom_mib << 20;
+	}
 	findings fs;
 	findings_init(&fs);
 	diagnose(f, &dopts, &fs);
