@@ -81,17 +81,6 @@ static plan_step *add_step(plan *p, const char *id, const char *title)
 	return s;
 }
 
-static const finding *find(const findings *fs, const char *id)
-{
-	return findings_find(fs, id);
-}
-
-static const char *fstr(const facts *f, const char *a, const char *b)
-{
-	const char *v = facts_str(f, "%s", a);
-	return v ? v : b ? facts_str(f, "%s", b) : NULL;
-}
-
 /* The environment step: the export/unset fixes of every finding (fix_item), merged per variable.
  * Several findings rewrite the same search path (lib.stubs-on-path drops the stubs,
  * lib.ld-path-stale the vanished entries, lib.shadowed other cuDNN directories): sourced one
@@ -204,7 +193,7 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 						     "torch.arch-unsupported", "torch.import-failed", NULL};
 	const finding *problem = NULL;
 	for (size_t i = 0; torch_problems[i] && !problem; i++) {
-		const finding *x = find(fs, torch_problems[i]);
+		const finding *x = findings_find(fs, torch_problems[i]);
 		if (x && (x->sev == SEV_FAIL || strcmp(x->id, "torch.not-installed") == 0))
 			problem = x;
 	}
@@ -305,7 +294,6 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 	if (!p->m.driver[0] && p->m.gpu_present)
 		sl_push(&p->notes, "the driver version is unknown (NVML did not answer): the choice assumes nothing about it");
 	p->dockerfile = fix_dockerfile(k, &p->m, &p->choice);
-	(void)fstr;
 }
 
 static void free_plan(plan *p)
