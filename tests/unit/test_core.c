@@ -316,6 +316,47 @@ static void test_root_cause(void **s)
 	findings_add(&fs, "driver.not-loaded", "hardware", SEV_FAIL, "not loaded");
 	assert_int_equal(rules_root_cause(&fs), 4);
 	findings_free(&fs);
+	/* docs/findings/python.md lists them in the rules' order: the table is the one declaration */
+	const char *src = getenv("GPUVET_SOURCE_DIR");
+	if (!src)
+		return;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/docs/findings/python.md", src);
+	FILE *fp = fopen(path, "r");
+	assert_non_null(fp);
+	strbuf doc;
+	sb_init(&doc);
+	char buf[4096];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof(buf), fp)) > 0)
+		sb_addn(&doc, buf, got);
+	fclose(fp);
+	const char *list = strstr(doc.buf, "in this order: ");
+	assert_non_null(list);
+	list += strlen("in this order: ");
+	const char *end = strchr(list, '.');
+	while (end && end[1] != '\n' && end[1] != ' ') /* ids have dots: the list ends at ". " or ".\n" */
+		end = strchr(end + 1, '.');
+	assert_non_null(end);
+	char *text = xstrndup(list, (size_t)(end - list));
+	for (char *q = text; *q; q++)
+		if (*q == '\n')
+			*q = ' ';
+	strlist ids = {0};
+	sl_split(&ids, text, ", ", false);
+	int n = 0;
+	for (const rule *r = rules_first(); r; r = rules_next(r))
+		if (r->root_cause > 0)
+			n++;
+	assert_int_equal((int)ids.n, n);
+	for (size_t i = 0; i < ids.n; i++) {
+		const rule *r = rules_find(ids.v[i]);
+		assert_non_null(r);
+		assert_int_equal(r->root_cause, (int)i + 1);
+	}
+	sl_free(&ids);
+	free(text);
+	sb_free(&doc);
 }
 
 static void test_policy(void **s)
