@@ -57,6 +57,15 @@ typedef struct plan_step {
 	bool needs_root;
 } plan_step;
 
+/* One line of the environment step: a variable's export or unset, from one or more findings. */
+typedef struct env_line {
+	bool unset;
+	char *var;
+	char *value;     /* the export's value, one shell word; NULL for unset */
+	strlist ids;     /* the findings it comes from, the first one's purpose with it */
+	char *purpose;   /* the first finding's, or NULL */
+} env_line;
+
 typedef struct plan {
 	fix_machine m;
 	fix_choice choice;
@@ -70,6 +79,8 @@ typedef struct plan {
 	int nsteps;
 	strlist notes;
 	char *dockerfile;
+	env_line *env; /* the environment step's lines as data (--json environment_fixes) */
+	size_t nenv;
 } plan;
 
 static plan_step *add_step(plan *p, const char *id, const char *title)
@@ -86,13 +97,6 @@ static plan_step *add_step(plan *p, const char *id, const char *title)
  * lib.ld-path-stale the vanished entries, lib.shadowed other cuDNN directories): sourced one
  * after the other the last would undo the others, so they become one line keeping only the
  * entries every rewrite keeps (an unset keeps none). */
-typedef struct env_line {
-	bool unset;
-	const char *var;
-	char *value;  /* the export's value, one shell word; NULL for unset */
-	strbuf why;   /* "id: purpose", then ", id" for each finding merged into it */
-} env_line;
-
 static bool is_search_path(const char *var)
 {
 	return strcmp(var, "LD_LIBRARY_PATH") == 0 || strcmp(var, "PATH") == 0;
@@ -118,11 +122,11 @@ static char *path_intersection(const char *a, const char *b)
 	return sb_steal(&keep);
 }
 
-static void env_add(env_line **v, size_t *n, const fix_item *it, const char *id)
+static void env_add(plan *p, const fix_item *it, const char *id)
 {
 	bool unset = it->kind == FIX_ENV_UNSET;
-	for (size_t k = 0; k < *n; k++) {
-		env_line *l = &(*v)[k];
+	for (size_t k = 0; k < p->nenv; k++) {
+		env_line *l = &p->env[k];
 		if (strcmp(l->var, it->var) != 0)
 			continue;
 		if (l->unset == unset && (unset || strcmp(l->value, it->value) == 0))
@@ -133,42 +137,47 @@ static void env_add(env_line **v, size_t *n, const fix_item *it, const char *id)
 		free(l->value);
 		l->value = keep;
 		l->unset = !keep;
-		sb_addf(&l->why, ", %s", id);
+		if (!sl_contains(&l->ids, id))
+			sl_push(&l->ids, id);
 		return;
 	}
-	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
-	env_line *l = &(*v)[(*n)++];
+	p->env = xrealloc(p->env, (p->nenv + 1) * sizeof(*p->env));
+	env_line *l = &p->env[p->nenv++];
+	memset(l, 0, sizeof(*l));
 	l->unset = unset;
-	l->var = it->var;
+	l->var = xstrdup(it->var);
 	l->value = unset ? NULL : xstrdup(it->value);
-	sb_init(&l->why);
-	sb_addf(&l->why, "%s%s%s", id, it->purpose ? ": " : "", it->purpose ? it->purpose : "");
+	sl_push(&l->ids, id);
+	l->purpose = it->purpose ? xstrdup(it->purpose) : NULL;
 }
 
 static void env_step(plan *p, const findings *fs)
 {
-	env_line *v = NULL;
-	size_t n = 0;
 	for (size_t i = 0; i < fs->n; i++)
 		for (size_t j = 0; j < fs->v[i].fix.n; j++) {
 			const fix_item *it = finding_fix_item(&fs->v[i], j);
 			if (it && (it->kind == FIX_ENV_SET || it->kind == FIX_ENV_UNSET))
-				env_add(&v, &n, it, fs->v[i].id);
+				env_add(p, it, fs->v[i].id);
 		}
-	if (!n)
+	if (!p->nenv)
 		return;
 	plan_step *env = add_step(p, "environment", "Environment");
 	env->why = xstrdup("set in the shell that starts your program (and in ~/.bashrc or the job script, where "
 			   "the old values come from)");
-	for (size_t k = 0; k < n; k++) {
-		if (v[k].unset)
-			sl_pushf(&env->commands, "unset %s   # %s", v[k].var, v[k].why.buf);
+	for (size_t k = 0; k < p->nenv; k++) {
+		const env_line *l = &p->env[k];
+		/* "# id: purpose, id2, id3": the first finding's purpose, then the others merged in */
+		strbuf why;
+		sb_init(&why);
+		sb_addf(&why, "%s%s%s", l->ids.v[0], l->purpose ? ": " : "", l->purpose ? l->purpose : "");
+		for (size_t i = 1; i < l->ids.n; i++)
+			sb_addf(&why, ", %s", l->ids.v[i]);
+		if (l->unset)
+			sl_pushf(&env->commands, "unset %s   # %s", l->var, why.buf);
 		else
-			sl_pushf(&env->commands, "export %s=%s   # %s", v[k].var, v[k].value, v[k].why.buf);
-		free(v[k].value);
-		sb_free(&v[k].why);
+			sl_pushf(&env->commands, "export %s=%s   # %s", l->var, l->value, why.buf);
+		sb_free(&why);
 	}
-	free(v);
 }
 
 static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
@@ -306,6 +315,13 @@ static void free_plan(plan *p)
 	}
 	sl_free(&p->notes);
 	free(p->dockerfile);
+	for (size_t i = 0; i < p->nenv; i++) {
+		free(p->env[i].var);
+		free(p->env[i].value);
+		free(p->env[i].purpose);
+		sl_free(&p->env[i].ids);
+	}
+	free(p->env);
 	fix_pyenv_free(&p->pyenv);
 }
 
@@ -494,6 +510,25 @@ static cJSON *build_json(const plan *p)
 		for (size_t j = 0; j < s->alternatives.n; j++)
 			cJSON_AddItemToArray(alts, cJSON_CreateString(s->alternatives.v[j]));
 		cJSON_AddItemToArray(steps, o);
+	}
+	cJSON *envf = cJSON_AddArrayToObject(doc, "environment_fixes");
+	for (size_t i = 0; i < p->nenv; i++) {
+		const env_line *l = &p->env[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "variable", l->var);
+		cJSON_AddBoolToObject(o, "unset", l->unset);
+		if (l->value)
+			cJSON_AddStringToObject(o, "value", l->value);
+		else
+			cJSON_AddNullToObject(o, "value");
+		if (l->purpose)
+			cJSON_AddStringToObject(o, "purpose", l->purpose);
+		else
+			cJSON_AddNullToObject(o, "purpose");
+		cJSON *ids = cJSON_AddArrayToObject(o, "findings");
+		for (size_t k = 0; k < l->ids.n; k++)
+			cJSON_AddItemToArray(ids, cJSON_CreateString(l->ids.v[k]));
+		cJSON_AddItemToArray(envf, o);
 	}
 	if (p->dockerfile)
 		cJSON_AddStringToObject(doc, "dockerfile", p->dockerfile);
