@@ -77,11 +77,7 @@ static void add_fix(finding *f, char *text, fix_kind kind, fix_scope scope, cons
 {
 	sl_push_owned(&f->fix, text);
 	f->fixes = xrealloc(f->fixes, (f->nfixes + 1) * sizeof(*f->fixes));
-	f->fixes[f->nfixes++] = (fix_item){kind,
-					   scope,
-					   dup_or_null(var),
-					   dup_or_null(value),
-					   dup_or_null(command),
+	f->fixes[f->nfixes++] = (fix_item){kind, scope, dup_or_null(var), dup_or_null(value), dup_or_null(command),
 					   dup_or_null(purpose)};
 }
 
