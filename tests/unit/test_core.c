@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "cmd/cmd.h"
 #include "core/facts.h"
 #include "core/findings.h"
 #include "core/proc.h"
@@ -322,16 +323,10 @@ static void test_root_cause(void **s)
 		return;
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/docs/findings/python.md", src);
-	FILE *fp = fopen(path, "r");
-	assert_non_null(fp);
-	strbuf doc;
-	sb_init(&doc);
-	char buf[4096];
-	size_t got;
-	while ((got = fread(buf, 1, sizeof(buf), fp)) > 0)
-		sb_addn(&doc, buf, got);
-	fclose(fp);
-	const char *list = strstr(doc.buf, "in this order: ");
+	size_t len;
+	char *doc = read_input_file("findings doc", path, 1 << 20, &len);
+	assert_non_null(doc);
+	const char *list = strstr(doc, "in this order: ");
 	assert_non_null(list);
 	list += strlen("in this order: ");
 	const char *end = strchr(list, '.');
@@ -356,7 +351,7 @@ static void test_root_cause(void **s)
 	}
 	sl_free(&ids);
 	free(text);
-	sb_free(&doc);
+	free(doc);
 }
 
 static void test_policy(void **s)
