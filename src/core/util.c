@@ -201,6 +201,11 @@ bool str_ends(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+const char *str_find_n(const char *s, size_t len, const char *needle)
+{
+	return memmem(s, len, needle, strlen(needle));
+}
+
 char *str_trim(char *s)
 {
 	while (*s && isspace((unsigned char)*s))
@@ -236,6 +241,15 @@ char *path_fold(const char *path)
 	sl_free(&comps);
 	sl_free(&out);
 	return sb_steal(&sb);
+}
+
+char *path_dir(const char *path)
+{
+	char *d = xstrdup(path);
+	char *slash = strrchr(d, '/');
+	if (slash)
+		slash[slash == d ? 1 : 0] = '\0';
+	return d;
 }
 
 size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset)

@@ -324,6 +324,31 @@ static void test_path_fold(void **s)
 	}
 }
 
+/* path_dir keeps "/" for a file at the top and a bare name whole (the loader and toolkit
+ * callers pass absolute paths; a relative one must not become "" or "."). */
+static void test_path_dir(void **s)
+{
+	(void)s;
+	const char *cases[][2] = {{"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib/x86_64-linux-gnu"},
+				  {"/libcuda.so", "/"}, {"libcuda.so", "libcuda.so"}, {"/a/b/", "/a/b"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = path_dir(cases[i][0]);
+		assert_string_equal(d, cases[i][1]);
+		free(d);
+	}
+}
+
+/* str_find_n reads only len bytes: a kernel-log line is a slice of a larger buffer, no NUL. */
+static void test_str_find_n(void **s)
+{
+	(void)s;
+	const char buf[] = "xx NVRM: Xid (PCI:0000:01:00): 79";
+	assert_ptr_equal(str_find_n(buf, strlen(buf), "NVRM:"), buf + 3);
+	assert_null(str_find_n(buf, 7, "NVRM:"));
+	assert_ptr_equal(str_find_n(buf, 8, "NVRM:"), buf + 3);
+	assert_null(str_find_n(buf, strlen(buf), "Xid (PCI:0001"));
+}
+
 /* The child dies with us (PR_SET_PDEATHSIG): a process running proc_run killed by SIGKILL takes
  * its child along, so a killed gpuvet leaves no probe behind. */
 static bool process_gone(pid_t pid)
@@ -394,6 +419,8 @@ int main(void)
 		cmocka_unit_test(test_proc_timeout_and_bound),
 		cmocka_unit_test(test_str_fmt_whole),
 		cmocka_unit_test(test_path_fold),
+		cmocka_unit_test(test_path_dir),
+		cmocka_unit_test(test_str_find_n),
 		cmocka_unit_test(test_proc_stdin_stderr_signals),
 		cmocka_unit_test(test_proc_child_dies_with_us),
 		cmocka_unit_test(test_facts_replaced_stays_valid),
