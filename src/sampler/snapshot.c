@@ -6,6 +6,16 @@
 
 #include "core/util.h"
 
+sval sv_from_nvml(gv_nv_u64 f, double scale)
+{
+	switch (f.st) {
+	case GV_V_OK: return sv_ok((double)f.v * scale);
+	case GV_V_UNSUPPORTED: return (sval){0, SV_NA};
+	case GV_V_ERROR: return (sval){0, SV_ERR};
+	default: return (sval){0, SV_NONE};
+	}
+}
+
 const char *clock_reasons_text(unsigned long long mask, char *buf, size_t size)
 {
 	return gv_nvml_clock_reasons_words(mask, buf, size);

@@ -33,6 +33,8 @@ static inline bool sv_has(sval s)
 {
 	return s.st == SV_OK;
 }
+/* An NVML reading times scale, its state carried over: unsupported is n/a, an error stays one. */
+sval sv_from_nvml(gv_nv_u64 f, double scale);
 
 /* Clock event (throttle) reasons: NVML's bit values. */
 enum {
