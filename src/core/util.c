@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,27 @@ char *path_dir(const char *path)
 	if (slash)
 		slash[slash == d ? 1 : 0] = '\0';
 	return d;
+}
+
+void stdout_mute(stdout_muted *m)
+{
+	fflush(stdout);
+	m->saved = dup(STDOUT_FILENO);
+	m->null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (m->saved >= 0 && m->null >= 0)
+		dup2(m->null, STDOUT_FILENO);
+}
+
+void stdout_unmute(stdout_muted *m)
+{
+	fflush(stdout); /* what it printed through stdio goes to /dev/null too */
+	if (m->saved >= 0 && m->null >= 0)
+		dup2(m->saved, STDOUT_FILENO);
+	if (m->saved >= 0)
+		close(m->saved);
+	if (m->null >= 0)
+		close(m->null);
+	m->saved = m->null = -1;
 }
 
 size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset)

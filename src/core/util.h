@@ -60,6 +60,14 @@ char *path_fold(const char *path);
 /* The directory of path, malloc'd: "/a/b.so" -> "/a", "/b.so" -> "/"; a path without a '/' is
  * returned whole. */
 char *path_dir(const char *path);
+/* fd 1 on /dev/null from stdout_mute until stdout_unmute (stdio flushed at both ends): a library
+ * that prints while it loads or initialises cannot mix its text into our output (bench --json).
+ * Where /dev/null or a copy of fd 1 cannot be had, stdout stays as it was. */
+typedef struct stdout_muted {
+	int saved, null;
+} stdout_muted;
+void stdout_mute(stdout_muted *m);
+void stdout_unmute(stdout_muted *m);
 /* pread until n bytes or the end of the file (EINTR and short reads retried); returns how many. */
 size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset);
 /* Decodes one UTF-8 character at s (n bytes left): its length, and the code point in *cp; 0 when

@@ -70,21 +70,12 @@ void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path,
 
 void *gv_dl_open_quiet(const char *file, int flags)
 {
-	fflush(stdout);
-	int saved = dup(STDOUT_FILENO);
-	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (saved >= 0 && null >= 0)
-		dup2(null, STDOUT_FILENO);
+	stdout_muted m;
+	stdout_mute(&m);
 	gv_child_dlopen_begin();
 	void *h = dlopen(file, flags);
 	gv_child_dlopen_end();
-	fflush(stdout); /* what it printed through stdio goes to /dev/null too */
-	if (saved >= 0 && null >= 0)
-		dup2(saved, STDOUT_FILENO);
-	if (saved >= 0)
-		close(saved);
-	if (null >= 0)
-		close(null);
+	stdout_unmute(&m);
 	return h;
 }
 
