@@ -83,18 +83,8 @@ static nvml_fns fn;
 static gv_nvml_status status;
 static bool initialized; /* nvmlInit succeeded and no shutdown since */
 
-/* The first of the names the library exports. */
-static void *sym_first(const char *const names[])
-{
-	for (int i = 0; names[i]; i++) {
-		void *p = dlsym(lib, names[i]);
-		if (p)
-			return p;
-	}
-	return NULL;
-}
 
-#define SYM(field, ...) (*(void **)&fn.field = sym_first((const char *const[]){__VA_ARGS__, NULL}))
+#define SYM(field, ...) (*(void **)&fn.field = gv_dl_sym_first(lib, (const char *const[]){__VA_ARGS__, NULL}))
 
 static void resolve(void)
 {
@@ -183,24 +173,16 @@ static const char *missing_basic(void)
 	return NULL;
 }
 
+static const gv_driver_lib libnvml = {"GPUVET_NVML_LIB", "libnvidia-ml.so.1", "nvmlErrorString", resolve,
+				      missing_basic};
+
 static void load_locked(void)
 {
 	if (status.attempted)
 		return;
 	status.attempted = true;
-	lib = gv_dl_open_driver_lib("GPUVET_NVML_LIB", "libnvidia-ml.so.1", status.path, sizeof(status.path),
-				    status.error, sizeof(status.error), &status.from_env);
-	if (!lib)
-		return;
-	resolve();
-	const char *miss = missing_basic();
-	if (miss) {
-		snprintf(status.error, sizeof(status.error), "%s: symbol %s not found", status.path, miss);
-		return;
-	}
-	if (!status.from_env)
-		gv_dl_real_path(lib, "nvmlErrorString", status.path, sizeof(status.path));
-	status.loaded = true;
+	status.loaded = gv_dl_load_driver_lib(&libnvml, &lib, status.path, sizeof(status.path), status.error,
+					      sizeof(status.error), &status.from_env);
 }
 
 bool gv_nvml_load(void)
