@@ -269,6 +269,21 @@ struct walk {
 	void *ctx;
 };
 
+/* A directory entry's type, from lstat inside the root where readdir does not say it or says
+ * link (a link stays DT_LNK: the walks do not follow links); DT_UNKNOWN when lstat fails. */
+static unsigned char entry_type(const char *dir, const struct dirent *de)
+{
+	unsigned char type = de->d_type;
+	if (type != DT_UNKNOWN && type != DT_LNK)
+		return type;
+	char *p = xasprintf("%s/%s", dir, de->d_name);
+	struct stat st;
+	type = sysroot_lstat(p, &st) == 0 ? (S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK)
+					   : DT_UNKNOWN;
+	free(p);
+	return type;
+}
+
 static void walk_dir(struct walk *w, const char *dir, const char *package, int depth)
 {
 	DIR *d = sysroot_opendir(dir);
@@ -281,14 +296,7 @@ static void walk_dir(struct walk *w, const char *dir, const char *package, int d
 		const char *n = de->d_name;
 		if (n[0] == '.')
 			continue;
-		unsigned char type = de->d_type;
-		if (type == DT_UNKNOWN || type == DT_LNK) {
-			char *p = xasprintf("%s/%s", dir, n);
-			struct stat st;
-			type = sysroot_lstat(p, &st) == 0 ? (S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK)
-							   : DT_UNKNOWN;
-			free(p);
-		}
+		unsigned char type = entry_type(dir, de);
 		if (type == DT_DIR && depth < 3 && !(depth == 0 && skip_dir(n)) && !(depth > 0 && (strcmp(n, "__pycache__") == 0)))
 			sl_push(&subdirs, n);
 		else if (type == DT_REG && is_so_name(n))
@@ -433,14 +441,7 @@ size_t ext_scan(const char *site, double deadline, ext_fn fn, void *ctx)
 			sl_push(&distinfos, n);
 			continue;
 		}
-		unsigned char type = de->d_type;
-		if (type == DT_UNKNOWN || type == DT_LNK) {
-			char *p = xasprintf("%s/%s", site, n);
-			struct stat st;
-			type = sysroot_lstat(p, &st) == 0 ? (S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK)
-							   : DT_UNKNOWN;
-			free(p);
-		}
+		unsigned char type = entry_type(site, de);
 		if (type == DT_DIR && !skip_dir(n))
 			sl_push(&dirs, n);
 		else if (type == DT_REG && is_so_name(n))
