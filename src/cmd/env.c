@@ -710,9 +710,7 @@ int cmd_env(int argc, char **argv)
 				return EXIT_USAGE;
 			so.time_limit_s = d;
 			break;
-		case 'h': fputs(env_usage, stdout); return EXIT_OK;
-		case ':': return usage_error(env_usage, "option %s needs a value", argv[optind - 1]);
-		default: return usage_error(env_usage, "unknown option %s", argv[optind - 1]);
+		default: return usage_getopt_rest(c, env_usage, argv);
 		}
 	}
 	if (scan) {

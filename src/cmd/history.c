@@ -860,9 +860,7 @@ int cmd_history(int argc, char **argv)
 				return EXIT_USAGE;
 			o.keep = v;
 			break;
-		case 'h': fputs(history_usage, stdout); return EXIT_OK;
-		case ':': return usage_error(history_usage, "option %s needs a value", argv[optind - 1]);
-		default: return usage_error(history_usage, "unknown option %s", argv[optind - 1]);
+		default: return usage_getopt_rest(c, history_usage, argv);
 		}
 	}
 	o.color = color_wanted(stdout, gopts.color);

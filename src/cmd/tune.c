@@ -303,16 +303,9 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 		case OPT_NO_HISTORY: no_history = true; break;
 		case OPT_TORCH: break;
 		case OPT_LIST: list = true; break;
-		case 'h':
-			fputs(tune_usage, stdout);
-			sl_free(&args);
-			return EXIT_OK;
-		case ':':
-			sl_free(&args);
-			return usage_error(tune_usage, "option %s needs a value", argv[optind - 1]);
 		default:
 			sl_free(&args);
-			return usage_error(tune_usage, "unknown option %s", argv[optind - 1]);
+			return usage_getopt_rest(c, tune_usage, argv);
 		}
 	}
 	if (optind < argc) {
