@@ -269,6 +269,17 @@ struct walk {
 	void *ctx;
 };
 
+/* The next entry whose name does not start with '.', or NULL at the end or once 20000 entries
+ * were read (the cap on one directory of both walks). */
+static struct dirent *next_visible(DIR *d, int *seen)
+{
+	struct dirent *de;
+	while ((de = readdir(d)) && (*seen)++ < 20000)
+		if (de->d_name[0] != '.')
+			return de;
+	return NULL;
+}
+
 /* A directory entry's type, from lstat inside the root where readdir does not say it or says
  * link (a link stays DT_LNK: the walks do not follow links); DT_UNKNOWN when lstat fails. */
 static unsigned char entry_type(const char *dir, const struct dirent *de)
@@ -292,10 +303,8 @@ static void walk_dir(struct walk *w, const char *dir, const char *package, int d
 	strlist subdirs = {0}, files = {0};
 	struct dirent *de;
 	int seen = 0;
-	while ((de = readdir(d)) && seen++ < 20000) {
+	while ((de = next_visible(d, &seen))) {
 		const char *n = de->d_name;
-		if (n[0] == '.')
-			continue;
 		unsigned char type = entry_type(dir, de);
 		if (type == DT_DIR && depth < 3 && !(depth == 0 && skip_dir(n)) && !(depth > 0 && (strcmp(n, "__pycache__") == 0)))
 			sl_push(&subdirs, n);
@@ -433,10 +442,8 @@ size_t ext_scan(const char *site, double deadline, ext_fn fn, void *ctx)
 	strlist dirs = {0}, files = {0}, distinfos = {0};
 	struct dirent *de;
 	int seen = 0;
-	while ((de = readdir(d)) && seen++ < 20000) {
+	while ((de = next_visible(d, &seen))) {
 		const char *n = de->d_name;
-		if (n[0] == '.')
-			continue;
 		if (str_ends(n, ".dist-info") || str_ends(n, ".egg-info")) {
 			sl_push(&distinfos, n);
 			continue;
