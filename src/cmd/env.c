@@ -101,22 +101,6 @@ static const char *pointers_text(const cuda_env *e, int i, char *buf, size_t n)
 	return buf;
 }
 
-static const char *link_text(int s)
-{
-	switch (s) {
-	case LINK_OK:
-		return "symlink";
-	case LINK_DANGLING:
-		return "dangling";
-	case LINK_LOOP:
-		return "loop";
-	case LINK_DIRECTORY:
-		return "directory";
-	default:
-		return "absent";
-	}
-}
-
 static void print_json(cJSON *doc)
 {
 	json_print_doc(stdout, doc);
@@ -208,7 +192,7 @@ static int env_list(bool json)
 			cJSON_AddNullToObject(doc, "cuda_home");
 		}
 		cJSON *ulc = cJSON_AddObjectToObject(doc, "usr_local_cuda");
-		cJSON_AddStringToObject(ulc, "state", link_text(e.usr_local_cuda));
+		cJSON_AddStringToObject(ulc, "state", cuda_link_state_name(e.usr_local_cuda));
 		if (e.usr_local_cuda_target)
 			cJSON_AddStringToObject(ulc, "target", e.usr_local_cuda_target);
 		const char *llp = getenv("LD_LIBRARY_PATH");
@@ -260,7 +244,7 @@ static int env_list(bool json)
 	else if (e.usr_local_cuda_install >= 0)
 		printf("  /usr/local/cuda  -> %s\n", TEXT(e.v[e.usr_local_cuda_install].root));
 	else
-		printf("  /usr/local/cuda  %s link to %s\n", link_text(e.usr_local_cuda),
+		printf("  /usr/local/cuda  %s link to %s\n", cuda_link_state_name(e.usr_local_cuda),
 		       e.usr_local_cuda_target ? TEXT(e.usr_local_cuda_target) : "?");
 	const char *llp = getenv("LD_LIBRARY_PATH");
 	printf("  LD_LIBRARY_PATH  %s\n", llp ? TEXT(llp) : "not set");
