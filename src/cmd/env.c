@@ -516,21 +516,12 @@ static int env_scan(const strlist *dirs, libscan_opts *so, bool json)
 	loader_system_load(&sys);
 	strlist loader_dirs = {0}, picked = {0};
 	const char *llp = getenv("LD_LIBRARY_PATH");
-	strlist ld = {0};
-	loader_split_path(llp, &ld);
-	strbuf llp_m;
-	sb_init(&llp_m);
-	for (size_t i = 0; i < ld.n; i++) {
-		const char *m = strcmp(ld.v[i], ".") == 0 ? "." : sysroot_strip(ld.v[i]);
-		sl_push(&loader_dirs, m);
-		sb_addf(&llp_m, "%s%s", i ? ":" : "", m);
-	}
-	sl_free(&ld);
+	char *llp_m = loader_split_path_machine(llp, &loader_dirs);
 	for (size_t i = 0; i < sys.conf_dirs.n; i++)
 		sl_push(&loader_dirs, sys.conf_dirs.v[i]);
 	for (size_t i = 0; i < sys.default_dirs.n; i++)
 		sl_push(&loader_dirs, sys.default_dirs.v[i]);
-	loader_ctx ctx = {.sys = &sys, .ld_library_path = llp ? llp_m.buf : NULL};
+	loader_ctx ctx = {.sys = &sys, .ld_library_path = llp_m};
 	for (size_t i = 0; i < r.libs.n; i++) {
 		const cuda_lib_copy *c = &r.libs.v[i];
 		if (c->major < 0)
@@ -646,7 +637,7 @@ static int env_scan(const strlist *dirs, libscan_opts *so, bool json)
 			printf("no stray copies: each is in a toolkit, on the loader's search path or in a Python environment\n");
 	}
 	free(tg);
-	sb_free(&llp_m);
+	free(llp_m);
 	sl_free(&loader_dirs);
 	sl_free(&picked);
 	loader_system_free(&sys);

@@ -139,17 +139,7 @@ void probe_loader(facts *f, const probe_opts *o)
 	char *llp_machine = NULL;
 	if (llp) {
 		facts_put_str(f, "environment", llp, "loader.ld_library_path");
-		strlist raw = {0};
-		loader_split_path(llp, &raw);
-		strbuf sb;
-		sb_init(&sb);
-		for (size_t i = 0; i < raw.n; i++) {
-			const char *e = strcmp(raw.v[i], ".") == 0 ? "." : sysroot_strip(raw.v[i]);
-			sl_push(&ld_entries, e);
-			sb_addf(&sb, "%s%s", i ? ":" : "", e);
-		}
-		llp_machine = sb_steal(&sb);
-		sl_free(&raw);
+		llp_machine = loader_split_path_machine(llp, &ld_entries);
 	} else {
 		facts_put_state(f, FACT_ABSENT, "environment", "LD_LIBRARY_PATH is not set", "loader.ld_library_path");
 	}
