@@ -16,7 +16,6 @@ static void *lib;
 static gv_cuda_api api;
 static gv_cuda_status status;
 
-
 #define SYM(field, ...) (*(void **)&api.field = gv_dl_sym_first(lib, (const char *const[]){__VA_ARGS__, NULL}))
 
 static void resolve(void)

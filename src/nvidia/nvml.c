@@ -83,7 +83,6 @@ static nvml_fns fn;
 static gv_nvml_status status;
 static bool initialized; /* nvmlInit succeeded and no shutdown since */
 
-
 #define SYM(field, ...) (*(void **)&fn.field = gv_dl_sym_first(lib, (const char *const[]){__VA_ARGS__, NULL}))
 
 static void resolve(void)
