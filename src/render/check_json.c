@@ -44,13 +44,19 @@ cJSON *render_finding_json(const finding *x)
 	return o;
 }
 
-cJSON *render_check_json(const facts *f, const findings *fs, const render_opts *o)
+cJSON *render_json_document(const char *schema)
 {
-	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "schema", "gpuvet.check/1");
-	cJSON *tool = cJSON_AddObjectToObject(root, "tool");
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "schema", schema);
+	cJSON *tool = cJSON_AddObjectToObject(doc, "tool");
 	cJSON_AddStringToObject(tool, "name", "gpuvet");
 	cJSON_AddStringToObject(tool, "version", GPUVET_VERSION);
+	return doc;
+}
+
+cJSON *render_check_json(const facts *f, const findings *fs, const render_opts *o)
+{
+	cJSON *root = render_json_document("gpuvet.check/1");
 	cJSON_AddItemToObject(root, "facts", facts_to_json(f));
 	cJSON *arr = cJSON_AddArrayToObject(root, "findings");
 	for (size_t i = 0; i < fs->n; i++) {

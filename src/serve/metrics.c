@@ -211,8 +211,8 @@ static void render_throttle(expo *e, const snapshot *s)
 		gpu_labels l;
 		our_labels(&l, g);
 		unsigned long long mask = (unsigned long long)g->clock_reasons.v;
-		for (size_t r = 0; r < n_clock_reasons; r++)
-			sample_plus(e, (mask & clock_reasons[r].bit) ? 1 : 0, &l, "reason", clock_reasons[r].name, NULL, NULL);
+		for (size_t r = 0; r < gv_nvml_n_clock_reasons; r++)
+			sample_plus(e, (mask & gv_nvml_clock_reasons[r].bit) ? 1 : 0, &l, "reason", gv_nvml_clock_reasons[r].name, NULL, NULL);
 	}
 }
 

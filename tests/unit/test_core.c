@@ -454,6 +454,61 @@ static void test_path_fold(void **s)
 	}
 }
 
+/* path_dir keeps "/" for a file at the top and a bare name whole (the loader and toolkit
+ * callers pass absolute paths; a relative one must not become "" or "."). */
+static void test_path_dir(void **s)
+{
+	(void)s;
+	const char *cases[][2] = {{"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib/x86_64-linux-gnu"},
+				  {"/libcuda.so", "/"}, {"libcuda.so", "libcuda.so"}, {"/a/b/", "/a/b"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = path_dir(cases[i][0]);
+		assert_string_equal(d, cases[i][1]);
+		free(d);
+	}
+}
+
+/* str_find_n reads only len bytes: a kernel-log line is a slice of a larger buffer, no NUL. */
+static void test_str_find_n(void **s)
+{
+	(void)s;
+	const char buf[] = "xx NVRM: Xid (PCI:0000:01:00): 79";
+	assert_ptr_equal(str_find_n(buf, strlen(buf), "NVRM:"), buf + 3);
+	assert_null(str_find_n(buf, 7, "NVRM:"));
+	assert_ptr_equal(str_find_n(buf, 8, "NVRM:"), buf + 3);
+	assert_null(str_find_n(buf, strlen(buf), "Xid (PCI:0001"));
+}
+
+/* What is printed between stdout_mute and stdout_unmute, through stdio or write(2), never
+ * reaches fd 1; what comes before and after does, in order. */
+static void test_stdout_mute(void **s)
+{
+	(void)s;
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	fflush(stdout);
+	int keep = dup(STDOUT_FILENO);
+	dup2(p[1], STDOUT_FILENO);
+	printf("before ");
+	stdout_muted m;
+	stdout_mute(&m);
+	printf("library banner ");
+	assert_int_equal(write(STDOUT_FILENO, "raw ", 4), 4);
+	stdout_unmute(&m);
+	printf("after");
+	fflush(stdout);
+	dup2(keep, STDOUT_FILENO);
+	close(keep);
+	close(p[1]);
+	char buf[64] = {0};
+	size_t got = 0;
+	ssize_t r;
+	while (got < sizeof(buf) - 1 && (r = read(p[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	close(p[0]);
+	assert_string_equal(buf, "before after");
+}
+
 /* The child dies with us (PR_SET_PDEATHSIG): a process running proc_run killed by SIGKILL takes
  * its child along, so a killed gpuvet leaves no probe behind. */
 static bool process_gone(pid_t pid)
@@ -526,6 +581,9 @@ int main(void)
 		cmocka_unit_test(test_proc_timeout_and_bound),
 		cmocka_unit_test(test_str_fmt_whole),
 		cmocka_unit_test(test_path_fold),
+		cmocka_unit_test(test_path_dir),
+		cmocka_unit_test(test_str_find_n),
+		cmocka_unit_test(test_stdout_mute),
 		cmocka_unit_test(test_proc_stdin_stderr_signals),
 		cmocka_unit_test(test_proc_child_dies_with_us),
 		cmocka_unit_test(test_facts_replaced_stays_valid),
