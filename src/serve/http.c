@@ -327,13 +327,22 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	(void)version;
 	(void)upload_data;
 	http_server *h = cls;
+	static int headers_seen;
+	bool readable = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+	/* A GET or HEAD is answered on the second call, once libmicrohttpd has read the whole
+	 * request: an answer queued on the first call (headers only) makes it close the connection
+	 * after the answer ("Connection: close"), so every scrape would pay a new connection.
+	 * Any other method is refused at once, without reading its body, and the connection closed. */
+	if (readable && !*req_cls) {
+		*req_cls = &headers_seen;
+		return MHD_YES;
+	}
 	if (*upload_data_size) { /* a body nobody asked for: discard it */
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	(void)req_cls;
 	conn_set_state(&h->conns, slot_of(c), CONN_ANSWERING, now_seconds());
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+	if (!readable)
 		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
 	if (strcmp(url, "/metrics") == 0)
 		return send_metrics(c, h);
