@@ -358,6 +358,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	return send_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n");
 }
 
+/* What http_start made, at whatever step it stopped (h is zeroed at the start). */
+static void server_free(http_server *h)
+{
+	if (h->d)
+		MHD_stop_daemon(h->d);
+	conn_table_free(&h->conns);
+	free(h->pf);
+	free(h->pf_slot);
+	free(h->allow);
+	free(h);
+}
+
 http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errsize)
 {
 	char host[256];
@@ -373,8 +385,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 			char why[256];
 			if (!conn_net_parse(o->allow[i], &h->allow[i], why, sizeof(why))) {
 				snprintf(err, errsize, "--allow %s", why);
-				free(h->allow);
-				free(h);
+				server_free(h);
 				return NULL;
 			}
 		}
@@ -394,8 +405,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		int gai = getaddrinfo(host, NULL, &hints, &res);
 		if (gai != 0 || !res) {
 			snprintf(err, errsize, "cannot resolve listen address '%s': %s", host, gai_strerror(gai));
-			free(h->allow);
-			free(h);
+			server_free(h);
 			return NULL;
 		}
 		memcpy(&ss, res->ai_addr, res->ai_addrlen);
@@ -411,8 +421,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 	 * its per-address limit would refuse a scrape beside an address's idle connections */
 	unsigned hard = o->max_connections + HTTP_CLOSING_ROOM;
 	if (!fd_room(hard, err, errsize)) {
-		free(h->allow);
-		free(h);
+		server_free(h);
 		return NULL;
 	}
 	conn_table_init(&h->conns, o->max_connections, o->max_per_ip, o->timeout_seconds, hard);
@@ -433,22 +442,13 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 	if (!h->d) {
 		snprintf(err, errsize, "cannot listen on %s: %s", o->listen,
 			 errno ? strerror(errno) : "libmicrohttpd refused the options");
-		conn_table_free(&h->conns);
-		free(h->pf);
-		free(h->pf_slot);
-		free(h->allow);
-		free(h);
+		server_free(h);
 		return NULL;
 	}
 	int pe = pthread_create(&h->loop, NULL, event_loop, h);
 	if (pe != 0) {
 		snprintf(err, errsize, "cannot start the http thread: %s", strerror(pe));
-		MHD_stop_daemon(h->d);
-		conn_table_free(&h->conns);
-		free(h->pf);
-		free(h->pf_slot);
-		free(h->allow);
-		free(h);
+		server_free(h);
 		return NULL;
 	}
 	h->loop_started = true;
@@ -480,10 +480,5 @@ void http_stop(http_server *h)
 	atomic_store(&h->stop, true);
 	if (h->loop_started)
 		pthread_join(h->loop, NULL);
-	MHD_stop_daemon(h->d);
-	conn_table_free(&h->conns);
-	free(h->pf);
-	free(h->pf_slot);
-	free(h->allow);
-	free(h);
+	server_free(h);
 }
