@@ -231,6 +231,45 @@ def test_every_panel_renders():
           "promtool passed a dashboard whose tensor panel has no series: %s" % out[-2000:])
 
 
+# dcgm-exporter's etc/default-counters.csv (github.com/NVIDIA/dcgm-exporter, main d5e5f510): the
+# fields NVML gives. Left out, as docs/serve.md says: DCGM_FI_DEV_MEMORY_TEMP, _ENC_UTIL, _DEC_UTIL,
+# _PCIE_REPLAY_COUNTER, _NVLINK_BANDWIDTH_TOTAL, _VGPU_LICENSE_STATUS.
+DEFAULT_COUNTERS = [
+    "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL",
+    "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_RESERVED",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
+    "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES",
+]
+DCGM_LABELS = {"gpu", "UUID", "pci_bus_id", "device", "Hostname", "DCGM_FI_DRIVER_VERSION", "modelName"}
+
+
+def test_default_counters():
+    """Every default counter NVML can give, for every GPU, with exactly dcgm-exporter's labels."""
+    env, cfg = gvtest.fake_env(FAKE, CONFIG + "gpu.1.memory_reserved = 512MiB\n")
+    srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0", "--dcgm-compat", "--dcgm-model-name",
+                                      "--hostname", "node-9"])
+    try:
+        def ready():
+            st, _, body = gvtest.http(srv.port)
+            t = body.decode()
+            return t if st == 200 and "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{" in t else None
+        scraped = samples(gvtest.wait_for(ready, 15, "a --dcgm-compat scrape with GPM"))
+    finally:
+        srv.stop()
+        os.unlink(cfg)
+    for name in DEFAULT_COUNTERS:
+        got = [(l, v) for n, l, v in scraped if n == name]
+        check(sorted(l["gpu"] for l, _ in got) == [str(i) for i in range(len(GPUS))], "%s: GPUs %s" % (name, got))
+        for l, _ in got:
+            check(set(l) == DCGM_LABELS, "%s: labels %s, dcgm-exporter's are %s" % (name, sorted(l), sorted(DCGM_LABELS)))
+            check(l["Hostname"] == "node-9" and l["modelName"] == "NVIDIA H200" and l["device"] == "nvidia" + l["gpu"]
+                  and l["DCGM_FI_DRIVER_VERSION"] == "580.159.04", "%s: label values %s" % (name, l))
+    reserved = {l["gpu"]: v for n, l, v in scraped if n == "DCGM_FI_DEV_FB_RESERVED"}
+    check(reserved.get("1") == 512 and reserved.get("0") == 0, "DCGM_FI_DEV_FB_RESERVED in MiB: %s" % reserved)
+
+
 def check_saved_scrape(path):
     """The same panels over a scrape saved elsewhere (scripts/device/servefast.sh saves one of
     the real GPU): one series per GPU in every panel, values not compared. Prints promtool's
@@ -251,4 +290,4 @@ def check_saved_scrape(path):
 
 if len(sys.argv) > 3 and sys.argv[3] == "--scrape":
     sys.exit(1 if check_saved_scrape(sys.argv[4]) else 0)
-gvtest.run([test_every_panel_renders])
+gvtest.run([test_every_panel_renders, test_default_counters])
