@@ -24,7 +24,8 @@
 # What to look for: gpm_on kept-alive and fresh p99 under 1 ms (PASS lines); gpm_on beside
 # gpm_off (GPM's cost is in the sampler thread, not in a scrape); urllib's p50 against
 # scrape_latency's fresh p50 (the client's share).
-# Run: bash scripts/device-run.sh scripts/device/servefast.sh (carry build and .devlib)
+# Run: bash scripts/device-run.sh scripts/device/servefast.sh (carry build/gpuvet,
+# build/tests/scrape_latency and .devlib; the whole build/ is near the 64 MiB carry limit)
 set -u
 OUT=${OUT:-/tmp/gpuvet-out}/servefast
 mkdir -p "$OUT"
