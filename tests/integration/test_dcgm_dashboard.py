@@ -232,11 +232,12 @@ def test_every_panel_renders():
 
 
 # dcgm-exporter's etc/default-counters.csv (github.com/NVIDIA/dcgm-exporter, main d5e5f510): the
-# fields NVML gives. Left out, as docs/serve.md says: DCGM_FI_DEV_MEMORY_TEMP, _ENC_UTIL, _DEC_UTIL,
-# _PCIE_REPLAY_COUNTER, _NVLINK_BANDWIDTH_TOTAL, _VGPU_LICENSE_STATUS.
+# fields NVML gives. Left out, as docs/serve.md says: DCGM_FI_DEV_MEMORY_TEMP, _PCIE_REPLAY_COUNTER,
+# _NVLINK_BANDWIDTH_TOTAL, _VGPU_LICENSE_STATUS.
 DEFAULT_COUNTERS = [
     "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE",
     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL",
+    "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL",
     "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_RESERVED",
     "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
     "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
@@ -247,7 +248,8 @@ DCGM_LABELS = {"gpu", "UUID", "pci_bus_id", "device", "Hostname", "DCGM_FI_DRIVE
 
 def test_default_counters():
     """Every default counter NVML can give, for every GPU, with exactly dcgm-exporter's labels."""
-    env, cfg = gvtest.fake_env(FAKE, CONFIG + "gpu.1.memory_reserved = 512MiB\n")
+    env, cfg = gvtest.fake_env(FAKE, CONFIG + "gpu.1.memory_reserved = 512MiB\ngpu.2.encoder_util = 12\n"
+                                            "gpu.2.decoder_util = 35\n")
     srv = gvtest.Server(GPUVET, env, ["--interval", "0.2", "--check-interval", "0", "--dcgm-compat", "--dcgm-model-name",
                                       "--hostname", "node-9"])
     try:
@@ -268,6 +270,13 @@ def test_default_counters():
                   and l["DCGM_FI_DRIVER_VERSION"] == "580.159.04", "%s: label values %s" % (name, l))
     reserved = {l["gpu"]: v for n, l, v in scraped if n == "DCGM_FI_DEV_FB_RESERVED"}
     check(reserved.get("1") == 512 and reserved.get("0") == 0, "DCGM_FI_DEV_FB_RESERVED in MiB: %s" % reserved)
+    codec = {(n, l["gpu"]): v for n, l, v in scraped if n in ("DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL")}
+    check(codec.get(("DCGM_FI_DEV_ENC_UTIL", "2")) == 12 and codec.get(("DCGM_FI_DEV_DEC_UTIL", "2")) == 35
+          and codec.get(("DCGM_FI_DEV_ENC_UTIL", "0")) == 0, "encoder/decoder utilization in %%: %s" % codec)
+    ours = {(n, l["gpu"]): v for n, l, v in scraped if n.startswith("gpuvet_gpu_") and "coder_utilization" in n}
+    check(abs(ours.get(("gpuvet_gpu_encoder_utilization_ratio", "2"), -1) - 0.12) < 1e-9
+          and abs(ours.get(("gpuvet_gpu_decoder_utilization_ratio", "2"), -1) - 0.35) < 1e-9,
+          "gpuvet's encoder/decoder ratios: %s" % ours)
 
 
 def check_saved_scrape(path):
