@@ -8,12 +8,12 @@
 # scrape_latency.c, so no client overhead is in the figure) against it:
 #   burst      2000 scrapes back to back on one kept-alive connection, then 2000 on a fresh
 #              connection each
-#   paced      150 scrapes 40 ms apart, kept-alive and fresh: every CPU may sleep between
+#   paced      120 scrapes 40 ms apart, kept-alive and fresh: every CPU may sleep between
 #              scrapes, as between Prometheus's (the sampler still samples each second)
 # each with p50/p90/p99/max, the body size, and the exporter's CPU time over the run (utime +
-# stime) and VmRSS/VmHWM after it. Over the paced runs (12 s, one sample a second) the CPU
+# stime) and VmRSS/VmHWM after it. Over the paced runs (10 s, one sample a second) the CPU
 # share is the exporter's cost at 1 s sampling. Beside it the client of the 10:05Z measurement
-# (python3 urllib, a new connection each, 150 scrapes 40 ms apart) against the same exporter,
+# (python3 urllib, a new connection each, 120 scrapes 40 ms apart) against the same exporter,
 # to show how much of that 1.38 ms p99 was the client's.
 # Then one `serve --dcgm-compat --hostname gpu-node` scrape saved for promtool on the build
 # machine (no promtool here):
@@ -61,12 +61,12 @@ stop() {
 	echo "$name serve exit $?" >> "$OUT/exit-codes.txt"
 }
 
-urllib() { # port pid: the 10:05Z client, 150 scrapes 40 ms apart
+urllib() { # port pid: the 10:05Z client, 120 scrapes 40 ms apart
 	python3 - "$1" "$2" <<'PY'
 import json, os, sys, time, urllib.request
 port, pid = sys.argv[1], int(sys.argv[2])
 lat = []
-for i in range(150):
+for i in range(120):
     s = time.perf_counter()
     body = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=10).read()
     lat.append((time.perf_counter() - s) * 1000)
@@ -88,7 +88,7 @@ for mode in gpm_on gpm_off; do
 	fi
 	: > "$OUT/$mode.json"
 	"$L" -n 2000 -P "$sp" "127.0.0.1:$port" | sed 's/^{/{"run": "burst", /' >> "$OUT/$mode.json"
-	"$L" -n 150 -g 40 -P "$sp" "127.0.0.1:$port" | sed 's/^{/{"run": "paced", /' >> "$OUT/$mode.json"
+	"$L" -n 120 -g 40 -P "$sp" "127.0.0.1:$port" | sed 's/^{/{"run": "paced", /' >> "$OUT/$mode.json"
 	urllib "$port" "$sp" > "$OUT/$mode.urllib.json" 2>> "$OUT/$mode.err"
 	"$L" -n 1 -m fresh -o "$OUT/$mode.prom" "127.0.0.1:$port" > /dev/null
 	stop
