@@ -59,6 +59,8 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetMaxClockInfo)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*DeviceGetClocksEventReasons)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*DeviceGetFanSpeed)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetEncoderUtilization)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*DeviceGetDecoderUtilization)(nvmlDevice_t, unsigned *, unsigned *);
 	nvmlReturn_t (*DeviceGetProcessUtilization)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
 						    unsigned long long);
 	/* the process calls: v2 and v3 take nvmlProcessInfo_t, v1 the shorter struct */
@@ -132,6 +134,8 @@ static void resolve(void)
 	SYM(DeviceGetClocksEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
 	    "nvmlDeviceGetCurrentClocksThrottleReasons");
 	SYM(DeviceGetFanSpeed, "nvmlDeviceGetFanSpeed");
+	SYM(DeviceGetEncoderUtilization, "nvmlDeviceGetEncoderUtilization");
+	SYM(DeviceGetDecoderUtilization, "nvmlDeviceGetDecoderUtilization");
 	SYM(DeviceGetProcessUtilization, "nvmlDeviceGetProcessUtilization");
 	SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3",
 	    "nvmlDeviceGetComputeRunningProcesses_v2");
@@ -623,6 +627,18 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 	}
 }
 
+/* NVENC or NVDEC utilization (percent; the sampling period NVML averaged over is not kept) */
+static void get_codec_util(nvmlReturn_t (*f)(nvmlDevice_t, unsigned *, unsigned *), nvmlDevice_t dev, gv_nv_u64 *field)
+{
+	if (!f) {
+		u64_unsupported(field);
+		return;
+	}
+	unsigned util = 0, period_us = 0;
+	nvmlReturn_t rc = f(dev, &util, &period_us);
+	u64_set(field, rc, util);
+}
+
 static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 {
 	if (!memory_done)
@@ -656,6 +672,8 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 		u64_unsupported(&d->clock_event_reasons);
 	}
 	GET_UINT(DeviceGetFanSpeed, dev, d->fan_percent);
+	get_codec_util(fn.DeviceGetEncoderUtilization, dev, &d->encoder_util);
+	get_codec_util(fn.DeviceGetDecoderUtilization, dev, &d->decoder_util);
 	GET_UINT(DeviceGetCurrPcieLinkGeneration, dev, d->pcie_gen);
 	GET_UINT(DeviceGetCurrPcieLinkWidth, dev, d->pcie_width);
 }

@@ -330,6 +330,7 @@ typedef struct gv_nvml_device {
 	gv_nv_u64 sm_clock_mhz, mem_clock_mhz, graphics_clock_mhz;
 	gv_nv_u64 clock_event_reasons;
 	gv_nv_u64 fan_percent;
+	gv_nv_u64 encoder_util, decoder_util; /* percent of NVENC / NVDEC time */
 	gv_nv_u64 pcie_gen, pcie_width;
 	gv_nv_u64 pcie_tx_kbps, pcie_rx_kbps;
 	/* health */

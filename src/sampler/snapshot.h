@@ -100,6 +100,8 @@ typedef struct gpu_sample {
 	sval cc;                                  /* compute capability as major.minor (9.0) */
 	sval power_default_limit;                 /* W: the board's default; a lower power_limit was lowered */
 	sval energy_mj;                           /* millijoules since the driver loaded */
+	sval mem_reserved;                        /* bytes the driver keeps for itself (NVML memory info v2) */
+	sval enc_util, dec_util;                  /* percent of time NVENC / NVDEC worked */
 	sval sm_clock, mem_clock, sm_clock_max, mem_clock_max; /* MHz */
 	sval clock_reasons;                                    /* bit mask (CLK_*) */
 	sval pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
