@@ -166,6 +166,8 @@ class Registry:
         best = None
         for e, r in self.rx:
             m = r.match(literal)
+            if m and any('%' in g for g in m.groups() if not g.startswith('%') or not (g == '%s' or INT_SPEC.fullmatch(g))):
+                continue
             if m and (best is None or e['pattern'].count('%s') < best[0]['pattern'].count('%s')):
                 best = (e, list(m.groups()))
         return best
@@ -421,7 +423,8 @@ def cmd_check(root):
     for e in entries:
         if e['pattern'] is None:
             continue
-        if not uses[e['name']]:
+        tables_named = re.findall(r'\(([a-z_/]+\.[ch])\)', e['writer'])
+        if not uses[e['name']] and not tables_named:
             problems.append('%s:%d: %s (%s) is used nowhere under src/' % (DEF, e['line'], e['name'], e['pattern']))
         for w in [x.strip() for x in re.split(r',\s*', e['writer']) if x.strip()]:
             wf = w.split(' ')[0]

@@ -8,6 +8,7 @@
 #include "cmd/cmd.h"
 #include "cmd/history_record.h"
 #include "cmd/nvlink_history.h"
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "kb/kb.h"
 #include "probes/probes.h"
@@ -170,7 +171,7 @@ int cmd_check(int argc, char **argv)
 			nvlink_history_previous(f, db); /* nvlink.errors-grew compares with the last check */
 	}
 	if (headroom_mib >= 0) /* a setting for the rules, recorded with the facts it judged */
-		facts_put_int(f, "--memory-headroom", (long long)headroom_mib << 20, "config.memory_headroom_bytes");
+		facts_put_int(f, "--memory-headroom", (long long)headroom_mib << 20, FK_CONFIG_MEMORY_HEADROOM_BYTES);
 	findings fs;
 	findings_init(&fs);
 	diagnose(f, facts_file ? NULL : &po, &fs);
