@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/util.h"
+
 #undef FACT_KEY
 #define FACT_KEY(pattern, type, unit, writer, meaning) {pattern, #pattern, FK_T_##type, unit, writer, meaning},
 const factkey factkeys[] = {
@@ -96,23 +98,43 @@ static void log_init(void)
 	log_path = p && *p ? p : NULL;
 }
 
-void factkey_check_put(const char *key)
+/* whether a fact of this state and type fits the registered type */
+static bool type_fits(factkey_type want, fact_state state, fact_type t)
+{
+	if (want == FK_T_ANY || state != FACT_OK)
+		return true; /* any fact may carry a state instead of its value */
+	switch (want) {
+	case FK_T_STR:
+		return t == FV_STR;
+	case FK_T_INT:
+		return t == FV_INT;
+	case FK_T_REAL:
+		return t == FV_REAL || t == FV_INT; /* a whole number read back from a facts file */
+	case FK_T_BOOL:
+		return t == FV_BOOL;
+	default:
+		return false; /* FK_T_STATE: no value */
+	}
+}
+
+void factkey_check_put(const char *key, fact_state state, fact_type type)
 {
 	pthread_once(&log_once, log_init);
-	if (!log_path || factkey_lookup(key))
+	if (!log_path)
 		return;
+	const factkey *k = factkey_lookup(key);
+	if (k && type_fits(k->type, state, type))
+		return;
+	static const char *const vt[] = {"no value", "a string", "an integer", "a real", "a boolean"};
+	char *line = k ? xasprintf("%s: %s, but the registry's %s says %s\n", key,
+				   (unsigned)type < GV_ARRAY_LEN(vt) ? vt[type] : "?", k->name, factkey_type_name(k->type))
+		       : xasprintf("%s\n", key);
 	/* one write of one line: O_APPEND keeps lines whole across threads and child processes */
 	int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return;
-	size_t n = strlen(key);
-	char *line = malloc(n + 2);
-	if (line) {
-		memcpy(line, key, n);
-		line[n] = '\n';
-		ssize_t w = write(fd, line, n + 1);
+	if (fd >= 0) {
+		ssize_t w = write(fd, line, strlen(line));
 		(void)w;
-		free(line);
+		close(fd);
 	}
-	close(fd);
+	free(line);
 }

@@ -13,13 +13,16 @@
  * printf length and conversion of that part's argument (d, u, zu, ld, lld). Text parts are %s.
  *
  * factkey_lookup matches a concrete key against the registry's patterns; with the environment
- * variable GPUVET_FACT_KEYS_LOG=FILE, a put of a key the registry lacks appends the key to FILE
- * (the scenario runner sets it and fails a scenario whose run wrote one).
+ * variable GPUVET_FACT_KEYS_LOG=FILE, a put of a key the registry lacks, or of a value of another
+ * type than the registry's, appends a line to FILE (the scenario runner sets it and fails a
+ * scenario whose run wrote one).
  */
 #ifndef GPUVET_FACTKEYS_H
 #define GPUVET_FACTKEYS_H
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "core/facts.h"
 
 /* the conversion of an integer part of a key */
 #define FKS_d "%d"
@@ -52,6 +55,7 @@ const factkey *factkey_lookup(const char *key);
  * at least one character. */
 bool factkey_match(const char *pattern, const char *key);
 const char *factkey_type_name(factkey_type t);
-/* GPUVET_FACT_KEYS_LOG: notes key in that file when the registry lacks it (facts.c calls it). */
-void factkey_check_put(const char *key);
+/* GPUVET_FACT_KEYS_LOG: notes key in that file when the registry lacks it, or when a fact of
+ * state ok carries a value of another type than the registered one (facts.c calls it). */
+void factkey_check_put(const char *key, fact_state state, fact_type type);
 #endif

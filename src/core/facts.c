@@ -101,6 +101,7 @@ static long find_locked(const facts *f, const char *key)
  * in the order and is retired, not freed. */
 static void publish(facts *f, fact *ft)
 {
+	factkey_check_put(ft->key, ft->state, ft->type);
 	pthread_mutex_lock(&f->lock);
 	long pos = find_locked(f, ft->key);
 	if (pos >= 0) {
@@ -138,7 +139,6 @@ static fact *fact_new_v(const char *source, const char *fmt, va_list ap)
 {
 	fact *ft = xcalloc(1, sizeof(*ft));
 	ft->key = xvasprintf(fmt, ap);
-	factkey_check_put(ft->key);
 	ft->state = FACT_OK;
 	ft->source = source ? xstrdup(source) : NULL;
 	return ft;
