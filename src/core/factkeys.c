@@ -117,6 +117,18 @@ static bool type_fits(factkey_type want, fact_state state, fact_type t)
 	}
 }
 
+/* one write of one line: O_APPEND keeps lines whole across threads and child processes */
+static void log_line(char *line)
+{
+	int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (fd >= 0) {
+		ssize_t w = write(fd, line, strlen(line));
+		(void)w;
+		close(fd);
+	}
+	free(line);
+}
+
 void factkey_check_put(const char *key, fact_state state, fact_type type)
 {
 	pthread_once(&log_once, log_init);
@@ -126,15 +138,14 @@ void factkey_check_put(const char *key, fact_state state, fact_type type)
 	if (k && type_fits(k->type, state, type))
 		return;
 	static const char *const vt[] = {"no value", "a string", "an integer", "a real", "a boolean"};
-	char *line = k ? xasprintf("%s: %s, but the registry's %s says %s\n", key,
-				   (unsigned)type < GV_ARRAY_LEN(vt) ? vt[type] : "?", k->name, factkey_type_name(k->type))
-		       : xasprintf("%s\n", key);
-	/* one write of one line: O_APPEND keeps lines whole across threads and child processes */
-	int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-	if (fd >= 0) {
-		ssize_t w = write(fd, line, strlen(line));
-		(void)w;
-		close(fd);
-	}
-	free(line);
+	log_line(k ? xasprintf("%s: %s, but the registry's %s says %s\n", key,
+			       (unsigned)type < GV_ARRAY_LEN(vt) ? vt[type] : "?", k->name, factkey_type_name(k->type))
+		   : xasprintf("%s\n", key));
+}
+
+void factkey_check_get(const char *key)
+{
+	pthread_once(&log_once, log_init);
+	if (log_path && !factkey_lookup(key))
+		log_line(xasprintf("%s: read\n", key));
 }

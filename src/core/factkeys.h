@@ -13,9 +13,9 @@
  * printf length and conversion of that part's argument (d, u, zu, ld, lld). Text parts are %s.
  *
  * factkey_lookup matches a concrete key against the registry's patterns; with the environment
- * variable GPUVET_FACT_KEYS_LOG=FILE, a put of a key the registry lacks, or of a value of another
- * type than the registry's, appends a line to FILE (the scenario runner sets it and fails a
- * scenario whose run wrote one).
+ * variable GPUVET_FACT_KEYS_LOG=FILE, a put or a read of a key the registry lacks, or a put of a
+ * value of another type than the registry's, appends a line to FILE (the scenario runner sets it
+ * and fails a scenario whose run wrote one).
  */
 #ifndef GPUVET_FACTKEYS_H
 #define GPUVET_FACTKEYS_H
@@ -58,4 +58,6 @@ const char *factkey_type_name(factkey_type t);
 /* GPUVET_FACT_KEYS_LOG: notes key in that file when the registry lacks it, or when a fact of
  * state ok carries a value of another type than the registered one (facts.c calls it). */
 void factkey_check_put(const char *key, fact_state state, fact_type type);
+/* The same for a key read: a rule that reads a key no probe can write never sees it. */
+void factkey_check_get(const char *key);
 #endif

@@ -280,6 +280,7 @@ static const fact *vget(const facts *f, const char *fmt, va_list ap)
 	int n = vsnprintf(stack, sizeof(stack), fmt, ap);
 	char *key = n >= 0 && (size_t)n < sizeof(stack) ? stack : xvasprintf(fmt, ap2);
 	va_end(ap2);
+	factkey_check_get(key);
 	facts *mf = (facts *)f;
 	pthread_mutex_lock(&mf->lock);
 	long pos = find_locked(f, key);

@@ -534,8 +534,8 @@ int main(int argc, char **argv)
 		sl_pushf(&env, "GPUVET_CUDA_LIB=%s", fake_cuda);
 		sl_pushf(&env, "GPUVET_FAKE_CONFIG=%s", fake_conf);
 	}
-	/* every fact key the run writes must be in the registry (core/factkeys.def): gpuvet notes
-	 * any other in this file. A GPUVET_FACT_KEYS_LOG of our own environment is passed on
+	/* every fact key the run writes or reads must be in the registry (core/factkeys.def), each
+	 * value of the registered type: gpuvet notes any other in this file. A GPUVET_FACT_KEYS_LOG of our own environment is passed on
 	 * instead, unchecked (to collect the keys of the whole suite). */
 	const char *keys_log_env = getenv("GPUVET_FACT_KEYS_LOG");
 	char *keys_log = keys_log_env && *keys_log_env ? xstrdup(keys_log_env) : xasprintf("%s/unknown-fact-keys", tmpl);
@@ -675,7 +675,7 @@ int main(int argc, char **argv)
 		if (kf)
 			fclose(kf);
 		if (klen)
-			fail("fact keys written that the registry (src/core/factkeys.def) lacks:\n%s", unknown);
+			fail("fact keys the registry (src/core/factkeys.def) lacks, or values of another type than its:\n%s", unknown);
 	}
 	free(keys_log);
 	if (failures) {

@@ -113,7 +113,8 @@ static void test_sampler_fields(void **s)
 	assert_true(n > 10);
 }
 
-/* GPUVET_FACT_KEYS_LOG: a put of a key the registry lacks is noted, a registered one is not. */
+/* GPUVET_FACT_KEYS_LOG: a put or a read of a key the registry lacks is noted, a registered one is
+ * not; a value of another type than the registered one is noted too. */
 static void test_log(void **s)
 {
 	(void)s;
@@ -126,16 +127,21 @@ static void test_log(void **s)
 	facts_put_int(f, NULL, 1, FK_NVML_DEVICE_COUNT);
 	facts_put_str(f, NULL, "x", "nvml.gpu.%d.nmae", 0);
 	facts_put_state(f, FACT_ABSENT, NULL, "why", "no.such.key");
+	facts_put_str(f, NULL, "8", FK_NVML_DEVICE_COUNT); /* an integer key given a string */
+	assert_non_null(facts_get(f, FK_NVML_GPU_NAME(d), 0));
+	assert_null(facts_str(f, "nvml.gpu.%d.nmae", 1)); /* a read of a key no probe writes */
 	facts_free(f);
 	FILE *lf = fopen(path, "r");
 	assert_non_null(lf);
-	char buf[256] = "";
+	char buf[512] = "";
 	size_t len = fread(buf, 1, sizeof(buf) - 1, lf);
 	buf[len] = '\0';
 	fclose(lf);
 	unlink(path);
 	unsetenv("GPUVET_FACT_KEYS_LOG");
-	assert_string_equal(buf, "nvml.gpu.0.nmae\nno.such.key\n");
+	assert_string_equal(buf, "nvml.gpu.0.nmae\nno.such.key\n"
+				 "nvml.device_count: a string, but the registry's FK_NVML_DEVICE_COUNT says integer\n"
+				 "nvml.gpu.1.nmae: read\n");
 }
 
 int main(void)
