@@ -7,6 +7,7 @@
  * Facts: loader.*  (see docs/facts/toolkit.md)
  */
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,8 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* "libcublasLt.so, libcuda.so, libcuda.so.1": the libraries in a stubs directory, sorted */
-static void stub_files(facts *f, const char *dir, const char *keyfmt, size_t i)
+static void stub_files(facts *f, const char *dir, const char *keyfmt, ...) GV_PRINTF(3, 4);
+static void stub_files(facts *f, const char *dir, const char *keyfmt, ...)
 {
 	if (!loader_is_stubs_dir(dir))
 		return;
@@ -86,7 +88,10 @@ static void stub_files(facts *f, const char *dir, const char *keyfmt, size_t i)
 	for (size_t k = 0; k < names.n; k++)
 		sb_addf(&sb, "%s%s", k ? ", " : "", names.v[k]);
 	char key[96];
-	snprintf(key, sizeof(key), keyfmt, i);
+	va_list ap;
+	va_start(ap, keyfmt);
+	vsnprintf(key, sizeof(key), keyfmt, ap);
+	va_end(ap);
 	facts_put_str(f, dir, sb.buf, "%s", key);
 	sb_free(&sb);
 	sl_free(&names);

@@ -28,6 +28,16 @@ static const struct {
 	{FK_NVML_GPU_NVLINK_RECOVERY_ERRORS(d, d), FK_HISTORY_NVLINK_GPU_RECOVERY_ERRORS(d, d), "recovery errors", true},
 };
 
+/* A counter of the table for a GPU (or the previous check's GPU) and link. The format is a
+ * registry constant of the table taking two ints: the one key format not written at the call. */
+static bool counter_of(const facts *f, const char *keyfmt, int gpu, int link, long long *v)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	return facts_int(f, v, keyfmt, gpu, link);
+#pragma GCC diagnostic pop
+}
+
 static int link_count(const facts *f, int i)
 {
 	long long n = facts_int_or(f, 0, FK_NVML_GPU_NVLINK_COUNT(d), i);
@@ -249,8 +259,8 @@ static void errors_grew(rule_ctx *c)
 		for (int l = 0; l < link_count(f, i); l++)
 			for (size_t k = 0; k < GV_ARRAY_LEN(counters); k++) {
 				long long now = 0, before = 0;
-				if (!facts_int(f, &now, counters[k].key, i, l) ||
-				    !facts_int(f, &before, counters[k].previous, p, l))
+				if (!counter_of(f, counters[k].key, i, l, &now) ||
+				    !counter_of(f, counters[k].previous, p, l, &before))
 					continue;
 				if (now < before) {
 					reset = true; /* the driver reloaded (reboot, reset): counters start again */
@@ -294,7 +304,9 @@ static void errors(rule_ctx *c)
 			char text[256] = "";
 			size_t len = 0;
 			for (size_t k = 0; k < GV_ARRAY_LEN(counters); k++) {
-				long long v = facts_int_or(f, 0, counters[k].key, i, l);
+				long long v = 0;
+				if (!counter_of(f, counters[k].key, i, l, &v))
+					v = 0;
 				if (v <= 0)
 					continue;
 				int w = snprintf(text + len, sizeof(text) - len, "%s%lld %s", len ? ", " : "", v,
