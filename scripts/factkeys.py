@@ -391,16 +391,18 @@ def cmd_check(root):
         for name in re.findall(r'\bFK_[A-Z0-9_]+\b', masked):
             if name in uses:
                 uses[name].append(p)
+        reported = set()
         for m, args, k in calls_in(s):
             a, b = args[k]
             val = literal_value(s[a:b])
             line = s.count('\n', 0, a) + 1
             if val is not None and val != '%s':
+                reported.add(a + len(s[a:b]) - len(s[a:b].lstrip()))
                 f = reg.find(val)
                 hint = (' (the registry has %s)' % f[0]['name']) if f else ' (not in the registry: add it to %s)' % DEF
                 problems.append('%s:%d: %s names fact key "%s" with a literal%s' % (p, line, m.group(1), val, hint))
         for a, b, val in string_literals(s):
-            if val is None:
+            if val is None or a in reported:
                 continue
             line = s.count('\n', 0, a) + 1
             if ' ' not in val and looks_like_key(reg, val) and not val == '%s':

@@ -245,7 +245,7 @@ int probe_out_parse(const char *out, size_t len, facts *f, char *err, size_t err
 	const cJSON *py = get(doc, "python");
 	put_str(f, get(py, "version"), FK_PYTHON_LIVE_PYTHON_VERSION);
 	put_str(f, get(py, "executable"), FK_PYTHON_LIVE_EXECUTABLE);
-	put_str(f, get(py, "prefix"), "python.live.prefix");
+	put_str(f, get(py, "prefix"), FK_PYTHON_LIVE_PREFIX);
 	parse_torch(f, get(doc, "torch"));
 	parse_cuda(f, get(doc, "cuda"));
 	parse_cudnn(f, get(doc, "cudnn"));
