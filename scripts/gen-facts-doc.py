@@ -27,8 +27,6 @@ MORE = {
     "net": "facts/sysprobes.md",
     "container": "facts/sysprobes.md",
     "os": "facts/sysprobes.md",
-    "toolkit": "facts/toolkit.md",
-    "loader": "facts/toolkit.md",
     "python": "facts/python.md",
     "bench": "facts/bench.md",
 }

@@ -3,7 +3,7 @@
  * it runs under --fast too); "cuda" calls cuInit (about 0.4 s on an H200 machine, the floor of
  * `gpuvet check`), then lists devices in CUDA order and the peer-access matrix.
  *
- * Facts: cuda.*  (docs/facts.md, additions in docs/facts/nvidia.md)
+ * Facts: cuda.*  (core/factkeys.def, docs/facts.md; how: docs/facts/nvidia.md)
  */
 #include <limits.h>
 #include <stdarg.h>

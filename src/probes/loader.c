@@ -4,7 +4,7 @@
  * version; and which copy a plain dlopen("libX.so.N") picks (loader/loader.h simulates ld.so).
  * Bounded: a fixed list of directories, no recursion.
  *
- * Facts: loader.*  (see docs/facts/toolkit.md)
+ * Facts: loader.*  (core/factkeys.def, docs/facts.md)
  */
 #include <dirent.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * ECC and memory health, temperatures, clocks and their event reasons, processes, fabric state.
  * Through src/nvidia/nvml.h (dlopen; every optional symbol may be missing).
  *
- * Facts: nvml.*  (docs/facts.md, additions in docs/facts/nvidia.md)
+ * Facts: nvml.*  (core/factkeys.def, docs/facts.md; how: docs/facts/nvidia.md)
  */
 #include <errno.h>
 #include <limits.h>

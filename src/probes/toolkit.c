@@ -3,7 +3,7 @@
  * version and where it was read, and what PATH's nvcc, CUDA_HOME / CUDA_PATH and /usr/local/cuda
  * point to.
  *
- * Facts: toolkit.*  (see docs/facts/toolkit.md)
+ * Facts: toolkit.*  (core/factkeys.def, docs/facts.md)
  */
 #include <stdlib.h>
 
