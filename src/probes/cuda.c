@@ -180,13 +180,8 @@ void probe_cuda(facts *f, const probe_opts *o)
 		return;
 	}
 	/* cuInit takes seconds on big machines without persistence mode; minutes means it hangs */
-	double limit = gv_driver_timeout(60);
-	if (!probe_run_with_deadline(f, cuda_body, o, limit)) {
-		char why[160];
-		snprintf(why, sizeof(why), "cuInit did not answer within %.0f s", limit);
-		facts_put_state(f, FACT_ERROR, "cuInit", why, FK_CUDA_INIT);
-		facts_put_bool(f, NULL, true, FK_CUDA_TIMEOUT);
-	}
+	probe_run_driver_body(f, cuda_body, o, gv_driver_timeout(60), "cuInit", "cuInit", "", FK_CUDA_INIT,
+			      FK_CUDA_TIMEOUT);
 }
 
 /* The cudalib child (dlopen, cuDriverGetVersion) hung, crashed or exited. */
@@ -194,16 +189,8 @@ void probe_cudalib_failed(facts *f, const probe_opts *o, const gv_child_report *
 {
 	(void)o;
 	char what[PATH_MAX + 300];
-	gv_child_describe(r, what, sizeof(what));
-	const char *src = getenv("GPUVET_CUDA_LIB") && *getenv("GPUVET_CUDA_LIB") ? "GPUVET_CUDA_LIB" : "dlopen";
-	bool loading = strcmp(r->call, "dlopen") == 0 && r->in_call;
-	if (loading || !r->call[0])
-		facts_put_state(f, FACT_ERROR, src, what, FK_CUDA_LIBRARY);
-	else
-		facts_put_str(f, src, sysroot_strip(r->file), FK_CUDA_LIBRARY);
-	char path[PATH_MAX], ver[64];
-	if (gv_driver_lib_find("libcuda.so.", path, sizeof(path), ver, sizeof(ver)))
-		facts_put_str(f, path, ver, FK_CUDA_LIBRARY_FILE_VERSION);
+	bool loading = probe_put_library_failed(f, r, "GPUVET_CUDA_LIB", "libcuda.so.", FK_CUDA_LIBRARY,
+						FK_CUDA_LIBRARY_FILE_VERSION, what, sizeof(what));
 	if (!loading && r->call[0])
 		facts_put_state(f, FACT_ERROR, r->call, what, FK_CUDA_DRIVER_VERSION);
 }

@@ -371,13 +371,8 @@ void probe_nvml(facts *f, const probe_opts *o)
 		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", FK_NVML_INIT);
 		return;
 	}
-	double limit = gv_driver_timeout(30);
-	if (!probe_run_with_deadline(f, nvml_body, o, limit)) {
-		char why[160];
-		snprintf(why, sizeof(why), "NVML did not answer within %.0f s (nvmlInit or a device query hangs)", limit);
-		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, FK_NVML_INIT);
-		facts_put_bool(f, NULL, true, FK_NVML_TIMEOUT);
-	}
+	probe_run_driver_body(f, nvml_body, o, gv_driver_timeout(30), "nvmlInit_v2", "NVML",
+			      " (nvmlInit or a device query hangs)", FK_NVML_INIT, FK_NVML_TIMEOUT);
 }
 
 /* The NVML child hung, crashed or exited: what the parent knows without loading the library.
@@ -387,16 +382,8 @@ void probe_nvml_failed(facts *f, const probe_opts *o, const gv_child_report *r)
 {
 	(void)o;
 	char what[PATH_MAX + 300];
-	gv_child_describe(r, what, sizeof(what));
-	bool loading = strcmp(r->call, "dlopen") == 0 && r->in_call;
-	const char *src = getenv("GPUVET_NVML_LIB") && *getenv("GPUVET_NVML_LIB") ? "GPUVET_NVML_LIB" : "dlopen";
-	if (loading || !r->call[0])
-		facts_put_state(f, FACT_ERROR, src, what, FK_NVML_LIBRARY);
-	else
-		facts_put_str(f, src, sysroot_strip(r->file), FK_NVML_LIBRARY);
-	char path[PATH_MAX], ver[64];
-	if (gv_driver_lib_find("libnvidia-ml.so.", path, sizeof(path), ver, sizeof(ver)))
-		facts_put_str(f, path, ver, FK_NVML_LIBRARY_FILE_VERSION);
+	probe_put_library_failed(f, r, "GPUVET_NVML_LIB", "libnvidia-ml.so.", FK_NVML_LIBRARY,
+				 FK_NVML_LIBRARY_FILE_VERSION, what, sizeof(what));
 	facts_put_state(f, FACT_ERROR, "nvmlInit_v2", what, FK_NVML_INIT);
 	if (r->outcome == GV_CHILD_HUNG)
 		facts_put_bool(f, NULL, true, FK_NVML_TIMEOUT);
