@@ -141,19 +141,30 @@ static bool class_entries(const char *dir, strlist *out)
 	return true;
 }
 
+/* The names, made printable, joined by commas ("" for none). */
+static char *joined_names(const strlist *l)
+{
+	strbuf sb;
+	sb_init(&sb);
+	sb_add(&sb, "");
+	for (size_t i = 0; i < l->n; i++) {
+		char *name = xstrdup(l->v[i]);
+		str_sanitize(name);
+		sb_addf(&sb, "%s%s", i ? "," : "", name);
+		free(name);
+	}
+	return sb_steal(&sb);
+}
+
 /* What NCCL can use: network interfaces (with their state), InfiniBand adapters, the default
  * route's interface. Facts: net.* */
 static void network(facts *f)
 {
 	strlist ifs = {0};
 	if (class_entries("/sys/class/net", &ifs)) {
-		strbuf sb;
-		sb_init(&sb);
-		sb_add(&sb, "");
 		for (size_t i = 0; i < ifs.n; i++) {
 			char *name = xstrdup(ifs.v[i]);
 			str_sanitize(name);
-			sb_addf(&sb, "%s%s", i ? "," : "", name);
 			facts_put_str(f, "/sys/class/net", name, FK_NET_IF_NAME(zu), i);
 			char path[320];
 			snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", ifs.v[i]);
@@ -166,26 +177,19 @@ static void network(facts *f)
 			free(name);
 		}
 		facts_put_int(f, "/sys/class/net", (long long)ifs.n, FK_NET_IF_COUNT);
-		facts_put_str(f, "/sys/class/net", sb.buf, FK_NET_INTERFACES);
-		sb_free(&sb);
+		char *all = joined_names(&ifs);
+		facts_put_str(f, "/sys/class/net", all, FK_NET_INTERFACES);
+		free(all);
 	} else {
 		facts_put_state(f, FACT_ABSENT, "/sys/class/net", strerror(errno), FK_NET_INTERFACES);
 	}
 	sl_free(&ifs);
 	strlist ib = {0};
 	bool have_ib = class_entries("/sys/class/infiniband", &ib);
-	strbuf sb;
-	sb_init(&sb);
-	sb_add(&sb, "");
-	for (size_t i = 0; i < ib.n; i++) {
-		char *name = xstrdup(ib.v[i]);
-		str_sanitize(name);
-		sb_addf(&sb, "%s%s", i ? "," : "", name);
-		free(name);
-	}
+	char *ibs = joined_names(&ib);
 	/* no /sys/class/infiniband: no RDMA stack loaded, i.e. no adapter NCCL could use */
-	facts_put_str(f, have_ib ? "/sys/class/infiniband" : "/sys/class/infiniband (absent)", sb.buf, FK_NET_IB_DEVICES);
-	sb_free(&sb);
+	facts_put_str(f, have_ib ? "/sys/class/infiniband" : "/sys/class/infiniband (absent)", ibs, FK_NET_IB_DEVICES);
+	free(ibs);
 	sl_free(&ib);
 	char *route = NULL;
 	if (sysroot_read("/proc/net/route", 1 << 20, &route, NULL, NULL) == 0) {
