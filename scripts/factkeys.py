@@ -14,6 +14,7 @@ check fails when:
   - an entry's constant is used nowhere under src/ but the registry (nothing writes or reads it),
     or its writer file neither uses the constant nor names the key's last part (a table row);
   - an entry lacks a meaning, or the file has an entry without its #define or the reverse.
+For a literal key the registry lacks, check prints the entry to add (its meaning left to write);
 convert rewrites what it can of the first two (the integrator's tool after a merge).
 """
 import os
@@ -217,6 +218,27 @@ def constant_for(entry, parts):
     return text, inserts
 
 
+PUT_TYPE = {'facts_put_str': 'STR', 'facts_put_int': 'INT', 'facts_put_real': 'REAL', 'facts_put_bool': 'BOOL',
+            'facts_put_state': 'STATE', 'facts_put_read_error': 'STATE', 'facts_put_unparsable': 'STATE'}
+
+
+def suggested_entry(pat, ty, writer):
+    """the two lines of a registry entry for pattern pat (%d and %s parts)"""
+    words = [re.sub(r'%[ds]', '', c).strip('_-').replace('-', '_').upper() for c in pat.split('.')]
+    name = 'FK_' + '_'.join(w for w in words if w)
+    params, body = [], []
+    for part in re.split(r'(%d)', pat):
+        if part == '%d':
+            v = 'ijklm'[len(params)]
+            params.append(v)
+            body.append('FKS_##' + v)
+        elif part:
+            body.append('"%s"' % part)
+    define = '#define %s%s %s' % (name, '(%s)' % ', '.join(params) if params else '', ' '.join(body))
+    ref = name + ('(%s)' % ', '.join('d' for _ in params) if params else '')
+    return '%s\nFACT_KEY(%s, %s, "", "%s",\n\t "MEANING")' % (define, ref, ty, writer)
+
+
 def needs_constant(reg, value):
     parts = value.split()
     if not parts:
@@ -377,12 +399,13 @@ def cmd_check(root):
         if e['pattern'] is None:
             problems.append('%s:%d: FACT_KEY(%s) has no #define' % (DEF, e['line'], e['name']))
             continue
-        if not e['meaning'].strip():
+        if not e['meaning'].strip() or e['meaning'].strip() == 'MEANING':
             problems.append('%s:%d: %s has no meaning' % (DEF, e['line'], e['name']))
         if e['pattern'] in seen_pat:
             problems.append('%s:%d: %s declares the pattern of %s again' % (DEF, e['line'], e['name'], seen_pat[e['pattern']]))
         seen_pat[e['pattern']] = e['name']
     uses = {e['name']: [] for e in entries}
+    suggest = {}  # pattern: (type, writer) of keys the registry lacks
     texts = {}
     for p in src_files(root):
         s = open(os.path.join(root, p)).read()
@@ -400,6 +423,8 @@ def cmd_check(root):
                 reported.add(a + len(s[a:b]) - len(s[a:b].lstrip()))
                 f = reg.find(val)
                 hint = (' (the registry has %s)' % f[0]['name']) if f else ' (not in the registry: add it to %s)' % DEF
+                if not f:
+                    suggest.setdefault(INT_SPEC.sub('%d', val), (PUT_TYPE.get(m.group(1), 'ANY'), p[len('src/'):]))
                 problems.append('%s:%d: %s names fact key "%s" with a literal%s' % (p, line, m.group(1), val, hint))
         for a, b, val in string_literals(s):
             if val is None or a in reported:
@@ -445,6 +470,10 @@ def cmd_check(root):
                 problems.append('%s:%d: %s: its writer %s neither uses it nor names "%s"' % (DEF, e['line'], e['name'], wf, last))
     for pr in problems:
         print(pr)
+    if suggest:
+        print('\nentries to complete (meaning) and add to %s, then run scripts/factkeys.py convert:' % DEF)
+        for pat, (ty, writer) in sorted(suggest.items()):
+            print(suggested_entry(pat, ty, writer))
     print('%d registry entries; %d problems' % (len(entries), len(problems)))
     return 1 if problems else 0
 
