@@ -9,7 +9,8 @@ check fails when:
   - a facts_* call (or a rule's `needs`) names its key with a string literal rather than a
     registry constant (a literal "%s" with a key built at run time is allowed: the run-time check,
     GPUVET_FACT_KEYS_LOG, judges those);
-  - a string literal anywhere under src/ spells a registered key (use the constant);
+  - a string literal anywhere under src/ spells a registered key (use the constant), or is a key
+    format of a known layer ("nvml.gpu.%d.nmae") the registry lacks;
   - a `needs` key is not in the registry;
   - an entry's constant is used nowhere under src/ but the registry (nothing writes or reads it),
     or its writer file neither uses the constant nor names the key's last part (a table row);
@@ -404,6 +405,8 @@ def cmd_check(root):
         if e['pattern'] in seen_pat:
             problems.append('%s:%d: %s declares the pattern of %s again' % (DEF, e['line'], e['name'], seen_pat[e['pattern']]))
         seen_pat[e['pattern']] = e['name']
+    layers = sorted({e['pattern'].split('.')[0] for e in entries if e['pattern']})
+    layer_format = re.compile(r'^(%s)\.[A-Za-z0-9_.%%-]*%%[a-z]+[A-Za-z0-9_.%%-]*$' % '|'.join(layers))
     uses = {e['name']: [] for e in entries}
     suggest = {}  # pattern: (type, writer) of keys the registry lacks
     texts = {}
@@ -433,6 +436,10 @@ def cmd_check(root):
             if ' ' not in val and looks_like_key(reg, val) and not val == '%s':
                 e = reg.find(val)[0]
                 problems.append('%s:%d: literal "%s" spells fact key %s: use the constant' % (p, line, val, e['name']))
+            elif layer_format.match(val) and not reg.find(val) and not val.endswith('.%s'):
+                # a key format built for a facts_* call through "%s" ("nvml.gpu.%d.nmae"); one whose
+                # last part is a table's name ("nvml.gpu.%d.%s") is left to the run-time check
+                problems.append('%s:%d: "%s" looks like a fact key format the registry lacks' % (p, line, val))
     # needs lists: every key a rule needs is registered (the rule tables are under src/rules)
     for p, s in texts.items():
         if not p.startswith('src/rules/'):
