@@ -99,34 +99,48 @@ static void fix_install_library(const facts *f, finding *x, const char *soname, 
 			    debian_pkg);
 }
 
-static void nvml_missing(rule_ctx *c)
+/* A driver library that does not load (NVML's, libcuda's): its fact, the probe whose child loads
+ * it, the finding's title, the variable that may choose the file, what fails without it, and
+ * what fix_install_library needs. */
+struct driver_lib {
+	const char *key, *probe, *title, *env, *without, *soname, *component, *debian, *version_key;
+};
+
+static const struct driver_lib NVML_LIB = {
+	FK_NVML_LIBRARY, "nvml", "the NVIDIA management library (libnvidia-ml.so.1) cannot be loaded", "GPUVET_NVML_LIB",
+	"without it nvidia-smi, monitoring and every NVML-based tool fail", "libnvidia-ml.so.1", "utility",
+	"libnvidia-ml1", FK_NVML_LIBRARY_FILE_VERSION,
+};
+
+static const struct driver_lib CUDA_LIB = {
+	FK_CUDA_LIBRARY, "cudalib", "the CUDA driver library (libcuda.so.1) cannot be loaded: no CUDA program can run",
+	"GPUVET_CUDA_LIB", "PyTorch reports torch.cuda.is_available() == False without it", "libcuda.so.1", "compute",
+	"libcuda1", FK_CUDA_LIBRARY_FILE_VERSION,
+};
+
+static void driver_lib_missing(rule_ctx *c, const struct driver_lib *l)
 {
 	const facts *f = c->facts;
-	if (!nv_driver_expected(f) || !library_missing(f, FK_NVML_LIBRARY) || child_failed(f, "nvml"))
+	if (!nv_driver_expected(f) || !library_missing(f, l->key) || child_failed(f, l->probe))
 		return;
-	const fact *ft = facts_get(f, FK_NVML_LIBRARY);
-	finding *x = rule_emit(c, "the NVIDIA management library (libnvidia-ml.so.1) cannot be loaded");
+	const fact *ft = facts_get(f, "%s", l->key);
+	finding *x = rule_emit(c, "%s", l->title);
 	finding_evidence(x, "dlopen: %s", fact_error(ft));
-	if (ft->source && strcmp(ft->source, "GPUVET_NVML_LIB") == 0)
-		finding_evidence(x, "GPUVET_NVML_LIB chose the file");
-	finding_evidence(x, "without it nvidia-smi, monitoring and every NVML-based tool fail");
-	fix_install_library(f, x, "libnvidia-ml.so.1", "utility", "libnvidia-ml1", FK_NVML_LIBRARY_FILE_VERSION);
+	if (ft->source && strcmp(ft->source, l->env) == 0)
+		finding_evidence(x, "%s chose the file", l->env);
+	finding_evidence(x, "%s", l->without);
+	fix_install_library(f, x, l->soname, l->component, l->debian, l->version_key);
 	x->rank = 1;
+}
+
+static void nvml_missing(rule_ctx *c)
+{
+	driver_lib_missing(c, &NVML_LIB);
 }
 
 static void libcuda_missing(rule_ctx *c)
 {
-	const facts *f = c->facts;
-	if (!nv_driver_expected(f) || !library_missing(f, FK_CUDA_LIBRARY) || child_failed(f, "cudalib"))
-		return;
-	const fact *ft = facts_get(f, FK_CUDA_LIBRARY);
-	finding *x = rule_emit(c, "the CUDA driver library (libcuda.so.1) cannot be loaded: no CUDA program can run");
-	finding_evidence(x, "dlopen: %s", fact_error(ft));
-	if (ft->source && strcmp(ft->source, "GPUVET_CUDA_LIB") == 0)
-		finding_evidence(x, "GPUVET_CUDA_LIB chose the file");
-	finding_evidence(x, "PyTorch reports torch.cuda.is_available() == False without it");
-	fix_install_library(f, x, "libcuda.so.1", "compute", "libcuda1", FK_CUDA_LIBRARY_FILE_VERSION);
-	x->rank = 1;
+	driver_lib_missing(c, &CUDA_LIB);
 }
 
 static void version_mismatch(rule_ctx *c)
