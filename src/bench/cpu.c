@@ -13,6 +13,7 @@
 #include "bench/gen.h"
 #include "bench/verify.h"
 #include "bench/watchdog.h"
+#include "core/factkeys.h"
 
 #define SEED_A 0x1234567u
 #define SEED_B 0x89ABCDEu
@@ -180,20 +181,20 @@ void bench_cpu(bench_ctx *c)
 	int cpus = online_cpus();
 	blas_api b;
 	static const char src[] = "gpuvet bench";
-	facts_put_int(c->r->facts, src, cpus, "bench.cpu.cores");
+	facts_put_int(c->r->facts, src, cpus, FK_BENCH_CPU_CORES);
 	if (!blas_load(&b, cpus)) {
-		facts_put_state(c->r->facts, FACT_ERROR, src, b.lib.error, "bench.lib.blas.path");
+		facts_put_state(c->r->facts, FACT_ERROR, src, b.lib.error, FK_BENCH_LIB_BLAS_PATH);
 		report_skip(c->r, "cpu.gemm.fp32", "cpu", "TFLOP/s", "sgemm", "%s", b.lib.error);
 		report_skip(c->r, "cpu.gemm.fp64", "cpu", "TFLOP/s", "dgemm", "%s", b.lib.error);
 		report_note(c->r, "CPU baseline: %s", b.lib.error);
 		return;
 	}
-	facts_put_str(c->r->facts, src, b.lib.path, "bench.lib.blas.path");
-	facts_put_str(c->r->facts, src, b.impl, "bench.lib.blas.impl");
+	facts_put_str(c->r->facts, src, b.lib.path, FK_BENCH_LIB_BLAS_PATH);
+	facts_put_str(c->r->facts, src, b.impl, FK_BENCH_LIB_BLAS_IMPL);
 	if (b.config[0])
-		facts_put_str(c->r->facts, src, b.config, "bench.lib.blas.config");
+		facts_put_str(c->r->facts, src, b.config, FK_BENCH_LIB_BLAS_CONFIG);
 	if (b.threads > 0)
-		facts_put_int(c->r->facts, src, b.threads, "bench.lib.blas.threads");
+		facts_put_int(c->r->facts, src, b.threads, FK_BENCH_LIB_BLAS_THREADS);
 	run_one(c, &b, DT_FP32, cpus);
 	run_one(c, &b, DT_FP64, cpus);
 	blas_unload(&b);

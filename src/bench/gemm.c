@@ -15,6 +15,7 @@
 #include "bench/monitor.h"
 #include "bench/verify.h"
 #include "bench/watchdog.h"
+#include "core/factkeys.h"
 #include "kb/kb_peaks.h"
 
 #define SEED_A 0xA5EED001u
@@ -41,9 +42,9 @@ static bool lt_ready(bench_ctx *c, int ordinal, char *why, size_t n)
 				c->lt = api;
 				char v[32];
 				cublaslt_version_text(api->version, v, sizeof(v));
-				facts_put_str(c->r->facts, src, api->lib.path, "bench.lib.cublaslt.path");
-				facts_put_str(c->r->facts, src, v, "bench.lib.cublaslt.version");
-				facts_put_str(c->r->facts, src, api->lib.how, "bench.lib.cublaslt.found_by");
+				facts_put_str(c->r->facts, src, api->lib.path, FK_BENCH_LIB_CUBLASLT_PATH);
+				facts_put_str(c->r->facts, src, v, FK_BENCH_LIB_CUBLASLT_VERSION);
+				facts_put_str(c->r->facts, src, api->lib.how, FK_BENCH_LIB_CUBLASLT_FOUND_BY);
 			} else {
 				str_copy(c->lt_error, sizeof(c->lt_error), api->lib.error);
 				free(api);
@@ -51,7 +52,7 @@ static bool lt_ready(bench_ctx *c, int ordinal, char *why, size_t n)
 		}
 		if (!c->lt)
 			facts_put_state(c->r->facts, cuda_env && *cuda_env ? FACT_UNSUPPORTED : FACT_ERROR, src, c->lt_error,
-					"bench.lib.cublaslt.path");
+					FK_BENCH_LIB_CUBLASLT_PATH);
 	}
 	if (!c->lt) {
 		str_copy(why, n, c->lt_error);
@@ -508,7 +509,7 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	f->gpu = ordinal;
 	f->size = n;
 	if (dt == DT_FP8) {
-		facts_put_str(c->r->facts, "gpuvet bench", fp8_variants[variant].name, "bench.%s.call", id);
+		facts_put_str(c->r->facts, "gpuvet bench", fp8_variants[variant].name, FK_BENCH_FIGURE_CALL, id);
 		if (variant > 0)
 			figure_set_note(f, "cuBLASLt ran fp8 only this way: %s", fp8_variants[variant].name);
 	}
@@ -522,8 +523,8 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	kb_peak pk;
 	if (kb_compute_peak(kb_global(), d->name, cc_text, d->sms, f->clock_mhz, t->name, &pk))
 		figure_set_peak(f, pk.value, pk.how);
-	facts_put_int(c->r->facts, src, best, "bench.%s.algo_rank", id);
-	facts_put_int(c->r->facts, src, (long long)heur[best].workspaceSize, "bench.%s.workspace_bytes", id);
+	facts_put_int(c->r->facts, src, best, FK_BENCH_FIGURE_ALGO_RANK, id);
+	facts_put_int(c->r->facts, src, (long long)heur[best].workspaceSize, FK_BENCH_FIGURE_WORKSPACE_BYTES, id);
 	verify_gemm(c, d, &g, dt, n, f);
 	gemm_free(c, &g);
 	watchdog_disarm();

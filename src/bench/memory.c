@@ -11,6 +11,7 @@
 #include "bench/gpu.h"
 #include "bench/monitor.h"
 #include "bench/watchdog.h"
+#include "core/factkeys.h"
 #include "kb/kb_peaks.h"
 
 #define SCALAR 0.5f /* b = s c etc.: with a = 1 every value stays exact in fp32 */
@@ -328,8 +329,8 @@ void bench_memory(bench_ctx *c)
 			ok = check_array(c, k->k == K_COPY || k->k == K_ADD ? x.c : k->k == K_SCALE ? x.b : x.a, x.n4,
 					 k->expect, check, sizeof(check));
 		figure_set_verified(f, ok, check);
-		facts_put_int(c->r->facts, "gpuvet bench", best.grid, "bench.%s.grid", ids[ki]);
-		facts_put_int(c->r->facts, "gpuvet bench", best.block, "bench.%s.block", ids[ki]);
+		facts_put_int(c->r->facts, "gpuvet bench", best.grid, FK_BENCH_FIGURE_GRID, ids[ki]);
+		facts_put_int(c->r->facts, "gpuvet bench", best.block, FK_BENCH_FIGURE_BLOCK, ids[ki]);
 		if (watchdog_expired())
 			break;
 	}

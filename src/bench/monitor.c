@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bench/stats.h"
+#include "core/factkeys.h"
 #include "core/util.h"
 #include "nvidia/contact.h"
 #include "nvidia/nvml.h"
@@ -422,39 +423,39 @@ void monitor_facts(monitor *m, facts *f)
 	for (int g = 0; g < m->ngpu; g++) {
 		const monitor_gpu_info *gi = &m->gpu[g];
 		if (gi->name[0])
-			facts_put_str(f, src, gi->name, "bench.monitor.gpu.%d.name", g);
+			facts_put_str(f, src, gi->name, FK_BENCH_MONITOR_GPU_NAME(d), g);
 		if (gi->bus_id[0])
-			facts_put_str(f, src, gi->bus_id, "bench.monitor.gpu.%d.pci_bus_id", g);
+			facts_put_str(f, src, gi->bus_id, FK_BENCH_MONITOR_GPU_PCI_BUS_ID(d), g);
 		if (gi->max_sm_clock_mhz)
-			facts_put_int(f, src, gi->max_sm_clock_mhz, "bench.monitor.gpu.%d.max_sm_clock_mhz", g);
+			facts_put_int(f, src, gi->max_sm_clock_mhz, FK_BENCH_MONITOR_GPU_MAX_SM_CLOCK_MHZ(d), g);
 		if (gi->pcie_gen_max)
-			facts_put_int(f, src, gi->pcie_gen_max, "bench.monitor.gpu.%d.pcie_gen_max", g);
+			facts_put_int(f, src, gi->pcie_gen_max, FK_BENCH_MONITOR_GPU_PCIE_GEN_MAX(d), g);
 		if (gi->pcie_width_max)
-			facts_put_int(f, src, gi->pcie_width_max, "bench.monitor.gpu.%d.pcie_width_max", g);
+			facts_put_int(f, src, gi->pcie_width_max, FK_BENCH_MONITOR_GPU_PCIE_WIDTH_MAX(d), g);
 		if (gi->power_limit_w > 0)
-			facts_put_real(f, src, gi->power_limit_w, "bench.monitor.gpu.%d.power_limit_w", g);
+			facts_put_real(f, src, gi->power_limit_w, FK_BENCH_MONITOR_GPU_POWER_LIMIT_W(d), g);
 		if (gi->temp_slowdown_c)
-			facts_put_int(f, src, gi->temp_slowdown_c, "bench.monitor.gpu.%d.temperature_slowdown_c", g);
-		facts_put_int(f, src, gi->nprocs_other, "bench.monitor.gpu.%d.other_processes", g);
+			facts_put_int(f, src, gi->temp_slowdown_c, FK_BENCH_MONITOR_GPU_TEMPERATURE_SLOWDOWN_C(d), g);
+		facts_put_int(f, src, gi->nprocs_other, FK_BENCH_MONITOR_GPU_OTHER_PROCESSES(d), g);
 		if (gi->procs_other[0])
-			facts_put_str(f, src, gi->procs_other, "bench.monitor.gpu.%d.other_processes_text", g);
+			facts_put_str(f, src, gi->procs_other, FK_BENCH_MONITOR_GPU_OTHER_PROCESSES_TEXT(d), g);
 		monitor_summary s;
 		if (!monitor_summary_get(m, NULL, g, &s))
 			continue;
-		facts_put_int(f, src, (long long)s.samples, "bench.monitor.gpu.%d.samples", g);
+		facts_put_int(f, src, (long long)s.samples, FK_BENCH_MONITOR_GPU_SAMPLES(d), g);
 		if (isfinite(s.sm_clock_median)) {
-			facts_put_real(f, src, s.sm_clock_median, "bench.monitor.gpu.%d.sm_clock_median_mhz", g);
-			facts_put_real(f, src, s.sm_clock_min, "bench.monitor.gpu.%d.sm_clock_min_mhz", g);
+			facts_put_real(f, src, s.sm_clock_median, FK_BENCH_MONITOR_GPU_SM_CLOCK_MEDIAN_MHZ(d), g);
+			facts_put_real(f, src, s.sm_clock_min, FK_BENCH_MONITOR_GPU_SM_CLOCK_MIN_MHZ(d), g);
 		}
-		facts_put_int(f, src, (long long)s.reasons, "bench.monitor.gpu.%d.clock_event_reasons", g);
+		facts_put_int(f, src, (long long)s.reasons, FK_BENCH_MONITOR_GPU_CLOCK_EVENT_REASONS(d), g);
 		char buf[256];
 		facts_put_str(f, src, gv_nvml_clock_reasons_text(s.reasons, buf, sizeof(buf)),
-			      "bench.monitor.gpu.%d.clock_event_reasons_text", g);
+			      FK_BENCH_MONITOR_GPU_CLOCK_EVENT_REASONS_TEXT(d), g);
 		if (isfinite(s.temp_max_c))
-			facts_put_real(f, src, s.temp_max_c, "bench.monitor.gpu.%d.temperature_max_c", g);
+			facts_put_real(f, src, s.temp_max_c, FK_BENCH_MONITOR_GPU_TEMPERATURE_MAX_C(d), g);
 		if (isfinite(s.power_max_w))
-			facts_put_real(f, src, s.power_max_w, "bench.monitor.gpu.%d.power_max_w", g);
+			facts_put_real(f, src, s.power_max_w, FK_BENCH_MONITOR_GPU_POWER_MAX_W(d), g);
 		if (s.other_procs > gi->nprocs_other)
-			facts_put_int(f, src, s.other_procs, "bench.monitor.gpu.%d.other_processes", g);
+			facts_put_int(f, src, s.other_procs, FK_BENCH_MONITOR_GPU_OTHER_PROCESSES(d), g);
 	}
 }

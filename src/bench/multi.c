@@ -13,6 +13,7 @@
 #include "bench/monitor.h"
 #include "bench/nccl.h"
 #include "bench/watchdog.h"
+#include "core/factkeys.h"
 #include "kb/kb_peaks.h"
 #include "probes/topology.h"
 
@@ -89,7 +90,7 @@ static void p2p(bench_ctx *c)
 			int can = 0;
 			if (cu->cuDeviceCanAccessPeer && cu->cuDeviceCanAccessPeer(&can, s->dev[i].dev, s->dev[j].dev) != CUDA_SUCCESS)
 				can = 0;
-			facts_put_bool(c->r->facts, src, can != 0, "bench.p2p.access.%d.%d", i, j);
+			facts_put_bool(c->r->facts, src, can != 0, FK_BENCH_P2P_ACCESS(d, d), i, j);
 			if (can && cu->cuCtxEnablePeerAccess) {
 				char e[256];
 				if (!s->dev[j].ctx_retained && !gpu_use(s, j, e, sizeof(e)))
@@ -97,7 +98,7 @@ static void p2p(bench_ctx *c)
 				gpu_use(s, i, e, sizeof(e));
 				CUresult prc = cu->cuCtxEnablePeerAccess(s->dev[j].ctx, 0);
 				if (prc != CUDA_SUCCESS && prc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-					facts_put_str(c->r->facts, src, gv_cuda_result_name(prc), "bench.p2p.enable_error.%d.%d",
+					facts_put_str(c->r->facts, src, gv_cuda_result_name(prc), FK_BENCH_P2P_ENABLE_ERROR(d, d),
 						      i, j);
 			}
 		}
@@ -117,11 +118,11 @@ static void p2p(bench_ctx *c)
 			if (i == j || watchdog_expired())
 				continue;
 			const char *path = s->dev[i].nvml_index >= 0 && s->dev[j].nvml_index >= 0
-						   ? facts_str(topo, "topology.gpu.%d.gpu.%d", s->dev[i].nvml_index,
+						   ? facts_str(topo, FK_TOPOLOGY_GPU_GPU(d, d), s->dev[i].nvml_index,
 							       s->dev[j].nvml_index)
 						   : NULL;
 			if (path)
-				facts_put_str(c->r->facts, "sysfs PCI tree, NVLink", path, "bench.p2p.path.%d.%d", i, j);
+				facts_put_str(c->r->facts, "sysfs PCI tree, NVLink", path, FK_BENCH_P2P_PATH(d, d), i, j);
 			for (int both = 0; both < 2; both++) {
 				if (both && j < i)
 					continue; /* both ways: once per unordered pair */
@@ -163,7 +164,7 @@ static void p2p(bench_ctx *c)
 							     path ? " via " : "", path ? path : "", (unsigned long long)(bytes >> 20));
 				stats_rates(secs, (size_t)got, (double)bytes * (both ? 2 : 1) / 1e9, &f->st);
 				f->size = (long long)bytes;
-				if (!facts_true(c->r->facts, "bench.p2p.access.%d.%d", i, j))
+				if (!facts_true(c->r->facts, FK_BENCH_P2P_ACCESS(d, d), i, j))
 					figure_set_note(f, "no peer access between these GPUs: the copy is staged through host memory");
 				gpu_use(s, j, why, sizeof(why));
 				bool good = check_floats(s, buf[j * 2 + 1], bytes / 4, (float)(i + 1), why, sizeof(why));
@@ -282,18 +283,18 @@ static void nccl_bench(bench_ctx *c)
 	}
 	nccl_api nc;
 	if (!nccl_load(&nc)) {
-		facts_put_state(c->r->facts, FACT_ERROR, src, nc.lib.error, "bench.lib.nccl.path");
+		facts_put_state(c->r->facts, FACT_ERROR, src, nc.lib.error, FK_BENCH_LIB_NCCL_PATH);
 		report_skip(c->r, "nccl", "nccl", "GB/s", "NCCL collectives", "%s", nc.lib.error);
 		report_note(c->r, "NCCL: %s", nc.lib.error);
 		return;
 	}
 	char ver[32];
 	nccl_version_text(nc.version, ver, sizeof(ver));
-	facts_put_str(c->r->facts, src, nc.lib.path, "bench.lib.nccl.path");
-	facts_put_str(c->r->facts, src, ver, "bench.lib.nccl.version");
-	facts_put_str(c->r->facts, src, nc.lib.how, "bench.lib.nccl.found_by");
+	facts_put_str(c->r->facts, src, nc.lib.path, FK_BENCH_LIB_NCCL_PATH);
+	facts_put_str(c->r->facts, src, ver, FK_BENCH_LIB_NCCL_VERSION);
+	facts_put_str(c->r->facts, src, nc.lib.how, FK_BENCH_LIB_NCCL_FOUND_BY);
 	const char *nvls = getenv("NCCL_NVLS_ENABLE");
-	facts_put_str(c->r->facts, src, nvls ? nvls : "(unset)", "bench.nccl.nvls_enable");
+	facts_put_str(c->r->facts, src, nvls ? nvls : "(unset)", FK_BENCH_NCCL_NVLS_ENABLE);
 
 	static const uint64_t quick_sizes[] = {8ull << 20, 128ull << 20, 512ull << 20, 1ull << 30};
 	static const uint64_t full_sizes[] = {1ull << 20, 8ull << 20, 32ull << 20, 128ull << 20, 512ull << 20, 1ull << 30};
@@ -385,7 +386,7 @@ static void nccl_bench(bench_ctx *c)
 			bench_figure *f = report_add(c->r, id, "nccl", "GB/s", "%s", title);
 			f->size = (long long)bytes;
 			stats_rates(secs, (size_t)got, (double)bytes * nccl_busbw_factor(coll, n) / 1e9, &f->st);
-			facts_put_real(c->r->facts, src, f->st.median / nccl_busbw_factor(coll, n), "bench.%s.algbw", id);
+			facts_put_real(c->r->facts, src, f->st.median / nccl_busbw_factor(coll, n), FK_BENCH_FIGURE_ALGBW, id);
 			bool good = check_coll(c, b, coll, bytes, why, sizeof(why));
 			figure_set_verified(f, good, why);
 		}

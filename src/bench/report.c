@@ -1,4 +1,5 @@
 #include "bench/report.h"
+#include "core/factkeys.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -140,40 +141,40 @@ void report_facts(bench_report *r)
 	for (size_t i = 0; i < r->n; i++) {
 		const bench_figure *f = &r->v[i];
 		if (f->skipped) {
-			facts_put_state(r->facts, FACT_ABSENT, src, f->note ? f->note : "not measured", "bench.%s.value",
+			facts_put_state(r->facts, FACT_ABSENT, src, f->note ? f->note : "not measured", FK_BENCH_FIGURE_VALUE,
 					f->id);
-			facts_put_bool(r->facts, src, true, "bench.%s.skipped", f->id);
+			facts_put_bool(r->facts, src, true, FK_BENCH_FIGURE_SKIPPED, f->id);
 			continue;
 		}
 		if (f->st.n == 0)
 			continue;
-		facts_put_real(r->facts, src, f->st.median, "bench.%s.value", f->id);
-		facts_put_real(r->facts, src, f->st.min, "bench.%s.min", f->id);
-		facts_put_real(r->facts, src, f->st.max, "bench.%s.max", f->id);
-		facts_put_real(r->facts, src, f->st.spread, "bench.%s.spread", f->id);
-		facts_put_int(r->facts, src, (long long)f->st.n, "bench.%s.repeats", f->id);
-		facts_put_str(r->facts, src, f->unit, "bench.%s.unit", f->id);
+		facts_put_real(r->facts, src, f->st.median, FK_BENCH_FIGURE_VALUE, f->id);
+		facts_put_real(r->facts, src, f->st.min, FK_BENCH_FIGURE_MIN, f->id);
+		facts_put_real(r->facts, src, f->st.max, FK_BENCH_FIGURE_MAX, f->id);
+		facts_put_real(r->facts, src, f->st.spread, FK_BENCH_FIGURE_SPREAD, f->id);
+		facts_put_int(r->facts, src, (long long)f->st.n, FK_BENCH_FIGURE_REPEATS, f->id);
+		facts_put_str(r->facts, src, f->unit, FK_BENCH_FIGURE_UNIT, f->id);
 		if (f->peak > 0) {
-			facts_put_real(r->facts, src, f->peak, "bench.%s.peak", f->id);
-			facts_put_real(r->facts, src, figure_pct(f), "bench.%s.pct_peak", f->id);
+			facts_put_real(r->facts, src, f->peak, FK_BENCH_FIGURE_PEAK, f->id);
+			facts_put_real(r->facts, src, figure_pct(f), FK_BENCH_FIGURE_PCT_PEAK, f->id);
 		}
 		if (f->verified != VERIFY_NONE)
-			facts_put_bool(r->facts, src, f->verified == VERIFY_OK, "bench.%s.verified", f->id);
+			facts_put_bool(r->facts, src, f->verified == VERIFY_OK, FK_BENCH_FIGURE_VERIFIED, f->id);
 		if (f->verified == VERIFY_FAILED && f->verify_text)
-			facts_put_str(r->facts, src, f->verify_text, "bench.%s.verify_text", f->id);
+			facts_put_str(r->facts, src, f->verify_text, FK_BENCH_FIGURE_VERIFY_TEXT, f->id);
 		if (f->size > 0)
-			facts_put_int(r->facts, src, f->size, "bench.%s.size", f->id);
+			facts_put_int(r->facts, src, f->size, FK_BENCH_FIGURE_SIZE, f->id);
 		if (f->clock_mhz > 0)
-			facts_put_real(r->facts, src, f->clock_mhz, "bench.%s.clock_mhz", f->id);
+			facts_put_real(r->facts, src, f->clock_mhz, FK_BENCH_FIGURE_CLOCK_MHZ, f->id);
 		if (isfinite(f->sm_active) && f->sm_active > 0) {
-			facts_put_real(r->facts, src, f->sm_active, "bench.%s.sm_active", f->id);
+			facts_put_real(r->facts, src, f->sm_active, FK_BENCH_FIGURE_SM_ACTIVE, f->id);
 			if (isfinite(f->tensor_active))
-				facts_put_real(r->facts, src, f->tensor_active, "bench.%s.tensor_active", f->id);
+				facts_put_real(r->facts, src, f->tensor_active, FK_BENCH_FIGURE_TENSOR_ACTIVE, f->id);
 			if (isfinite(f->dram_active))
-				facts_put_real(r->facts, src, f->dram_active, "bench.%s.dram_active", f->id);
+				facts_put_real(r->facts, src, f->dram_active, FK_BENCH_FIGURE_DRAM_ACTIVE, f->id);
 		}
 		if (f->gpu >= 0)
-			facts_put_int(r->facts, src, f->gpu, "bench.%s.gpu", f->id);
+			facts_put_int(r->facts, src, f->gpu, FK_BENCH_FIGURE_GPU, f->id);
 	}
 }
 

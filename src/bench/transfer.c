@@ -14,6 +14,7 @@
 #include "bench/gpu.h"
 #include "bench/monitor.h"
 #include "bench/watchdog.h"
+#include "core/factkeys.h"
 #include "kb/kb_peaks.h"
 
 static const char src[] = "gpuvet bench";
@@ -221,9 +222,9 @@ void bench_transfer(bench_ctx *c)
 	int gnode, cnode;
 	numa_nodes(d, &gnode, &cnode);
 	if (gnode >= 0)
-		facts_put_int(c->r->facts, src, gnode, "bench.transfer.gpu_numa_node");
+		facts_put_int(c->r->facts, src, gnode, FK_BENCH_TRANSFER_GPU_NUMA_NODE);
 	if (cnode >= 0)
-		facts_put_int(c->r->facts, src, cnode, "bench.transfer.cpu_numa_node");
+		facts_put_int(c->r->facts, src, cnode, FK_BENCH_TRANSFER_CPU_NUMA_NODE);
 	bench_progress(c, "host-device transfers");
 	watchdog_arm("host-device transfers", bench_limit(c, 60));
 	char verify_text[256];
@@ -269,8 +270,8 @@ void bench_transfer(bench_ctx *c)
 					 ms.pcie_width_max, rate, dir == T_BOTH ? ", x2 for both ways" : "");
 				if (rate > 0)
 					figure_set_peak(f, rate * (dir == T_BOTH ? 2 : 1), how);
-				facts_put_int(c->r->facts, src, ms.pcie_gen_max, "bench.%s.pcie_gen", id);
-				facts_put_int(c->r->facts, src, ms.pcie_width_max, "bench.%s.pcie_width", id);
+				facts_put_int(c->r->facts, src, ms.pcie_gen_max, FK_BENCH_FIGURE_PCIE_GEN, id);
+				facts_put_int(c->r->facts, src, ms.pcie_width_max, FK_BENCH_FIGURE_PCIE_WIDTH, id);
 			}
 			if (!pinned)
 				figure_set_note(f, "pageable memory is copied through the driver's pinned staging buffer");

@@ -14,6 +14,7 @@
 #include "bench/watchdog.h"
 #include "cmd/cmd.h"
 #include "cmd/history_record.h"
+#include "core/factkeys.h"
 #include "kb/kb.h"
 #include "nvidia/nvml.h"
 #include "render/render.h"
@@ -89,11 +90,11 @@ static bool busy_check(bench_ctx *c, bool force)
 		snprintf(c->gpu_error, sizeof(c->gpu_error), "other processes use the GPU (%s); --force runs anyway",
 			 who.buf);
 		str_copy(c->gpu_skip, sizeof(c->gpu_skip), "refused: other processes use the GPU (--force runs anyway)");
-		facts_put_bool(c->r->facts, src, true, "bench.refused");
+		facts_put_bool(c->r->facts, src, true, FK_BENCH_REFUSED);
 		report_note(c->r, "GPU benchmarks: %s", c->gpu_error);
 	} else if (busy) {
 		gv_warning("other processes use the GPU (%s): the figures will be low", who.buf);
-		facts_put_bool(c->r->facts, src, true, "bench.forced");
+		facts_put_bool(c->r->facts, src, true, FK_BENCH_FORCED);
 	}
 	sb_free(&who);
 	return !busy || force;
@@ -104,37 +105,37 @@ static void open_gpus(bench_ctx *c)
 	gpu_session *s = xcalloc(1, sizeof(*s));
 	if (!gpu_open(s)) {
 		str_copy(c->gpu_error, sizeof(c->gpu_error), s->error);
-		facts_put_state(c->r->facts, FACT_ERROR, "cuInit", s->error, "bench.gpu.status");
+		facts_put_state(c->r->facts, FACT_ERROR, "cuInit", s->error, FK_BENCH_GPU_STATUS);
 		report_note(c->r, "GPU benchmarks: %s", s->error);
 		gpu_close(s);
 		free(s);
 		return;
 	}
 	c->gpu = s;
-	facts_put_str(c->r->facts, src, "ok", "bench.gpu.status");
-	facts_put_int(c->r->facts, src, s->count, "bench.gpu.count");
+	facts_put_str(c->r->facts, src, "ok", FK_BENCH_GPU_STATUS);
+	facts_put_int(c->r->facts, src, s->count, FK_BENCH_GPU_COUNT);
 	if (s->driver_version > 0)
-		facts_put_int(c->r->facts, "cuDriverGetVersion", s->driver_version, "bench.cuda.driver_version");
+		facts_put_int(c->r->facts, "cuDriverGetVersion", s->driver_version, FK_BENCH_CUDA_DRIVER_VERSION);
 	char err[512];
 	c->mon = monitor_start(100, err, sizeof(err));
 	if (!c->mon) {
-		facts_put_state(c->r->facts, FACT_ERROR, "nvmlInit", err, "bench.monitor.status");
+		facts_put_state(c->r->facts, FACT_ERROR, "nvmlInit", err, FK_BENCH_MONITOR_STATUS);
 		report_note(c->r, "NVML: %s: figures are judged at the boost clock, without throttling or link data", err);
 	} else {
-		facts_put_str(c->r->facts, src, "ok", "bench.monitor.status");
+		facts_put_str(c->r->facts, src, "ok", FK_BENCH_MONITOR_STATUS);
 	}
 	for (int i = 0; i < s->count; i++) {
 		gpu_dev *d = &s->dev[i];
 		d->nvml_index = monitor_find_bus(c->mon, d->bus_id);
-		facts_put_str(c->r->facts, "cuDeviceGetName", d->name, "bench.gpu.%d.name", i);
+		facts_put_str(c->r->facts, "cuDeviceGetName", d->name, FK_BENCH_GPU_NAME(d), i);
 		char cc[16];
 		snprintf(cc, sizeof(cc), "%d.%d", d->cc_major, d->cc_minor);
-		facts_put_str(c->r->facts, "cuDeviceGetAttribute", cc, "bench.gpu.%d.cc", i);
-		facts_put_int(c->r->facts, "cuDeviceGetAttribute", d->sms, "bench.gpu.%d.sms", i);
+		facts_put_str(c->r->facts, "cuDeviceGetAttribute", cc, FK_BENCH_GPU_CC(d), i);
+		facts_put_int(c->r->facts, "cuDeviceGetAttribute", d->sms, FK_BENCH_GPU_SMS(d), i);
 		if (d->bus_id[0])
-			facts_put_str(c->r->facts, "cuDeviceGetPCIBusId", d->bus_id, "bench.gpu.%d.pci_bus_id", i);
+			facts_put_str(c->r->facts, "cuDeviceGetPCIBusId", d->bus_id, FK_BENCH_GPU_PCI_BUS_ID(d), i);
 		if (d->nvml_index >= 0)
-			facts_put_int(c->r->facts, src, d->nvml_index, "bench.gpu.%d.nvml_index", i);
+			facts_put_int(c->r->facts, src, d->nvml_index, FK_BENCH_GPU_NVML_INDEX(d), i);
 	}
 }
 
@@ -184,17 +185,17 @@ static long long store_run(bench_ctx *c, const findings *fs, const char *db, int
 			history_run_set(h, HIST_META_DRIVER, sys.driver_version.v);
 	}
 	long long cv;
-	if (facts_int(r->facts, &cv, "bench.cuda.driver_version")) {
+	if (facts_int(r->facts, &cv, FK_BENCH_CUDA_DRIVER_VERSION)) {
 		char v[32];
 		snprintf(v, sizeof(v), "%lld.%lld", cv / 1000, cv % 1000 / 10);
 		history_run_set(h, HIST_META_CUDA_DRIVER, v);
 	}
 	const char *v;
-	if ((v = facts_str(r->facts, "bench.lib.cublaslt.version")))
+	if ((v = facts_str(r->facts, FK_BENCH_LIB_CUBLASLT_VERSION)))
 		history_run_set(h, HIST_META_CUBLASLT, v);
-	if ((v = facts_str(r->facts, "bench.lib.nccl.version")))
+	if ((v = facts_str(r->facts, FK_BENCH_LIB_NCCL_VERSION)))
 		history_run_set(h, HIST_META_NCCL, v);
-	if ((v = facts_str(r->facts, "bench.lib.blas.impl")))
+	if ((v = facts_str(r->facts, FK_BENCH_LIB_BLAS_IMPL)))
 		history_run_set(h, "blas", v);
 	char cpu[256];
 	cpu_model(cpu, sizeof(cpu));
@@ -233,7 +234,7 @@ static long long store_run(bench_ctx *c, const findings *fs, const char *db, int
 		char *pj = cJSON_PrintUnformatted(p);
 		hist_result res = {name, f->st.median, f->unit, f->lower_is_better ? HIST_LOWER_BETTER : HIST_HIGHER_BETTER,
 				   f->st.min, f->st.max, (int)f->st.n,
-				   f->gpu >= 0 ? (int)facts_int_or(r->facts, -1, "bench.gpu.%d.nvml_index", f->gpu) : -1, pj};
+				   f->gpu >= 0 ? (int)facts_int_or(r->facts, -1, FK_BENCH_GPU_NVML_INDEX(d), f->gpu) : -1, pj};
 		history_run_add_result(h, &res);
 		free(pj);
 		cJSON_Delete(p);
@@ -433,8 +434,8 @@ int cmd_bench(int argc, char **argv)
 	r.quick = o.quick;
 	r.started = (double)time(NULL);
 	double t0 = now_seconds();
-	facts_put_str(r.facts, src, o.quick ? "quick" : "full", "bench.run");
-	facts_put_int(r.facts, src, o.size, "bench.size");
+	facts_put_str(r.facts, src, o.quick ? "quick" : "full", FK_BENCH_RUN);
+	facts_put_int(r.facts, src, o.size, FK_BENCH_SIZE);
 	bench_ctx ctx;
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.o = &o;
@@ -484,7 +485,7 @@ int cmd_bench(int argc, char **argv)
 	close_gpus(&ctx);
 	monitor *mon = ctx.mon;
 	r.seconds = now_seconds() - t0;
-	facts_put_real(r.facts, src, r.seconds, "bench.seconds");
+	facts_put_real(r.facts, src, r.seconds, FK_BENCH_SECONDS);
 	report_facts(&r);
 
 	findings fs;

@@ -8,6 +8,7 @@
 #include "cmd/cmd.h"
 #include "cmd/history_record.h"
 #include "cmd/nvlink_history.h"
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "diagnose/diagnose.h"
 #include "render/render.h"

@@ -13,6 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "diagnose/diagnose.h"
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "kb/kb.h"
 #include "kb/kb_torch.h"
@@ -185,15 +186,15 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 	memset(p, 0, sizeof(*p));
 	fix_machine_read(f, k, &p->m);
 	fix_choose(k, &p->m, &p->choice);
-	const char *py = facts_str(f, "python.selected");
+	const char *py = facts_str(f, FK_PYTHON_SELECTED);
 	str_copy(p->python, sizeof(p->python), py ? py : "python3");
 	shell_word_or_comment(p->python_word, sizeof(p->python_word), "the interpreter", p->python);
 	fix_pyenv_plan(f, &p->choice, &p->pyenv);
-	bool live = facts_str(f, "python.live.status") && strcmp(facts_str(f, "python.live.status"), "ok") == 0;
-	const char *tv = live && facts_true(f, "python.live.torch.installed") ? facts_str(f, "python.live.torch.version")
+	bool live = facts_str(f, FK_PYTHON_LIVE_STATUS) && strcmp(facts_str(f, FK_PYTHON_LIVE_STATUS), "ok") == 0;
+	const char *tv = live && facts_true(f, FK_PYTHON_LIVE_TORCH_INSTALLED) ? facts_str(f, FK_PYTHON_LIVE_TORCH_VERSION)
 									       : NULL;
 	if (!tv)
-		tv = facts_str(f, "python.torch.version");
+		tv = facts_str(f, FK_PYTHON_TORCH_VERSION);
 	if (tv)
 		snprintf(p->current, sizeof(p->current), "torch %s", tv);
 
@@ -232,7 +233,7 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 			fix_conda_line(&p->choice, line, sizeof(line));
 			const char *cn = fix_conda_note(&p->choice);
 			sl_pushf(&s->alternatives, "conda: %s%s%s%s", line, cn ? "   (" : "", cn ? cn : "", cn ? ")" : "");
-			if (facts_true(f, "python.conda.env") && facts_str(f, "python.conda.cpuonly.version"))
+			if (facts_true(f, FK_PYTHON_CONDA_ENV) && facts_str(f, FK_PYTHON_CONDA_VERSION, "cpuonly"))
 				sl_push(&s->commands, "conda remove -y cpuonly   # it pins CPU builds of pytorch in this env");
 		}
 	} else if (!p->choice.need_driver) {

@@ -8,31 +8,40 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/factkeys.h"
 
 #define NVLINK_MAX 18
 
-static const char *const counters[] = {"crc_flit_errors", "crc_data_errors", "replay_errors", "recovery_errors"};
+/* each counter: its name in the history database, its fact now (GPU, link) and as put back */
+static const struct {
+	const char *name, *key, *previous;
+} counters[] = {
+	{"crc_flit_errors", FK_NVML_GPU_NVLINK_CRC_FLIT_ERRORS(lld, lld), FK_HISTORY_NVLINK_GPU_CRC_FLIT_ERRORS(d, lld)},
+	{"crc_data_errors", FK_NVML_GPU_NVLINK_CRC_DATA_ERRORS(lld, lld), FK_HISTORY_NVLINK_GPU_CRC_DATA_ERRORS(d, lld)},
+	{"replay_errors", FK_NVML_GPU_NVLINK_REPLAY_ERRORS(lld, lld), FK_HISTORY_NVLINK_GPU_REPLAY_ERRORS(d, lld)},
+	{"recovery_errors", FK_NVML_GPU_NVLINK_RECOVERY_ERRORS(lld, lld), FK_HISTORY_NVLINK_GPU_RECOVERY_ERRORS(d, lld)},
+};
 
 void nvlink_history_add(hist_run *r, const facts *f)
 {
-	long long n = facts_int_or(f, 0, "nvml.device_count");
+	long long n = facts_int_or(f, 0, FK_NVML_DEVICE_COUNT);
 	strbuf marks; /* meta nvlink.links: "GPU:LINKS,..." of the GPUs whose counters were recorded */
 	sb_init(&marks);
 	for (long long i = 0; i < n && i < 256; i++) {
 		long long links = 0;
-		if (!facts_int(f, &links, "nvml.gpu.%lld.nvlink.count", i) || links <= 0)
+		if (!facts_int(f, &links, FK_NVML_GPU_NVLINK_COUNT(lld), i) || links <= 0)
 			continue;
 		bool any = false;
 		for (long long l = 0; l < links && l < NVLINK_MAX; l++)
 			for (size_t k = 0; k < GV_ARRAY_LEN(counters); k++) {
 				long long v = 0;
-				if (!facts_int(f, &v, "nvml.gpu.%lld.nvlink.%lld.%s", i, l, counters[k]))
+				if (!facts_int(f, &v, counters[k].key, i, l))
 					continue;
 				any = true;
 				if (v == 0)
 					continue; /* a zero is implied by the mark below: 18 links x 4 counters stay small */
 				char name[96];
-				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, counters[k]);
+				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, counters[k].name);
 				history_run_add_result(r, &(hist_result){.name = name, .value = (double)v, .unit = "errors",
 									 .better = HIST_LOWER_BETTER, .min = NAN, .max = NAN,
 									 .gpu = (int)i});
@@ -95,23 +104,23 @@ static void put_run(facts *f, const hist_run_row *run)
 		if (links <= 0 || !gr->uuid)
 			continue; /* no counters were recorded for it */
 		int p = gpus++;
-		facts_put_str(f, src, gr->uuid, "history.nvlink.gpu.%d.uuid", p);
+		facts_put_str(f, src, gr->uuid, FK_HISTORY_NVLINK_GPU_UUID(d), p);
 		for (long long l = 0; l < links && l < NVLINK_MAX; l++)
 			for (size_t c = 0; c < GV_ARRAY_LEN(counters); c++) {
 				char name[96];
-				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, counters[c]);
+				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, counters[c].name);
 				double v = 0;
 				for (size_t k = 0; k < run->nresults; k++)
 					if (run->results[k].gpu == gr->index && strcmp(run->results[k].name, name) == 0)
 						v = run->results[k].value;
-				facts_put_int(f, src, (long long)v, "history.nvlink.gpu.%d.%lld.%s", p, l, counters[c]);
+				facts_put_int(f, src, (long long)v, counters[c].previous, p, l);
 			}
 	}
 	if (!gpus)
 		return;
-	facts_put_int(f, src, gpus, "history.nvlink.gpu_count");
-	facts_put_int(f, src, run->id, "history.nvlink.previous_run");
-	facts_put_str(f, src, run->finished_utc ? run->finished_utc : run->started_utc, "history.nvlink.previous_utc");
+	facts_put_int(f, src, gpus, FK_HISTORY_NVLINK_GPU_COUNT);
+	facts_put_int(f, src, run->id, FK_HISTORY_NVLINK_PREVIOUS_RUN);
+	facts_put_str(f, src, run->finished_utc ? run->finished_utc : run->started_utc, FK_HISTORY_NVLINK_PREVIOUS_UTC);
 }
 
 void nvlink_history_previous(facts *f, const char *db_path)

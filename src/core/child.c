@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/child.h"
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 
 #define CHILD_OUTPUT_MAX (1 << 20) /* RLIMIT_FSIZE of the child: a library printing forever fills no memory */
@@ -583,8 +584,9 @@ static void put_output(facts *f, const char *name, const char *stream, size_t by
 	char buf[256];
 	str_copy(buf, sizeof(buf), text);
 	char *t = str_trim(buf);
-	facts_put_int(f, "fd", (long long)bytes, "isolation.%s.%s_bytes", name, stream);
-	facts_put_str(f, "fd", t, "isolation.%s.%s", name, stream);
+	bool err = strcmp(stream, "stderr") == 0; /* else stdout */
+	facts_put_int(f, "fd", (long long)bytes, err ? FK_ISOLATION_STDERR_BYTES : FK_ISOLATION_STDOUT_BYTES, name);
+	facts_put_str(f, "fd", t, err ? FK_ISOLATION_STDERR : FK_ISOLATION_STDOUT, name);
 }
 
 /* The size an ELF file says it has (its section headers, its segments), 0 when not ELF64 or unreadable. */
@@ -624,47 +626,47 @@ static long long elf_claimed_size(const char *path)
 void gv_child_put_facts(facts *f, const char *name, const gv_child_report *r)
 {
 	const char *src = "supervised child";
-	facts_put_str(f, src, gv_child_outcome_name(r->outcome), "isolation.%s.outcome", name);
-	facts_put_real(f, src, r->seconds, "isolation.%s.seconds", name);
+	facts_put_str(f, src, gv_child_outcome_name(r->outcome), FK_ISOLATION_OUTCOME, name);
+	facts_put_real(f, src, r->seconds, FK_ISOLATION_SECONDS, name);
 	put_output(f, name, "stdout", r->out_bytes, r->out_text);
 	put_output(f, name, "stderr", r->err_bytes, r->err_text);
 	if (r->out_bytes) {
 		if (r->out_lib[0])
-			facts_put_str(f, src, r->out_lib, "isolation.%s.stdout_library", name);
+			facts_put_str(f, src, r->out_lib, FK_ISOLATION_STDOUT_LIBRARY, name);
 		if (r->out_file[0])
-			facts_put_str(f, src, sysroot_strip(r->out_file), "isolation.%s.stdout_file", name);
+			facts_put_str(f, src, sysroot_strip(r->out_file), FK_ISOLATION_STDOUT_FILE, name);
 		if (r->out_call[0])
-			facts_put_str(f, src, r->out_call, "isolation.%s.stdout_call", name);
+			facts_put_str(f, src, r->out_call, FK_ISOLATION_STDOUT_CALL, name);
 	}
 	if (r->outcome == GV_CHILD_OK)
 		return;
 	if (r->outcome == GV_CHILD_NO_START) {
-		facts_put_state(f, FACT_ERROR, src, r->error, "isolation.%s.error", name);
+		facts_put_state(f, FACT_ERROR, src, r->error, FK_ISOLATION_ERROR, name);
 		return;
 	}
 	if (r->lib[0])
-		facts_put_str(f, src, r->lib, "isolation.%s.library", name);
+		facts_put_str(f, src, r->lib, FK_ISOLATION_LIBRARY, name);
 	if (r->file[0])
-		facts_put_str(f, src, sysroot_strip(r->file), "isolation.%s.file", name);
+		facts_put_str(f, src, sysroot_strip(r->file), FK_ISOLATION_FILE, name);
 	if (r->call[0])
-		facts_put_str(f, src, r->call, "isolation.%s.call", name);
-	facts_put_bool(f, src, r->in_call, "isolation.%s.in_call", name);
+		facts_put_str(f, src, r->call, FK_ISOLATION_CALL, name);
+	facts_put_bool(f, src, r->in_call, FK_ISOLATION_IN_CALL, name);
 	if (r->outcome == GV_CHILD_HUNG)
-		facts_put_real(f, src, r->limit, "isolation.%s.limit_seconds", name);
+		facts_put_real(f, src, r->limit, FK_ISOLATION_LIMIT_SECONDS, name);
 	if (r->outcome == GV_CHILD_CRASHED) {
 		char sig[32];
 		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?");
-		facts_put_str(f, src, sig, "isolation.%s.signal", name);
-		facts_put_str(f, src, strsignal(r->signal), "isolation.%s.signal_text", name);
+		facts_put_str(f, src, sig, FK_ISOLATION_SIGNAL, name);
+		facts_put_str(f, src, strsignal(r->signal), FK_ISOLATION_SIGNAL_TEXT, name);
 	}
 	if (r->outcome == GV_CHILD_EXITED)
-		facts_put_int(f, src, r->exit_status, "isolation.%s.exit_status", name);
+		facts_put_int(f, src, r->exit_status, FK_ISOLATION_EXIT_STATUS, name);
 	if (r->file[0]) {
 		struct stat st;
 		long long claim = elf_claimed_size(r->file);
 		if (stat(r->file, &st) == 0 && claim > st.st_size) {
-			facts_put_int(f, sysroot_strip(r->file), (long long)st.st_size, "isolation.%s.file_bytes", name);
-			facts_put_int(f, sysroot_strip(r->file), claim, "isolation.%s.file_elf_bytes", name);
+			facts_put_int(f, sysroot_strip(r->file), (long long)st.st_size, FK_ISOLATION_FILE_BYTES, name);
+			facts_put_int(f, sysroot_strip(r->file), claim, FK_ISOLATION_FILE_ELF_BYTES, name);
 		}
 	}
 }

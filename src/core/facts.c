@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 
 #define KEY_STACK 256 /* a lookup key formats into the stack up to this; longer ones into the heap */
@@ -100,6 +101,7 @@ static long find_locked(const facts *f, const char *key)
  * in the order and is retired, not freed. */
 static void publish(facts *f, fact *ft)
 {
+	factkey_check_put(ft->key, ft->state, ft->type);
 	pthread_mutex_lock(&f->lock);
 	long pos = find_locked(f, ft->key);
 	if (pos >= 0) {
@@ -278,6 +280,7 @@ static const fact *vget(const facts *f, const char *fmt, va_list ap)
 	int n = vsnprintf(stack, sizeof(stack), fmt, ap);
 	char *key = n >= 0 && (size_t)n < sizeof(stack) ? stack : xvasprintf(fmt, ap2);
 	va_end(ap2);
+	factkey_check_get(key);
 	facts *mf = (facts *)f;
 	pthread_mutex_lock(&mf->lock);
 	long pos = find_locked(f, key);

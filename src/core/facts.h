@@ -44,7 +44,9 @@ typedef struct facts facts;
 facts *facts_new(void);
 void facts_free(facts *f);
 
-/* Setters: the key is a printf format (for "nvml.gpu.%d.name"); a later put replaces. */
+/* Setters: the key is a printf format, a constant of the fact-key registry (core/factkeys.h:
+ * FK_NVML_GPU_NAME(d) for "nvml.gpu.%d.name"), or "%s" with a key built at run time; a later put
+ * replaces. */
 void facts_put_str(facts *f, const char *source, const char *value, const char *keyfmt, ...) GV_PRINTF(4, 5);
 void facts_put_int(facts *f, const char *source, long long value, const char *keyfmt, ...) GV_PRINTF(4, 5);
 void facts_put_real(facts *f, const char *source, double value, const char *keyfmt, ...) GV_PRINTF(4, 5);

@@ -1,5 +1,6 @@
 #include "diagnose/diagnose.h"
 
+#include "core/factkeys.h"
 #include "rules/policy.h"
 #include "rules/rules.h"
 
@@ -9,7 +10,7 @@ void diagnose(facts *f, const diagnose_opts *o, findings *fs)
 	if (!o)
 		o = &none;
 	if (o->memory_headroom_set)
-		facts_put_int(f, "--memory-headroom", o->memory_headroom_bytes, "config.memory_headroom_bytes");
+		facts_put_int(f, "--memory-headroom", o->memory_headroom_bytes, FK_CONFIG_MEMORY_HEADROOM_BYTES);
 	if (o->probes)
 		probes_run(f, o->probes);
 	rules_run(f, o->kb ? o->kb : kb_global(), o->layer, fs);

@@ -3,6 +3,7 @@
 
 #include "core/child.h"
 #include "core/util.h"
+#include "core/factkeys.h"
 #include "nvidia/contact.h"
 #include "nvidia/cuda.h"
 #include "nvidia/nvml.h"
@@ -32,14 +33,14 @@ static void contact_body(facts *f, void *arg)
 	gv_child_stage("libnvidia-ml.so.1", st.path, "nvmlInit_v2");
 	nvmlReturn_t rc = gv_nvml_init();
 	gv_child_stage_end();
-	facts_put_int(f, "nvmlInit_v2", rc, "contact.init_code");
+	facts_put_int(f, "nvmlInit_v2", rc, FK_CONTACT_INIT_CODE);
 	if (rc != NVML_SUCCESS)
 		return;
 	unsigned n = 0;
 	gv_child_stage("libnvidia-ml.so.1", st.path, "nvmlDeviceGetCount");
 	rc = gv_nvml_device_count(&n);
 	gv_child_stage_end();
-	facts_put_int(f, "nvmlDeviceGetCount", rc, "contact.count_code");
+	facts_put_int(f, "nvmlDeviceGetCount", rc, FK_CONTACT_COUNT_CODE);
 }
 
 bool gv_nvml_first_contact(char *err, size_t errsize)
@@ -62,7 +63,7 @@ static void cuda_contact_body(facts *f, void *arg)
 	gv_child_stage("libcuda.so.1", st.path, "cuDriverGetVersion");
 	CUresult rc = gv_cuda_api_get()->cuDriverGetVersion(&v);
 	gv_child_stage_end();
-	facts_put_int(f, "cuDriverGetVersion", rc, "contact.cuda_version_code");
+	facts_put_int(f, "cuDriverGetVersion", rc, FK_CONTACT_CUDA_VERSION_CODE);
 }
 
 bool gv_cuda_first_contact(char *err, size_t errsize)

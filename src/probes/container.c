@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "probes/probes.h"
 #include "probes/sysparse.h"
@@ -61,12 +62,12 @@ static void detect_container(facts *f)
 			marker = "KUBERNETES_SERVICE_HOST is set";
 	}
 	facts_put_bool(f, marker ? marker : "/.dockerenv /run/.containerenv /proc/1/cgroup", kind != NULL,
-		       "container.inside");
+		       FK_CONTAINER_INSIDE);
 	if (kind) {
-		facts_put_str(f, NULL, kind, "container.kind");
-		facts_put_str(f, NULL, marker, "container.marker");
+		facts_put_str(f, NULL, kind, FK_CONTAINER_KIND);
+		facts_put_str(f, NULL, marker, FK_CONTAINER_MARKER);
 	} else {
-		facts_put_state(f, FACT_ABSENT, NULL, "not in a container", "container.kind");
+		facts_put_state(f, FACT_ABSENT, NULL, "not in a container", FK_CONTAINER_KIND);
 	}
 	free(cg_marker);
 }
@@ -80,9 +81,9 @@ static void shm_size(facts *f)
 		       mounts_find(mounts, "/dev/shm", fstype, sizeof(fstype), opts, sizeof(opts));
 	free(mounts);
 	if (mounted) {
-		facts_put_str(f, "/proc/mounts", fstype, "container.shm_fstype");
+		facts_put_str(f, "/proc/mounts", fstype, FK_CONTAINER_SHM_FSTYPE);
 		if (mount_opt_size(opts, &bytes)) {
-			facts_put_int(f, "/proc/mounts size=", (long long)bytes, "container.shm_bytes");
+			facts_put_int(f, "/proc/mounts size=", (long long)bytes, FK_CONTAINER_SHM_BYTES);
 			return;
 		}
 	}
@@ -92,15 +93,15 @@ static void shm_size(facts *f)
 		struct statvfs sv;
 		if (statvfs("/dev/shm", &sv) == 0) {
 			facts_put_int(f, "statvfs /dev/shm", (long long)((unsigned long long)sv.f_blocks * sv.f_frsize),
-				      "container.shm_bytes");
+				      FK_CONTAINER_SHM_BYTES);
 			return;
 		}
 		facts_put_state(f, errno == ENOENT ? FACT_ABSENT : FACT_ERROR, "statvfs /dev/shm", strerror(errno),
-				"container.shm_bytes");
+				FK_CONTAINER_SHM_BYTES);
 		return;
 	}
 	facts_put_state(f, FACT_ABSENT, "/proc/mounts",
-			mounted ? "/dev/shm has no size= option" : "/dev/shm is not in /proc/mounts", "container.shm_bytes");
+			mounted ? "/dev/shm has no size= option" : "/dev/shm is not in /proc/mounts", FK_CONTAINER_SHM_BYTES);
 }
 
 static void wsl(facts *f)
@@ -109,11 +110,11 @@ static void wsl(facts *f)
 	char *version = sysroot_read_line("/proc/version");
 	bool dxg = sysroot_exists("/dev/dxg");
 	int v = wsl_version(release, version, dxg);
-	facts_put_int(f, "/proc/sys/kernel/osrelease /proc/version /dev/dxg", v, "container.wsl");
+	facts_put_int(f, "/proc/sys/kernel/osrelease /proc/version /dev/dxg", v, FK_CONTAINER_WSL);
 	if (v) {
 		facts_put_str(f, release ? "/proc/sys/kernel/osrelease" : "/proc/version",
-			      release ? release : version ? version : "", "container.wsl_kernel");
-		facts_put_bool(f, "/usr/lib/wsl/lib", sysroot_is_dir("/usr/lib/wsl/lib"), "container.wsl_lib");
+			      release ? release : version ? version : "", FK_CONTAINER_WSL_KERNEL);
+		facts_put_bool(f, "/usr/lib/wsl/lib", sysroot_is_dir("/usr/lib/wsl/lib"), FK_CONTAINER_WSL_LIB);
 	}
 	free(release);
 	free(version);
@@ -126,17 +127,17 @@ static void docker_config(facts *f)
 	size_t len = 0;
 	int rc = sysroot_read(path, 1 << 20, &text, &len, NULL);
 	if (rc < 0) {
-		facts_put_read_error(f, path, rc, strerror(-rc), "container.docker.nvidia_runtime");
+		facts_put_read_error(f, path, rc, strerror(-rc), FK_CONTAINER_DOCKER_NVIDIA_RUNTIME);
 		return;
 	}
 	bool nvidia;
 	char def[64];
 	if (docker_daemon_nvidia(text, len, &nvidia, def, sizeof(def)) < 0) {
-		facts_put_unparsable(f, path, text, len, "not a JSON object", "container.docker.nvidia_runtime");
+		facts_put_unparsable(f, path, text, len, "not a JSON object", FK_CONTAINER_DOCKER_NVIDIA_RUNTIME);
 	} else {
-		facts_put_bool(f, path, nvidia, "container.docker.nvidia_runtime");
+		facts_put_bool(f, path, nvidia, FK_CONTAINER_DOCKER_NVIDIA_RUNTIME);
 		if (def[0])
-			facts_put_str(f, path, def, "container.docker.default_runtime");
+			facts_put_str(f, path, def, FK_CONTAINER_DOCKER_DEFAULT_RUNTIME);
 	}
 	free(text);
 }
@@ -147,13 +148,13 @@ static void containerd_config(facts *f)
 	char *text = NULL;
 	int rc = sysroot_read(path, 4 << 20, &text, NULL, NULL);
 	if (rc < 0) {
-		facts_put_read_error(f, path, rc, strerror(-rc), "container.containerd.nvidia_runtime");
+		facts_put_read_error(f, path, rc, strerror(-rc), FK_CONTAINER_CONTAINERD_NVIDIA_RUNTIME);
 		return;
 	}
 	bool is_default;
 	bool has = containerd_nvidia(text, &is_default);
-	facts_put_bool(f, path, has, "container.containerd.nvidia_runtime");
-	facts_put_bool(f, path, is_default, "container.containerd.nvidia_default");
+	facts_put_bool(f, path, has, FK_CONTAINER_CONTAINERD_NVIDIA_RUNTIME);
+	facts_put_bool(f, path, is_default, FK_CONTAINER_CONTAINERD_NVIDIA_DEFAULT);
 	free(text);
 }
 
@@ -180,37 +181,37 @@ static void cdi_specs(facts *f)
 			char *text = NULL;
 			size_t len = 0;
 			char kind[128];
-			facts_put_str(f, path, path, "container.cdi.%d.path", n);
+			facts_put_str(f, path, path, FK_CONTAINER_CDI_PATH(d), n);
 			int rc = sysroot_read(path, 4 << 20, &text, &len, NULL);
 			if (rc == 0 && cdi_spec_kind(text, len, kind, sizeof(kind)))
-				facts_put_str(f, path, kind, "container.cdi.%d.kind", n);
+				facts_put_str(f, path, kind, FK_CONTAINER_CDI_KIND(d), n);
 			else if (rc == 0)
-				facts_put_unparsable(f, path, text, len, "no kind: in the spec", "container.cdi.%d.kind", n);
+				facts_put_unparsable(f, path, text, len, "no kind: in the spec", FK_CONTAINER_CDI_KIND(d), n);
 			else
-				facts_put_read_error(f, path, rc, NULL, "container.cdi.%d.kind", n);
+				facts_put_read_error(f, path, rc, NULL, FK_CONTAINER_CDI_KIND(d), n);
 			free(text);
 			n++;
 		}
 		sl_free(&names);
 	}
-	facts_put_int(f, "/etc/cdi /var/run/cdi", n, "container.cdi.count");
+	facts_put_int(f, "/etc/cdi /var/run/cdi", n, FK_CONTAINER_CDI_COUNT);
 }
 
 static void runtime_files(facts *f)
 {
 	facts_put_bool(f, "/etc/nvidia-container-runtime/config.toml",
-		       sysroot_exists("/etc/nvidia-container-runtime/config.toml"), "container.nvidia_runtime_config");
+		       sysroot_exists("/etc/nvidia-container-runtime/config.toml"), FK_CONTAINER_NVIDIA_RUNTIME_CONFIG);
 	/* the last: where the GPU Operator installs the toolkit on Kubernetes nodes */
 	static const char *const bins[] = {"/usr/bin/nvidia-container-runtime", "/usr/bin/nvidia-ctk",
 					   "/usr/bin/nvidia-container-toolkit", "/usr/local/bin/nvidia-ctk",
 					   "/usr/local/nvidia/toolkit/nvidia-container-runtime"};
 	for (size_t i = 0; i < GV_ARRAY_LEN(bins); i++)
 		if (sysroot_exists(bins[i])) {
-			facts_put_str(f, bins[i], bins[i], "container.nvidia_toolkit");
+			facts_put_str(f, bins[i], bins[i], FK_CONTAINER_NVIDIA_TOOLKIT);
 			return;
 		}
 	facts_put_state(f, FACT_ABSENT, "/usr/bin/nvidia-ctk", "NVIDIA Container Toolkit not installed",
-			"container.nvidia_toolkit");
+			FK_CONTAINER_NVIDIA_TOOLKIT);
 }
 
 /* The container engines installed on this machine (binaries only: nothing is started). */
@@ -219,9 +220,9 @@ static void engines(facts *f)
 	static const struct {
 		const char *key, *bins[4];
 	} eng[] = {
-		{"container.engine.docker", {"/usr/bin/docker", "/usr/bin/dockerd", "/usr/local/bin/docker", "/snap/bin/docker"}},
-		{"container.engine.podman", {"/usr/bin/podman", "/usr/local/bin/podman", NULL, NULL}},
-		{"container.engine.containerd", {"/usr/bin/containerd", "/usr/local/bin/containerd", NULL, NULL}},
+		{FK_CONTAINER_ENGINE_DOCKER, {"/usr/bin/docker", "/usr/bin/dockerd", "/usr/local/bin/docker", "/snap/bin/docker"}},
+		{FK_CONTAINER_ENGINE_PODMAN, {"/usr/bin/podman", "/usr/local/bin/podman", NULL, NULL}},
+		{FK_CONTAINER_ENGINE_CONTAINERD, {"/usr/bin/containerd", "/usr/local/bin/containerd", NULL, NULL}},
 	};
 	for (size_t i = 0; i < GV_ARRAY_LEN(eng); i++) {
 		const char *found = NULL;
@@ -242,12 +243,12 @@ static void os_release(facts *f)
 	char *text = NULL;
 	if (sysroot_read(path, 64 << 10, &text, NULL, NULL) < 0 &&
 	    sysroot_read((path = "/usr/lib/os-release"), 64 << 10, &text, NULL, NULL) < 0) {
-		facts_put_state(f, FACT_ABSENT, "/etc/os-release", strerror(errno), "os.id");
+		facts_put_state(f, FACT_ABSENT, "/etc/os-release", strerror(errno), FK_OS_ID);
 		return;
 	}
 	static const struct {
 		const char *var, *key;
-	} keys[] = {{"ID=", "os.id"}, {"ID_LIKE=", "os.id_like"}, {"VERSION_ID=", "os.version_id"}};
+	} keys[] = {{"ID=", FK_OS_ID}, {"ID_LIKE=", FK_OS_ID_LIKE}, {"VERSION_ID=", FK_OS_VERSION_ID}};
 	char *save = NULL;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		for (size_t i = 0; i < GV_ARRAY_LEN(keys); i++) {

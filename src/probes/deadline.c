@@ -1,9 +1,14 @@
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "probes/deadline.h"
+#include "core/sysroot.h"
+#include "nvidia/libfile.h"
 
 struct deadline_job {
 	void (*body)(facts *, const probe_opts *);
@@ -83,4 +88,32 @@ bool probe_run_with_deadline(facts *f, void (*body)(facts *, const probe_opts *)
 		job_free(j);
 	}
 	return done;
+}
+
+void probe_run_driver_body(facts *f, void (*body)(facts *, const probe_opts *), const probe_opts *o, double seconds,
+			   const char *source, const char *who, const char *detail, const char *init_key,
+			   const char *timeout_key)
+{
+	if (probe_run_with_deadline(f, body, o, seconds))
+		return;
+	char why[200];
+	snprintf(why, sizeof(why), "%s did not answer within %.0f s%s", who, seconds, detail);
+	facts_put_state(f, FACT_ERROR, source, why, "%s", init_key);
+	facts_put_bool(f, NULL, true, "%s", timeout_key);
+}
+
+bool probe_put_library_failed(facts *f, const gv_child_report *r, const char *env, const char *prefix,
+			      const char *library_key, const char *version_key, char *what, size_t size)
+{
+	gv_child_describe(r, what, size);
+	const char *src = getenv(env) && *getenv(env) ? env : "dlopen";
+	bool loading = strcmp(r->call, "dlopen") == 0 && r->in_call;
+	if (loading || !r->call[0])
+		facts_put_state(f, FACT_ERROR, src, what, "%s", library_key);
+	else
+		facts_put_str(f, src, sysroot_strip(r->file), "%s", library_key);
+	char path[PATH_MAX], ver[64];
+	if (gv_driver_lib_find(prefix, path, sizeof(path), ver, sizeof(ver)))
+		facts_put_str(f, path, ver, "%s", version_key);
+	return loading;
 }

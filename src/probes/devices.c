@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "probes/probes.h"
 #include "probes/sysparse.h"
@@ -64,18 +65,25 @@ static int node_stat(const char *path, struct stat *st)
 	return rc;
 }
 
+/* The node's name in its facts' keys: "nvidiactl" of devices.nvidiactl, "gpu.0" of devices.gpu.0. */
+static const char *node_name(const char *key)
+{
+	return str_starts(key, "devices.") ? key + strlen("devices.") : key;
+}
+
 static bool node_facts(facts *f, const user_ids *u, const char *path, const char *prefix)
 {
+	const char *node = node_name(prefix);
 	struct stat st, lst;
 	if (node_stat(path, &st) != 0) {
 		int e = errno;
 		if (sysroot_lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
 			char *target = sysroot_readlink(path);
 			facts_put_bool(f, path, false, "%s", prefix);
-			facts_put_str(f, path, e == ELOOP ? "symlink loop" : "dangling symlink", "%s.type", prefix);
+			facts_put_str(f, path, e == ELOOP ? "symlink loop" : "dangling symlink", FK_DEVICES_NODE_TYPE, node);
 			if (target) {
 				str_sanitize(target);
-				facts_put_str(f, path, target, "%s.target", prefix);
+				facts_put_str(f, path, target, FK_DEVICES_NODE_TARGET, node);
 				free(target);
 			}
 		} else if (e == ENOENT || e == ENOTDIR) {
@@ -86,41 +94,41 @@ static bool node_facts(facts *f, const user_ids *u, const char *path, const char
 		return false;
 	}
 	facts_put_bool(f, path, true, "%s", prefix);
-	facts_put_str(f, path, path, "%s.path", prefix);
-	facts_put_str(f, path, type_name(st.st_mode), "%s.type", prefix);
+	facts_put_str(f, path, path, FK_DEVICES_NODE_PATH, node);
+	facts_put_str(f, path, type_name(st.st_mode), FK_DEVICES_NODE_TYPE, node);
 	char mode[8];
 	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
-	facts_put_str(f, path, mode, "%s.mode", prefix);
-	facts_put_int(f, path, (long long)st.st_uid, "%s.uid", prefix);
-	facts_put_int(f, path, (long long)st.st_gid, "%s.gid", prefix);
+	facts_put_str(f, path, mode, FK_DEVICES_NODE_MODE, node);
+	facts_put_int(f, path, (long long)st.st_uid, FK_DEVICES_NODE_UID, node);
+	facts_put_int(f, path, (long long)st.st_gid, FK_DEVICES_NODE_GID, node);
 	char gname[64];
 	strlist members = {0};
 	if (group_by_gid(u->group_text, st.st_gid, gname, sizeof(gname), &members)) {
-		facts_put_str(f, "/etc/group", gname, "%s.group", prefix);
+		facts_put_str(f, "/etc/group", gname, FK_DEVICES_NODE_GROUP, node);
 		/* listed in /etc/group but not among this process's groups: a login that predates
 		 * `usermod -aG` */
-		facts_put_bool(f, "/etc/group", u->name[0] && sl_contains(&members, u->name), "%s.user_listed", prefix);
+		facts_put_bool(f, "/etc/group", u->name[0] && sl_contains(&members, u->name), FK_DEVICES_NODE_USER_LISTED, node);
 		sl_free(&members);
 	} else
-		facts_put_state(f, FACT_ABSENT, "/etc/group", "gid not in /etc/group", "%s.group", prefix);
+		facts_put_state(f, FACT_ABSENT, "/etc/group", "gid not in /etc/group", FK_DEVICES_NODE_GROUP, node);
 	bool r = mode_allows(st.st_mode, st.st_uid, st.st_gid, u->uid, u->gids, u->ngids, ACCESS_READ);
 	bool w = mode_allows(st.st_mode, st.st_uid, st.st_gid, u->uid, u->gids, u->ngids, ACCESS_WRITE);
-	facts_put_bool(f, "mode bits", r, "%s.read", prefix);
-	facts_put_bool(f, "mode bits", w, "%s.write", prefix);
-	facts_put_bool(f, "mode bits", r && w, "%s.access", prefix);
+	facts_put_bool(f, "mode bits", r, FK_DEVICES_NODE_READ, node);
+	facts_put_bool(f, "mode bits", w, FK_DEVICES_NODE_WRITE, node);
+	facts_put_bool(f, "mode bits", r && w, FK_DEVICES_NODE_ACCESS, node);
 	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
 		unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
-		facts_put_int(f, path, (long long)maj, "%s.rdev_major", prefix);
-		facts_put_int(f, path, (long long)min, "%s.rdev_minor", prefix);
+		facts_put_int(f, path, (long long)maj, FK_DEVICES_NODE_RDEV_MAJOR, node);
+		facts_put_int(f, path, (long long)min, FK_DEVICES_NODE_RDEV_MINOR, node);
 		char drv[64];
 		if (u->proc_devices && proc_devices_name(u->proc_devices, S_ISBLK(st.st_mode), maj, drv, sizeof(drv)))
-			facts_put_str(f, "/proc/devices", drv, "%s.rdev_driver", prefix);
+			facts_put_str(f, "/proc/devices", drv, FK_DEVICES_NODE_RDEV_DRIVER, node);
 		else
-			facts_put_state(f, FACT_ABSENT, "/proc/devices", "major not registered", "%s.rdev_driver", prefix);
+			facts_put_state(f, FACT_ABSENT, "/proc/devices", "major not registered", FK_DEVICES_NODE_RDEV_DRIVER, node);
 	}
 	char fstype[64], opts[256];
 	if (u->mounts && mounts_find(u->mounts, path, fstype, sizeof(fstype), opts, sizeof(opts)))
-		facts_put_str(f, "/proc/self/mounts", fstype, "%s.mounted", prefix);
+		facts_put_str(f, "/proc/self/mounts", fstype, FK_DEVICES_NODE_MOUNTED, node);
 	return true;
 }
 
@@ -130,9 +138,9 @@ static void major_facts(facts *f, const user_ids *u)
 	static const struct {
 		const char *names[2], *key; /* older drivers called 195 nvidia-frontend */
 	} drivers[] = {
-		{{"nvidia", "nvidia-frontend"}, "devices.major.nvidia"},
-		{{"nvidia-uvm", NULL}, "devices.major.nvidia_uvm"},
-		{{"nvidia-caps", NULL}, "devices.major.nvidia_caps"},
+		{{"nvidia", "nvidia-frontend"}, FK_DEVICES_MAJOR_NVIDIA},
+		{{"nvidia-uvm", NULL}, FK_DEVICES_MAJOR_NVIDIA_UVM},
+		{{"nvidia-caps", NULL}, FK_DEVICES_MAJOR_NVIDIA_CAPS},
 	};
 	for (size_t i = 0; i < GV_ARRAY_LEN(drivers); i++) {
 		long long m = -1;
@@ -164,13 +172,13 @@ static void user_facts(facts *f, user_ids *u)
 
 	if (sysroot_read("/etc/group", 4 << 20, &u->group_text, NULL, NULL) < 0)
 		u->group_text = NULL;
-	facts_put_int(f, "geteuid", (long long)u->uid, "devices.user.uid");
+	facts_put_int(f, "geteuid", (long long)u->uid, FK_DEVICES_USER_UID);
 	char *passwd = NULL;
 	if (sysroot_read("/etc/passwd", 4 << 20, &passwd, NULL, NULL) == 0 &&
 	    passwd_name(passwd, u->uid, u->name, sizeof(u->name)))
-		facts_put_str(f, "/etc/passwd", u->name, "devices.user.name");
+		facts_put_str(f, "/etc/passwd", u->name, FK_DEVICES_USER_NAME);
 	else
-		facts_put_state(f, FACT_ABSENT, "/etc/passwd", "uid not in /etc/passwd", "devices.user.name");
+		facts_put_state(f, FACT_ABSENT, "/etc/passwd", "uid not in /etc/passwd", FK_DEVICES_USER_NAME);
 	free(passwd);
 	strbuf ids, names;
 	sb_init(&ids);
@@ -181,8 +189,8 @@ static void user_facts(facts *f, user_ids *u)
 		if (group_by_gid(u->group_text, u->gids[i], g, sizeof(g), NULL))
 			sb_addf(&names, "%s%s", names.len ? "," : "", g);
 	}
-	facts_put_str(f, "getgroups", ids.buf ? ids.buf : "", "devices.user.gids");
-	facts_put_str(f, "/etc/group", names.buf ? names.buf : "", "devices.user.groups");
+	facts_put_str(f, "getgroups", ids.buf ? ids.buf : "", FK_DEVICES_USER_GIDS);
+	facts_put_str(f, "/etc/group", names.buf ? names.buf : "", FK_DEVICES_USER_GROUPS);
 	sb_free(&ids);
 	sb_free(&names);
 }
@@ -198,7 +206,7 @@ static void gpu_nodes(facts *f, const user_ids *u)
 {
 	DIR *d = sysroot_opendir("/dev");
 	if (!d) {
-		facts_put_read_error(f, "/dev", -errno, NULL, "devices.gpu.count");
+		facts_put_read_error(f, "/dev", -errno, NULL, FK_DEVICES_GPU_COUNT);
 		return;
 	}
 	int minors[MAX_GPU_NODES];
@@ -216,13 +224,13 @@ static void gpu_nodes(facts *f, const user_ids *u)
 	for (int k = 0; k < n; k++) {
 		char path[32], prefix[32];
 		snprintf(path, sizeof(path), "/dev/nvidia%d", minors[k]);
-		snprintf(prefix, sizeof(prefix), "devices.gpu.%d", k);
-		facts_put_int(f, path, minors[k], "devices.gpu.%d.minor", k);
+		snprintf(prefix, sizeof(prefix), FK_DEVICES_GPU(d), k);
+		facts_put_int(f, path, minors[k], FK_DEVICES_GPU_MINOR(d), k);
 		if (node_facts(f, u, path, prefix))
 			present++;
 	}
-	facts_put_int(f, "/dev", n, "devices.gpu.count");
-	facts_put_int(f, "/dev", present, "devices.gpu.present");
+	facts_put_int(f, "/dev", n, FK_DEVICES_GPU_COUNT);
+	facts_put_int(f, "/dev", present, FK_DEVICES_GPU_PRESENT);
 }
 
 static void cap_nodes(facts *f, const user_ids *u)
@@ -230,7 +238,7 @@ static void cap_nodes(facts *f, const user_ids *u)
 	const char *dir = "/dev/nvidia-caps";
 	DIR *d = sysroot_opendir(dir);
 	if (!d) {
-		facts_put_read_error(f, dir, -errno, NULL, "devices.caps.count");
+		facts_put_read_error(f, dir, -errno, NULL, FK_DEVICES_CAPS_COUNT);
 		return;
 	}
 	strlist names = {0};
@@ -242,10 +250,10 @@ static void cap_nodes(facts *f, const user_ids *u)
 	for (size_t i = 0; i < names.n; i++) {
 		char path[512], prefix[48];
 		snprintf(path, sizeof(path), "%s/%s", dir, names.v[i]);
-		snprintf(prefix, sizeof(prefix), "devices.caps.%zu", i);
+		snprintf(prefix, sizeof(prefix), FK_DEVICES_CAPS(zu), i);
 		node_facts(f, u, path, prefix);
 	}
-	facts_put_int(f, dir, (long long)names.n, "devices.caps.count");
+	facts_put_int(f, dir, (long long)names.n, FK_DEVICES_CAPS_COUNT);
 	sl_free(&names);
 }
 
@@ -261,15 +269,15 @@ void probe_devices(facts *f, const probe_opts *o)
 	    sysroot_read("/proc/mounts", 4 << 20, &u.mounts, NULL, NULL) < 0)
 		u.mounts = NULL;
 	if (sysroot_active()) /* a --root tree: its nodes may be plain files standing in for devices */
-		facts_put_bool(f, "--root", true, "devices.tree");
+		facts_put_bool(f, "--root", true, FK_DEVICES_TREE);
 	static const struct {
 		const char *path, *key;
 	} fixed[] = {
-		{"/dev/nvidiactl", "devices.nvidiactl"},
-		{"/dev/nvidia-uvm", "devices.nvidia_uvm"},
-		{"/dev/nvidia-uvm-tools", "devices.nvidia_uvm_tools"},
-		{"/dev/nvidia-modeset", "devices.nvidia_modeset"},
-		{"/dev/dxg", "devices.dxg"},
+		{"/dev/nvidiactl", FK_DEVICES_NVIDIACTL},
+		{"/dev/nvidia-uvm", FK_DEVICES_NVIDIA_UVM},
+		{"/dev/nvidia-uvm-tools", FK_DEVICES_NVIDIA_UVM_TOOLS},
+		{"/dev/nvidia-modeset", FK_DEVICES_NVIDIA_MODESET},
+		{"/dev/dxg", FK_DEVICES_DXG},
 	};
 	for (size_t i = 0; i < GV_ARRAY_LEN(fixed); i++)
 		node_facts(f, &u, fixed[i].path, fixed[i].key);
@@ -284,12 +292,12 @@ void probe_devices(facts *f, const probe_opts *o)
 		struct stat st;
 		if (sysroot_stat(modprobe[i], &st) == 0 && S_ISREG(st.st_mode)) {
 			found = true;
-			facts_put_str(f, modprobe[i], modprobe[i], "devices.nvidia_modprobe");
-			facts_put_bool(f, modprobe[i], (st.st_mode & S_ISUID) != 0, "devices.nvidia_modprobe_setuid");
+			facts_put_str(f, modprobe[i], modprobe[i], FK_DEVICES_NVIDIA_MODPROBE);
+			facts_put_bool(f, modprobe[i], (st.st_mode & S_ISUID) != 0, FK_DEVICES_NVIDIA_MODPROBE_SETUID);
 		}
 	}
 	if (!found)
-		facts_put_state(f, FACT_ABSENT, "/usr/bin/nvidia-modprobe", "not installed", "devices.nvidia_modprobe");
+		facts_put_state(f, FACT_ABSENT, "/usr/bin/nvidia-modprobe", "not installed", FK_DEVICES_NVIDIA_MODPROBE);
 	free(u.gids);
 	free(u.group_text);
 	free(u.proc_devices);

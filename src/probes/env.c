@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "parse/envparse.h"
 #include "probes/probes.h"
@@ -57,18 +58,17 @@ static void visible_devices(facts *f)
 		return;
 	cvd_list l;
 	cvd_parse(v, CVD_STORED, &l);
-	const char *k = "env.cuda_visible_devices";
-	facts_put_int(f, "environment", (long long)l.total, "%s.entries", k);
+	facts_put_int(f, "environment", (long long)l.total, FK_ENV_CUDA_VISIBLE_DEVICES_ENTRIES);
 	for (size_t i = 0; i < l.n; i++) {
-		facts_put_str(f, NULL, cvd_kind_name(l.v[i].kind), "%s.%zu.kind", k, i);
-		facts_put_str(f, NULL, l.v[i].text, "%s.%zu.value", k, i);
+		facts_put_str(f, NULL, cvd_kind_name(l.v[i].kind), FK_ENV_CUDA_VISIBLE_DEVICES_KIND(zu), i);
+		facts_put_str(f, NULL, l.v[i].text, FK_ENV_CUDA_VISIBLE_DEVICES_VALUE(zu), i);
 		if (l.v[i].kind == CVD_INDEX && l.v[i].index >= 0)
-			facts_put_int(f, NULL, l.v[i].index, "%s.%zu.index", k, i);
+			facts_put_int(f, NULL, l.v[i].index, FK_ENV_CUDA_VISIBLE_DEVICES_INDEX(zu), i);
 	}
 	/* what can be judged without the GPUs: the entries before the first malformed one */
 	cvd_resolution r;
 	cvd_resolve(&l, NULL, &r);
-	facts_put_int(f, NULL, (long long)r.visible, "%s.usable_entries", k);
+	facts_put_int(f, NULL, (long long)r.visible, FK_ENV_CUDA_VISIBLE_DEVICES_USABLE_ENTRIES);
 	cvd_resolution_free(&r);
 	cvd_free(&l);
 	free(v);
@@ -81,19 +81,18 @@ static void arch_list_var(facts *f)
 		return;
 	arch_list l;
 	arch_list_parse(v, &l);
-	const char *k = "env.torch_cuda_arch_list";
-	facts_put_bool(f, NULL, l.native, "%s.native", k);
-	facts_put_int(f, NULL, (long long)l.n, "%s.count", k);
+	facts_put_bool(f, NULL, l.native, FK_ENV_TORCH_CUDA_ARCH_LIST_NATIVE);
+	facts_put_int(f, NULL, (long long)l.n, FK_ENV_TORCH_CUDA_ARCH_LIST_COUNT);
 	for (size_t i = 0; i < l.n; i++) {
 		char buf[32];
-		facts_put_str(f, NULL, arch_entry_text(&l.v[i], buf, sizeof(buf)), "%s.%zu", k, i);
+		facts_put_str(f, NULL, arch_entry_text(&l.v[i], buf, sizeof(buf)), FK_ENV_TORCH_CUDA_ARCH_LIST_N(zu), i);
 	}
 	strbuf inv;
 	sb_init(&inv);
 	for (size_t i = 0; i < l.invalid.n; i++)
 		sb_addf(&inv, "%s%s", i ? " " : "", l.invalid.v[i]);
 	if (inv.len)
-		facts_put_str(f, NULL, inv.buf, "%s.invalid", k);
+		facts_put_str(f, NULL, inv.buf, FK_ENV_TORCH_CUDA_ARCH_LIST_INVALID);
 	sb_free(&inv);
 	arch_list_free(&l);
 	free(v);
@@ -104,19 +103,18 @@ static void alloc_conf_var(facts *f, const char *name)
 	char *v = record(f, name, true);
 	if (!v)
 		return;
-	char key[96];
-	env_key(key, sizeof(key), name);
+	bool cuda = strcmp(name, "PYTORCH_CUDA_ALLOC_CONF") == 0; /* else PYTORCH_ALLOC_CONF */
 	alloc_conf c;
 	bool ok = alloc_conf_parse(v, &c);
-	facts_put_bool(f, NULL, ok, "%s.valid", key);
+	facts_put_bool(f, NULL, ok, cuda ? FK_ENV_PYTORCH_CUDA_ALLOC_CONF_VALID : FK_ENV_PYTORCH_ALLOC_CONF_VALID);
 	strbuf keys;
 	sb_init(&keys);
 	for (size_t i = 0; i < c.keys.n; i++)
 		sb_addf(&keys, "%s%s", i ? "," : "", c.keys.v[i]);
-	facts_put_str(f, NULL, keys.buf ? keys.buf : "", "%s.keys", key);
+	facts_put_str(f, NULL, keys.buf ? keys.buf : "", cuda ? FK_ENV_PYTORCH_CUDA_ALLOC_CONF_KEYS : FK_ENV_PYTORCH_ALLOC_CONF_KEYS);
 	sb_free(&keys);
 	if (c.errors.n)
-		facts_put_str(f, NULL, c.errors.v[0], "%s.error", key);
+		facts_put_str(f, NULL, c.errors.v[0], cuda ? FK_ENV_PYTORCH_CUDA_ALLOC_CONF_ERROR : FK_ENV_PYTORCH_ALLOC_CONF_ERROR);
 	alloc_conf_free(&c);
 	free(v);
 }
@@ -143,51 +141,55 @@ static bool class_entries(const char *dir, strlist *out)
 	return true;
 }
 
+/* The names, made printable, joined by commas ("" for none). */
+static char *joined_names(const strlist *l)
+{
+	strbuf sb;
+	sb_init(&sb);
+	sb_add(&sb, "");
+	for (size_t i = 0; i < l->n; i++) {
+		char *name = xstrdup(l->v[i]);
+		str_sanitize(name);
+		sb_addf(&sb, "%s%s", i ? "," : "", name);
+		free(name);
+	}
+	return sb_steal(&sb);
+}
+
 /* What NCCL can use: network interfaces (with their state), InfiniBand adapters, the default
  * route's interface. Facts: net.* */
 static void network(facts *f)
 {
 	strlist ifs = {0};
 	if (class_entries("/sys/class/net", &ifs)) {
-		strbuf sb;
-		sb_init(&sb);
-		sb_add(&sb, "");
 		for (size_t i = 0; i < ifs.n; i++) {
 			char *name = xstrdup(ifs.v[i]);
 			str_sanitize(name);
-			sb_addf(&sb, "%s%s", i ? "," : "", name);
-			facts_put_str(f, "/sys/class/net", name, "net.if.%zu.name", i);
+			facts_put_str(f, "/sys/class/net", name, FK_NET_IF_NAME(zu), i);
 			char path[320];
 			snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", ifs.v[i]);
 			char *state = sysroot_read_line(path);
 			if (state)
-				facts_put_str(f, path, state, "net.if.%zu.operstate", i);
+				facts_put_str(f, path, state, FK_NET_IF_OPERSTATE(zu), i);
 			else
-				facts_put_state(f, FACT_ABSENT, path, strerror(errno), "net.if.%zu.operstate", i);
+				facts_put_state(f, FACT_ABSENT, path, strerror(errno), FK_NET_IF_OPERSTATE(zu), i);
 			free(state);
 			free(name);
 		}
-		facts_put_int(f, "/sys/class/net", (long long)ifs.n, "net.if.count");
-		facts_put_str(f, "/sys/class/net", sb.buf, "net.interfaces");
-		sb_free(&sb);
+		facts_put_int(f, "/sys/class/net", (long long)ifs.n, FK_NET_IF_COUNT);
+		char *all = joined_names(&ifs);
+		facts_put_str(f, "/sys/class/net", all, FK_NET_INTERFACES);
+		free(all);
 	} else {
-		facts_put_state(f, FACT_ABSENT, "/sys/class/net", strerror(errno), "net.interfaces");
+		facts_put_state(f, FACT_ABSENT, "/sys/class/net", strerror(errno), FK_NET_INTERFACES);
 	}
 	sl_free(&ifs);
 	strlist ib = {0};
 	bool have_ib = class_entries("/sys/class/infiniband", &ib);
-	strbuf sb;
-	sb_init(&sb);
-	sb_add(&sb, "");
-	for (size_t i = 0; i < ib.n; i++) {
-		char *name = xstrdup(ib.v[i]);
-		str_sanitize(name);
-		sb_addf(&sb, "%s%s", i ? "," : "", name);
-		free(name);
-	}
+	char *ibs = joined_names(&ib);
 	/* no /sys/class/infiniband: no RDMA stack loaded, i.e. no adapter NCCL could use */
-	facts_put_str(f, have_ib ? "/sys/class/infiniband" : "/sys/class/infiniband (absent)", sb.buf, "net.ib_devices");
-	sb_free(&sb);
+	facts_put_str(f, have_ib ? "/sys/class/infiniband" : "/sys/class/infiniband (absent)", ibs, FK_NET_IB_DEVICES);
+	free(ibs);
 	sl_free(&ib);
 	char *route = NULL;
 	if (sysroot_read("/proc/net/route", 1 << 20, &route, NULL, NULL) == 0) {
@@ -197,7 +199,7 @@ static void network(facts *f)
 			char ifname[64], dest[16];
 			if (sscanf(line, "%63s %15s", ifname, dest) == 2 && strcmp(dest, "00000000") == 0) {
 				str_sanitize(ifname);
-				facts_put_str(f, "/proc/net/route", ifname, "net.default_route");
+				facts_put_str(f, "/proc/net/route", ifname, FK_NET_DEFAULT_ROUTE);
 				break;
 			}
 		}

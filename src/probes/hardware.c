@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "probes/probes.h"
 
@@ -41,7 +42,7 @@ static void probe_pci(facts *f)
 	int rc = sysroot_list_dir(PCI_DIR, 4096, &names);
 	if (rc != 0) {
 		/* an unreadable bus is not an empty one: no count, so no rule concludes "no GPU" */
-		facts_put_read_error(f, PCI_DIR, rc, "no PCI bus in sysfs", "hardware.pci.count");
+		facts_put_read_error(f, PCI_DIR, rc, "no PCI bus in sysfs", FK_HARDWARE_PCI_COUNT);
 		return;
 	}
 	int count = 0, unreadable = 0;
@@ -53,7 +54,7 @@ static void probe_pci(facts *f)
 		if (!ok && errno != ENOENT && errno != ENOTDIR) {
 			/* a function whose vendor cannot be read may be a GPU: counted, never taken for "not NVIDIA" */
 			if (!unreadable++)
-				facts_put_str(f, path, path, "hardware.pci.unreadable_first");
+				facts_put_str(f, path, path, FK_HARDWARE_PCI_UNREADABLE_FIRST);
 			continue;
 		}
 		if (!ok || vendor != 0x10de)
@@ -65,29 +66,29 @@ static void probe_pci(facts *f)
 			continue;
 		snprintf(path, sizeof(path), PCI_DIR "/%s/device", names.v[i]);
 		unsigned long device = read_hex_file(path, &ok);
-		facts_put_str(f, PCI_DIR, names.v[i], "hardware.pci.%d.address", count);
+		facts_put_str(f, PCI_DIR, names.v[i], FK_HARDWARE_PCI_ADDRESS(d), count);
 		if (ok) {
 			char hex[16];
 			snprintf(hex, sizeof(hex), "0x%04lx", device & 0xffff);
-			facts_put_str(f, path, hex, "hardware.pci.%d.device_id", count);
+			facts_put_str(f, path, hex, FK_HARDWARE_PCI_DEVICE_ID(d), count);
 		}
 		char cls_hex[16];
 		snprintf(cls_hex, sizeof(cls_hex), "0x%06lx", cls & 0xffffff);
-		facts_put_str(f, NULL, cls_hex, "hardware.pci.%d.class", count);
+		facts_put_str(f, NULL, cls_hex, FK_HARDWARE_PCI_CLASS(d), count);
 		snprintf(path, sizeof(path), PCI_DIR "/%s/driver", names.v[i]);
 		char *target = sysroot_readlink(path);
 		if (target) {
 			const char *base = strrchr(target, '/');
-			facts_put_str(f, path, base ? base + 1 : target, "hardware.pci.%d.driver", count);
+			facts_put_str(f, path, base ? base + 1 : target, FK_HARDWARE_PCI_DRIVER(d), count);
 			free(target);
 		} else {
-			facts_put_str(f, path, "none", "hardware.pci.%d.driver", count);
+			facts_put_str(f, path, "none", FK_HARDWARE_PCI_DRIVER(d), count);
 		}
 		count++;
 	}
 	sl_free(&names);
-	facts_put_int(f, PCI_DIR, count, "hardware.pci.count");
-	facts_put_int(f, PCI_DIR, unreadable, "hardware.pci.unreadable");
+	facts_put_int(f, PCI_DIR, count, FK_HARDWARE_PCI_COUNT);
+	facts_put_int(f, PCI_DIR, unreadable, FK_HARDWARE_PCI_UNREADABLE);
 }
 
 /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." -> "580.159.04"
@@ -125,16 +126,16 @@ static void probe_kernel_module(facts *f)
 	int rc = sysroot_read(vpath, 64 * 1024, &text, &len, NULL);
 	if (rc < 0) {
 		/* absent only when nothing is there; a directory, a FIFO or EACCES is there but unreadable */
-		facts_put_read_error(f, vpath, rc, "no NVIDIA kernel module loaded", "hardware.kernel_module_version");
+		facts_put_read_error(f, vpath, rc, "no NVIDIA kernel module loaded", FK_HARDWARE_KERNEL_MODULE_VERSION);
 	} else {
 		char ver[64];
 		bool open_module = false;
 		if (parse_nvrm_version(text, ver, sizeof(ver), &open_module)) {
-			facts_put_str(f, vpath, ver, "hardware.kernel_module_version");
-			facts_put_bool(f, vpath, open_module, "hardware.kernel_module_open");
+			facts_put_str(f, vpath, ver, FK_HARDWARE_KERNEL_MODULE_VERSION);
+			facts_put_bool(f, vpath, open_module, FK_HARDWARE_KERNEL_MODULE_OPEN);
 		} else {
 			facts_put_unparsable(f, vpath, text, len, "no \"NVRM version:\" line with a driver version",
-					     "hardware.kernel_module_version");
+					     FK_HARDWARE_KERNEL_MODULE_VERSION);
 		}
 	}
 	free(text);
@@ -144,7 +145,7 @@ static void probe_kernel_module(facts *f)
 	rc = sysroot_read(mpath, 4 << 20, &text, NULL, NULL);
 	if (rc < 0) {
 		for (size_t i = 0; i < GV_ARRAY_LEN(mods); i++)
-			facts_put_read_error(f, mpath, rc, "no /proc/modules", "hardware.module.%s", mods[i]);
+			facts_put_read_error(f, mpath, rc, "no /proc/modules", FK_HARDWARE_MODULE, mods[i]);
 	} else {
 		for (size_t i = 0; i < GV_ARRAY_LEN(mods); i++) {
 			bool loaded = false;
@@ -156,7 +157,7 @@ static void probe_kernel_module(facts *f)
 				if (p)
 					p++;
 			}
-			facts_put_bool(f, mpath, loaded, "hardware.module.%s", mods[i]);
+			facts_put_bool(f, mpath, loaded, FK_HARDWARE_MODULE, mods[i]);
 		}
 		free(text);
 	}
@@ -167,11 +168,11 @@ static void probe_module_file(facts *f)
 {
 	char *release = sysroot_read_line("/proc/sys/kernel/osrelease");
 	if (!release) {
-		facts_put_read_error(f, "/proc/sys/kernel/osrelease", -errno, NULL, "hardware.kernel_release");
-		facts_put_state(f, FACT_ABSENT, NULL, "kernel release unknown", "hardware.module_file");
+		facts_put_read_error(f, "/proc/sys/kernel/osrelease", -errno, NULL, FK_HARDWARE_KERNEL_RELEASE);
+		facts_put_state(f, FACT_ABSENT, NULL, "kernel release unknown", FK_HARDWARE_MODULE_FILE);
 		return;
 	}
-	facts_put_str(f, "/proc/sys/kernel/osrelease", release, "hardware.kernel_release");
+	facts_put_str(f, "/proc/sys/kernel/osrelease", release, FK_HARDWARE_KERNEL_RELEASE);
 	static const char *const dirs[] = {"updates/dkms", "kernel/drivers/video", "extra", "updates", "kernel/nvidia",
 					   "misc", "kernel/drivers/gpu/drm/nouveau"};
 	static const char *const names[] = {"nvidia.ko", "nvidia.ko.xz", "nvidia.ko.zst", "nvidia.ko.gz"};
@@ -181,14 +182,14 @@ static void probe_module_file(facts *f)
 			char p[512];
 			snprintf(p, sizeof(p), "/lib/modules/%s/%s/%s", release, dirs[i], names[j]);
 			if (sysroot_exists(p)) {
-				facts_put_str(f, NULL, p, "hardware.module_file");
+				facts_put_str(f, NULL, p, FK_HARDWARE_MODULE_FILE);
 				found = true;
 			}
 		}
 	if (!found) {
 		char p[512];
 		snprintf(p, sizeof(p), "/lib/modules/%s", release);
-		facts_put_state(f, FACT_ABSENT, p, "no nvidia.ko for the running kernel", "hardware.module_file");
+		facts_put_state(f, FACT_ABSENT, p, "no nvidia.ko for the running kernel", FK_HARDWARE_MODULE_FILE);
 	}
 	char dkms[512];
 	snprintf(dkms, sizeof(dkms), "/var/lib/dkms");
@@ -201,7 +202,7 @@ static void probe_module_file(facts *f)
 				sl_push(&found_mods, de->d_name);
 		closedir(d);
 		if (found_mods.n)
-			facts_put_str(f, dkms, found_mods.v[0], "hardware.dkms_module");
+			facts_put_str(f, dkms, found_mods.v[0], FK_HARDWARE_DKMS_MODULE);
 		sl_free(&found_mods);
 	}
 	free(release);
@@ -216,11 +217,11 @@ static void probe_secure_boot(facts *f)
 	if (rc < 0) {
 		facts_put_state(f, sysroot_exists("/sys/firmware/efi") ? FACT_ERROR : FACT_ABSENT, sb,
 				rc == -ENOENT ? "not an EFI system or variable not readable" : strerror(-rc),
-				"hardware.secure_boot");
+				FK_HARDWARE_SECURE_BOOT);
 	} else if (len >= 5) { /* 4 bytes of attributes, then the value */
-		facts_put_bool(f, sb, data[4] == 1, "hardware.secure_boot");
+		facts_put_bool(f, sb, data[4] == 1, FK_HARDWARE_SECURE_BOOT);
 	} else {
-		facts_put_unparsable(f, sb, data, len, "an EFI variable of at least 5 bytes", "hardware.secure_boot");
+		facts_put_unparsable(f, sb, data, len, "an EFI variable of at least 5 bytes", FK_HARDWARE_SECURE_BOOT);
 	}
 	free(data);
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "nvidia/nvrmlog.h"
 #include "nvidia/xidlog.h"
@@ -198,7 +199,7 @@ void probe_kmsg(facts *f, const probe_opts *o)
 	strlist read_ok = {0}, unreadable = {0};
 	long long btime = boot_time();
 	if (btime > 0)
-		facts_put_int(f, "/proc/stat", btime, "kmsg.boot_time");
+		facts_put_int(f, "/proc/stat", btime, FK_KMSG_BOOT_TIME);
 	/* syslog dates carry no year: the year of the boot (a log is rotated well within a year) */
 	int year = year_of(btime > 0 ? btime : (long long)time(NULL));
 	for (size_t i = 0; i < GV_ARRAY_LEN(logs); i++) {
@@ -226,53 +227,53 @@ void probe_kmsg(facts *f, const probe_opts *o)
 	for (size_t i = 0; i < read_ok.n; i++)
 		sb_addf(&b, "%s%s", i ? "," : "", read_ok.v[i]);
 	if (read_ok.n)
-		facts_put_str(f, NULL, b.buf, "kmsg.sources");
+		facts_put_str(f, NULL, b.buf, FK_KMSG_SOURCES);
 	sb_free(&b);
 	if (unreadable.n) {
 		sb_init(&b);
 		for (size_t i = 0; i < unreadable.n; i++)
 			sb_addf(&b, "%s%s", i ? ", " : "", unreadable.v[i]);
-		facts_put_str(f, NULL, b.buf, "kmsg.unreadable");
+		facts_put_str(f, NULL, b.buf, FK_KMSG_UNREADABLE);
 		sb_free(&b);
 	}
 	if (!read_ok.n) {
 		facts_put_state(f, unreadable.n ? FACT_ERROR : FACT_ABSENT, NULL,
-				unreadable.n ? "no kernel log readable" : "no kernel log found", "kmsg.xid.count");
+				unreadable.n ? "no kernel log readable" : "no kernel log found", FK_KMSG_XID_COUNT);
 	} else {
-		facts_put_int(f, NULL, s->n, "kmsg.xid.count");
-		facts_put_int(f, NULL, s->total, "kmsg.xid.total");
+		facts_put_int(f, NULL, s->n, FK_KMSG_XID_COUNT);
+		facts_put_int(f, NULL, s->total, FK_KMSG_XID_TOTAL);
 		for (int i = 0; i < s->n; i++) {
 			const struct xid_group *g = &s->g[i];
-			facts_put_int(f, g->source, g->x.code, "kmsg.xid.%d.code", i);
-			facts_put_str(f, g->source, g->x.pci, "kmsg.xid.%d.pci", i);
-			facts_put_str(f, g->source, g->x.message, "kmsg.xid.%d.message", i);
-			facts_put_int(f, g->source, g->count, "kmsg.xid.%d.count", i);
+			facts_put_int(f, g->source, g->x.code, FK_KMSG_XID_CODE(d), i);
+			facts_put_str(f, g->source, g->x.pci, FK_KMSG_XID_PCI(d), i);
+			facts_put_str(f, g->source, g->x.message, FK_KMSG_XID_MESSAGE(d), i);
+			facts_put_int(f, g->source, g->count, FK_KMSG_XID_N_COUNT(d), i);
 			long long t = g->x.time;
 			if (t < 0 && g->x.boot_us >= 0 && btime > 0)
 				t = btime + g->x.boot_us / 1000000;
 			if (t >= 0)
-				facts_put_int(f, g->source, t, "kmsg.xid.%d.time", i);
+				facts_put_int(f, g->source, t, FK_KMSG_XID_TIME(d), i);
 			/* /dev/kmsg holds only this boot; a dated line is this boot when after btime */
 			if (g->x.boot_us >= 0)
-				facts_put_bool(f, g->source, true, "kmsg.xid.%d.this_boot", i);
+				facts_put_bool(f, g->source, true, FK_KMSG_XID_THIS_BOOT(d), i);
 			else if (t >= 0 && btime > 0)
-				facts_put_bool(f, g->source, t >= btime, "kmsg.xid.%d.this_boot", i);
+				facts_put_bool(f, g->source, t >= btime, FK_KMSG_XID_THIS_BOOT(d), i);
 		}
 	}
 	if (read_ok.n) {
-		facts_put_int(f, NULL, s->nrefused, "kmsg.refused.count");
+		facts_put_int(f, NULL, s->nrefused, FK_KMSG_REFUSED_COUNT);
 		for (int i = 0; i < s->nrefused; i++) {
 			const nvrm_refusal *r = &s->refused[i];
 			const char *src = s->refused_source[i];
-			facts_put_str(f, src, r->driver, "kmsg.refused.%d.driver", i);
+			facts_put_str(f, src, r->driver, FK_KMSG_REFUSED_DRIVER(d), i);
 			if (r->pci[0])
-				facts_put_str(f, src, r->pci, "kmsg.refused.%d.pci", i);
+				facts_put_str(f, src, r->pci, FK_KMSG_REFUSED_PCI(d), i);
 			if (r->pci_id[0])
-				facts_put_str(f, src, r->pci_id, "kmsg.refused.%d.pci_id", i);
+				facts_put_str(f, src, r->pci_id, FK_KMSG_REFUSED_PCI_ID(d), i);
 			if (r->gpu[0])
-				facts_put_str(f, src, r->gpu, "kmsg.refused.%d.gpu", i);
+				facts_put_str(f, src, r->gpu, FK_KMSG_REFUSED_GPU(d), i);
 			if (r->legacy_branch)
-				facts_put_int(f, src, r->legacy_branch, "kmsg.refused.%d.legacy_branch", i);
+				facts_put_int(f, src, r->legacy_branch, FK_KMSG_REFUSED_LEGACY_BRANCH(d), i);
 		}
 	}
 	sl_free(&read_ok);

@@ -4,13 +4,15 @@
  * version; and which copy a plain dlopen("libX.so.N") picks (loader/loader.h simulates ld.so).
  * Bounded: a fixed list of directories, no recursion.
  *
- * Facts: loader.*  (see docs/facts/toolkit.md)
+ * Facts: loader.*  (core/factkeys.def, docs/facts.md)
  */
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "loader/loader.h"
 #include "probes/probes.h"
@@ -54,7 +56,8 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* "libcublasLt.so, libcuda.so, libcuda.so.1": the libraries in a stubs directory, sorted */
-static void stub_files(facts *f, const char *dir, const char *keyfmt, size_t i)
+static void stub_files(facts *f, const char *dir, const char *keyfmt, ...) GV_PRINTF(3, 4);
+static void stub_files(facts *f, const char *dir, const char *keyfmt, ...)
 {
 	if (!loader_is_stubs_dir(dir))
 		return;
@@ -76,7 +79,10 @@ static void stub_files(facts *f, const char *dir, const char *keyfmt, size_t i)
 	for (size_t k = 0; k < names.n; k++)
 		sb_addf(&sb, "%s%s", k ? ", " : "", names.v[k]);
 	char key[96];
-	snprintf(key, sizeof(key), keyfmt, i);
+	va_list ap;
+	va_start(ap, keyfmt);
+	vsnprintf(key, sizeof(key), keyfmt, ap);
+	va_end(ap);
 	facts_put_str(f, dir, sb.buf, "%s", key);
 	sb_free(&sb);
 	sl_free(&names);
@@ -102,34 +108,34 @@ void probe_loader(facts *f, const probe_opts *o)
 	loader_system sys;
 	loader_system_load(&sys);
 	if (sys.have_cache) {
-		facts_put_str(f, "/etc/ld.so.cache", sys.cache.format, "loader.cache");
-		facts_put_int(f, "/etc/ld.so.cache", (long long)sys.cache.n, "loader.cache_entries");
+		facts_put_str(f, "/etc/ld.so.cache", sys.cache.format, FK_LOADER_CACHE);
+		facts_put_int(f, "/etc/ld.so.cache", (long long)sys.cache.n, FK_LOADER_CACHE_ENTRIES);
 		/* the cache's entries for the CUDA libraries, for this host's ABI */
 		int nc = 0;
 		for (size_t i = 0; i < sys.cache.n && nc < 256; i++) {
 			const ldcache_entry *ce = &sys.cache.v[i];
 			if (!ldcache_entry_native(ce) || !cuda_lib_match(ce->soname))
 				continue;
-			facts_put_str(f, "/etc/ld.so.cache", ce->soname, "loader.cache_cuda.%d.soname", nc);
-			facts_put_str(f, "/etc/ld.so.cache", ce->path, "loader.cache_cuda.%d.path", nc);
-			facts_put_bool(f, NULL, sysroot_exists(ce->path), "loader.cache_cuda.%d.exists", nc);
+			facts_put_str(f, "/etc/ld.so.cache", ce->soname, FK_LOADER_CACHE_CUDA_SONAME(d), nc);
+			facts_put_str(f, "/etc/ld.so.cache", ce->path, FK_LOADER_CACHE_CUDA_PATH(d), nc);
+			facts_put_bool(f, NULL, sysroot_exists(ce->path), FK_LOADER_CACHE_CUDA_EXISTS(d), nc);
 			nc++;
 		}
-		facts_put_int(f, "/etc/ld.so.cache", nc, "loader.cache_cuda.count");
+		facts_put_int(f, "/etc/ld.so.cache", nc, FK_LOADER_CACHE_CUDA_COUNT);
 	} else {
-		facts_put_state(f, FACT_ERROR, "/etc/ld.so.cache", sys.cache_error, "loader.cache");
+		facts_put_state(f, FACT_ERROR, "/etc/ld.so.cache", sys.cache_error, FK_LOADER_CACHE);
 	}
-	facts_put_int(f, "/etc/ld.so.conf", (long long)sys.conf_dirs.n, "loader.conf.count");
+	facts_put_int(f, "/etc/ld.so.conf", (long long)sys.conf_dirs.n, FK_LOADER_CONF_COUNT);
 	for (size_t i = 0; i < sys.conf_dirs.n; i++) {
-		facts_put_str(f, "/etc/ld.so.conf", sys.conf_dirs.v[i], "loader.conf.%zu.dir", i);
-		stub_files(f, sys.conf_dirs.v[i], "loader.conf.%zu.stub_files", i);
+		facts_put_str(f, "/etc/ld.so.conf", sys.conf_dirs.v[i], FK_LOADER_CONF_DIR(zu), i);
+		stub_files(f, sys.conf_dirs.v[i], FK_LOADER_CONF_STUB_FILES(zu), i);
 	}
 	if (sys.conf_problems.n) {
 		strbuf sb;
 		sb_init(&sb);
 		for (size_t i = 0; i < sys.conf_problems.n; i++)
 			sb_addf(&sb, "%s%s", i ? "; " : "", sys.conf_problems.v[i]);
-		facts_put_str(f, "/etc/ld.so.conf", sb.buf, "loader.conf.problems");
+		facts_put_str(f, "/etc/ld.so.conf", sb.buf, FK_LOADER_CONF_PROBLEMS);
 		sb_free(&sb);
 	}
 
@@ -138,10 +144,10 @@ void probe_loader(facts *f, const probe_opts *o)
 	strlist ld_entries = {0};
 	char *llp_machine = NULL;
 	if (llp) {
-		facts_put_str(f, "environment", llp, "loader.ld_library_path");
+		facts_put_str(f, "environment", llp, FK_LOADER_LD_LIBRARY_PATH);
 		llp_machine = loader_split_path_machine(llp, &ld_entries);
 	} else {
-		facts_put_state(f, FACT_ABSENT, "environment", "LD_LIBRARY_PATH is not set", "loader.ld_library_path");
+		facts_put_state(f, FACT_ABSENT, "environment", "LD_LIBRARY_PATH is not set", FK_LOADER_LD_LIBRARY_PATH);
 	}
 
 	/* where to look: the loader's directories and the toolkits' library directories */
@@ -168,48 +174,48 @@ void probe_loader(facts *f, const probe_opts *o)
 	cuda_libs_versions(&L, !o->fast);
 	cuda_libs_toolkit_versions(&L, &env);
 
-	facts_put_int(f, NULL, (long long)ld_entries.n, "loader.ld_library_path.count");
+	facts_put_int(f, NULL, (long long)ld_entries.n, FK_LOADER_LD_LIBRARY_PATH_COUNT);
 	for (size_t i = 0; i < ld_entries.n; i++) {
 		const char *d = ld_entries.v[i];
-		facts_put_str(f, "LD_LIBRARY_PATH", d, "loader.ld_library_path.%zu.dir", i);
-		facts_put_bool(f, d, d[0] == '/' && sysroot_is_dir(d), "loader.ld_library_path.%zu.exists", i);
-		stub_files(f, d, "loader.ld_library_path.%zu.stub_files", i);
+		facts_put_str(f, "LD_LIBRARY_PATH", d, FK_LOADER_LD_LIBRARY_PATH_DIR(zu), i);
+		facts_put_bool(f, d, d[0] == '/' && sysroot_is_dir(d), FK_LOADER_LD_LIBRARY_PATH_EXISTS(zu), i);
+		stub_files(f, d, FK_LOADER_LD_LIBRARY_PATH_STUB_FILES(zu), i);
 		char *cudart;
 		char *libs = libs_in_dir(&L, d, &cudart);
 		if (*libs)
-			facts_put_str(f, d, libs, "loader.ld_library_path.%zu.cuda_libs", i);
+			facts_put_str(f, d, libs, FK_LOADER_LD_LIBRARY_PATH_CUDA_LIBS(zu), i);
 		if (cudart)
-			facts_put_str(f, d, cudart, "loader.ld_library_path.%zu.cudart_version", i);
+			facts_put_str(f, d, cudart, FK_LOADER_LD_LIBRARY_PATH_CUDART_VERSION(zu), i);
 		free(libs);
 		free(cudart);
 	}
 
-	facts_put_int(f, NULL, (long long)L.n, "loader.lib.count");
+	facts_put_int(f, NULL, (long long)L.n, FK_LOADER_LIB_COUNT);
 	for (size_t i = 0; i < L.n; i++) {
 		const cuda_lib_copy *c = &L.v[i];
-		facts_put_str(f, NULL, c->lib, "loader.lib.%zu.name", i);
-		facts_put_str(f, c->names.n ? c->names.v[0] : NULL, c->real, "loader.lib.%zu.path", i);
+		facts_put_str(f, NULL, c->lib, FK_LOADER_LIB_NAME(zu), i);
+		facts_put_str(f, c->names.n ? c->names.v[0] : NULL, c->real, FK_LOADER_LIB_PATH(zu), i);
 		if (c->major >= 0)
-			facts_put_int(f, NULL, c->major, "loader.lib.%zu.major", i);
+			facts_put_int(f, NULL, c->major, FK_LOADER_LIB_MAJOR(zu), i);
 		if (c->version) {
-			facts_put_str(f, c->version_source, c->version, "loader.lib.%zu.version", i);
-			facts_put_str(f, NULL, c->version_source, "loader.lib.%zu.version_source", i);
+			facts_put_str(f, c->version_source, c->version, FK_LOADER_LIB_VERSION(zu), i);
+			facts_put_str(f, NULL, c->version_source, FK_LOADER_LIB_VERSION_SOURCE(zu), i);
 		} else {
 			facts_put_state(f, FACT_ABSENT, c->real, "no version in the file name or a header beside it",
-					"loader.lib.%zu.version", i);
+					FK_LOADER_LIB_VERSION(zu), i);
 		}
 		if (c->cuda_major > 0) {
-			facts_put_int(f, c->cuda_major_source, c->cuda_major, "loader.lib.%zu.cuda_major", i);
-			facts_put_str(f, NULL, c->cuda_major_source, "loader.lib.%zu.cuda_major_source", i);
+			facts_put_int(f, c->cuda_major_source, c->cuda_major, FK_LOADER_LIB_CUDA_MAJOR(zu), i);
+			facts_put_str(f, NULL, c->cuda_major_source, FK_LOADER_LIB_CUDA_MAJOR_SOURCE(zu), i);
 		}
 		strbuf sb;
 		sb_init(&sb);
 		for (size_t k = 0; k < c->names.n; k++)
 			sb_addf(&sb, "%s%s", k ? ", " : "", c->names.v[k]);
-		facts_put_str(f, NULL, sb.buf, "loader.lib.%zu.names", i);
+		facts_put_str(f, NULL, sb.buf, FK_LOADER_LIB_NAMES(zu), i);
 		sb_free(&sb);
 		if (c->stub)
-			facts_put_bool(f, NULL, true, "loader.lib.%zu.stub", i);
+			facts_put_bool(f, NULL, true, FK_LOADER_LIB_STUB(zu), i);
 	}
 
 	/* what a plain dlopen("libX.so.N") picks, for every soname seen */
@@ -222,29 +228,29 @@ void probe_loader(facts *f, const probe_opts *o)
 				sl_push(&sonames, so);
 			free(so);
 		}
-	facts_put_int(f, NULL, (long long)sonames.n, "loader.pick.count");
+	facts_put_int(f, NULL, (long long)sonames.n, FK_LOADER_PICK_COUNT);
 	for (size_t i = 0; i < sonames.n; i++) {
 		loader_result r;
-		facts_put_str(f, NULL, sonames.v[i], "loader.pick.%zu.soname", i);
+		facts_put_str(f, NULL, sonames.v[i], FK_LOADER_PICK_SONAME(zu), i);
 		const char *lib = cuda_lib_match(sonames.v[i]);
 		if (lib)
-			facts_put_str(f, NULL, lib, "loader.pick.%zu.name", i);
+			facts_put_str(f, NULL, lib, FK_LOADER_PICK_NAME(zu), i);
 		if (loader_resolve(sonames.v[i], &ctx, &r)) {
-			facts_put_str(f, "loader simulation", r.path, "loader.pick.%zu.path", i);
-			facts_put_str(f, NULL, r.real[0] ? r.real : r.path, "loader.pick.%zu.real", i);
-			facts_put_str(f, NULL, loader_via_name(r.via), "loader.pick.%zu.via", i);
+			facts_put_str(f, "loader simulation", r.path, FK_LOADER_PICK_PATH(zu), i);
+			facts_put_str(f, NULL, r.real[0] ? r.real : r.path, FK_LOADER_PICK_REAL(zu), i);
+			facts_put_str(f, NULL, loader_via_name(r.via), FK_LOADER_PICK_VIA(zu), i);
 			const cuda_lib_copy *c = cuda_libs_find_real(&L, r.real);
 			if (c) {
-				facts_put_int(f, NULL, (long long)(c - L.v), "loader.pick.%zu.lib", i);
+				facts_put_int(f, NULL, (long long)(c - L.v), FK_LOADER_PICK_LIB(zu), i);
 				if (c->version)
-					facts_put_str(f, c->version_source, c->version, "loader.pick.%zu.version", i);
+					facts_put_str(f, c->version_source, c->version, FK_LOADER_PICK_VERSION(zu), i);
 			}
 		} else {
 			facts_put_state(f, FACT_ABSENT, "loader simulation", "not found on the loader's search path",
-					"loader.pick.%zu.path", i);
+					FK_LOADER_PICK_PATH(zu), i);
 		}
 		if (r.cache_stale)
-			facts_put_bool(f, "/etc/ld.so.cache", true, "loader.pick.%zu.cache_stale", i);
+			facts_put_bool(f, "/etc/ld.so.cache", true, FK_LOADER_PICK_CACHE_STALE(zu), i);
 	}
 	sl_free(&sonames);
 	cuda_libs_free(&L);

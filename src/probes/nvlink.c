@@ -4,9 +4,11 @@
  *
  * Facts: nvml.gpu.N.nvlink.*  (docs/facts/nvidia.md)
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/factkeys.h"
 #include "nvidia/nvlink.h"
 #include "probes/probes.h"
 
@@ -22,12 +24,18 @@ static void put_state(facts *f, gv_vstate st, nvmlReturn_t rc, const char *sourc
 	}
 }
 
-/* The value under key (with the GPU and link), or its state; nothing for a value not asked for. */
-static void put_link_u64(facts *f, const gv_nv_u64 *v, unsigned long long scale, const char *source, int gpu,
-			 unsigned link, const char *name)
+/* The value under the key (a registry constant with the GPU and link), or its state; nothing for a
+ * value not asked for. */
+static void put_link_u64(facts *f, const gv_nv_u64 *v, unsigned long long scale, const char *source,
+			 const char *keyfmt, ...) GV_PRINTF(5, 6);
+static void put_link_u64(facts *f, const gv_nv_u64 *v, unsigned long long scale, const char *source,
+			 const char *keyfmt, ...)
 {
 	char key[128];
-	snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.%u.%s", gpu, link, name);
+	va_list ap;
+	va_start(ap, keyfmt);
+	vsnprintf(key, sizeof(key), keyfmt, ap);
+	va_end(ap);
 	if (v->st == GV_V_UNSET)
 		return;
 	if (v->st != GV_V_OK)
@@ -46,12 +54,12 @@ void probe_nvlink_gpu(facts *f, int i)
 	}
 	if (g->st != GV_V_OK) {
 		char key[64];
-		snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.count", i);
+		snprintf(key, sizeof(key), FK_NVML_GPU_NVLINK_COUNT(d), i);
 		put_state(f, g->st, g->rc, src, key);
 		free(g);
 		return;
 	}
-	facts_put_int(f, src, g->nlinks, "nvml.gpu.%d.nvlink.count", i);
+	facts_put_int(f, src, g->nlinks, FK_NVML_GPU_NVLINK_COUNT(d), i);
 	int active = 0;
 	for (unsigned l = 0; l < g->nlinks; l++) {
 		const gv_nvlink_link *k = &g->link[l];
@@ -59,41 +67,41 @@ void probe_nvlink_gpu(facts *f, int i)
 			continue;
 		if (k->active.st != GV_V_OK) {
 			char key[96];
-			snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.%u.state", i, l);
+			snprintf(key, sizeof(key), FK_NVML_GPU_NVLINK_STATE(d, u), i, l);
 			put_state(f, k->active.st, k->active.rc, src, key);
 			continue;
 		}
 		active += k->active.v != 0;
-		facts_put_str(f, src, k->active.v ? "active" : "inactive", "nvml.gpu.%d.nvlink.%u.state", i, l);
-		put_link_u64(f, &k->version, 1, "nvmlDeviceGetNvLinkVersion", i, l, "version");
-		put_link_u64(f, &k->speed_mbps, 1, "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_GET_SPEED)", i, l,
-			     "speed_mbps");
+		facts_put_str(f, src, k->active.v ? "active" : "inactive", FK_NVML_GPU_NVLINK_STATE(d, u), i, l);
+		put_link_u64(f, &k->version, 1, "nvmlDeviceGetNvLinkVersion", FK_NVML_GPU_NVLINK_VERSION(d, u), i, l);
+		put_link_u64(f, &k->speed_mbps, 1, "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_GET_SPEED)", FK_NVML_GPU_NVLINK_SPEED_MBPS(d, u),
+			     i, l);
 		const char *rt = "nvmlDeviceGetNvLinkRemoteDeviceType";
 		if (k->remote_type.st == GV_V_OK) {
-			facts_put_str(f, rt, gv_nvlink_remote_type_name(k->remote_type.v), "nvml.gpu.%d.nvlink.%u.remote_type",
+			facts_put_str(f, rt, gv_nvlink_remote_type_name(k->remote_type.v), FK_NVML_GPU_NVLINK_REMOTE_TYPE(d, u),
 				      i, l);
 		} else if (k->remote_type.st != GV_V_UNSET) {
 			char key[96];
-			snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.%u.remote_type", i, l);
+			snprintf(key, sizeof(key), FK_NVML_GPU_NVLINK_REMOTE_TYPE(d, u), i, l);
 			put_state(f, k->remote_type.st, k->remote_type.rc, rt, key);
 		}
 		const char *rp = "nvmlDeviceGetNvLinkRemotePciInfo_v2";
 		if (k->remote_bus_id.st == GV_V_OK) {
-			facts_put_str(f, rp, k->remote_bus_id.v, "nvml.gpu.%d.nvlink.%u.remote_bus_id", i, l);
+			facts_put_str(f, rp, k->remote_bus_id.v, FK_NVML_GPU_NVLINK_REMOTE_BUS_ID(d, u), i, l);
 		} else if (k->remote_bus_id.st != GV_V_UNSET) {
 			char key[96];
-			snprintf(key, sizeof(key), "nvml.gpu.%d.nvlink.%u.remote_bus_id", i, l);
+			snprintf(key, sizeof(key), FK_NVML_GPU_NVLINK_REMOTE_BUS_ID(d, u), i, l);
 			put_state(f, k->remote_bus_id.st, k->remote_bus_id.rc, rp, key);
 		}
 		const char *ec = "nvmlDeviceGetNvLinkErrorCounter";
-		put_link_u64(f, &k->crc_flit, 1, ec, i, l, "crc_flit_errors");
-		put_link_u64(f, &k->crc_data, 1, ec, i, l, "crc_data_errors");
-		put_link_u64(f, &k->replay, 1, ec, i, l, "replay_errors");
-		put_link_u64(f, &k->recovery, 1, ec, i, l, "recovery_errors");
+		put_link_u64(f, &k->crc_flit, 1, ec, FK_NVML_GPU_NVLINK_CRC_FLIT_ERRORS(d, u), i, l);
+		put_link_u64(f, &k->crc_data, 1, ec, FK_NVML_GPU_NVLINK_CRC_DATA_ERRORS(d, u), i, l);
+		put_link_u64(f, &k->replay, 1, ec, FK_NVML_GPU_NVLINK_REPLAY_ERRORS(d, u), i, l);
+		put_link_u64(f, &k->recovery, 1, ec, FK_NVML_GPU_NVLINK_RECOVERY_ERRORS(d, u), i, l);
 		const char *tp = "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX)";
-		put_link_u64(f, &k->tx_kib, 1024, tp, i, l, "tx_bytes");
-		put_link_u64(f, &k->rx_kib, 1024, tp, i, l, "rx_bytes");
+		put_link_u64(f, &k->tx_kib, 1024, tp, FK_NVML_GPU_NVLINK_TX_BYTES(d, u), i, l);
+		put_link_u64(f, &k->rx_kib, 1024, tp, FK_NVML_GPU_NVLINK_RX_BYTES(d, u), i, l);
 	}
-	facts_put_int(f, src, active, "nvml.gpu.%d.nvlink.active_count", i);
+	facts_put_int(f, src, active, FK_NVML_GPU_NVLINK_ACTIVE_COUNT(d), i);
 	free(g);
 }

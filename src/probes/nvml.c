@@ -3,16 +3,18 @@
  * ECC and memory health, temperatures, clocks and their event reasons, processes, fabric state.
  * Through src/nvidia/nvml.h (dlopen; every optional symbol may be missing).
  *
- * Facts: nvml.*  (docs/facts.md, additions in docs/facts/nvidia.md)
+ * Facts: nvml.*  (core/factkeys.def, docs/facts.md; how: docs/facts/nvidia.md)
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/child.h"
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "sampler/fields.h"
 #include "nvidia/dlload.h"
@@ -35,21 +37,15 @@ static void put_state_of(facts *f, gv_vstate st, nvmlReturn_t rc, const char *so
 	}
 }
 
-/* "nvml.gpu.%d.x" with the GPU index; a key without %d (gpu -1) is used as is */
-static void make_key(char *key, size_t size, const char *keyfmt, int gpu)
+/* The key of a value (a registry constant and its arguments), and whether it holds one: an unset
+ * value puts nothing, an unsupported or failed one puts its state; true only when the caller
+ * should put the value under `key`. */
+static bool value_key(facts *f, gv_vstate st, nvmlReturn_t rc, const char *source, char *key, size_t size,
+		      const char *keyfmt, va_list ap) GV_PRINTF(7, 0);
+static bool value_key(facts *f, gv_vstate st, nvmlReturn_t rc, const char *source, char *key, size_t size,
+		      const char *keyfmt, va_list ap)
 {
-	if (gpu < 0)
-		str_copy(key, size, keyfmt);
-	else
-		snprintf(key, size, keyfmt, gpu);
-}
-
-/* The key of a value, and whether it holds one: an unset value puts nothing, an unsupported or
- * failed one puts its state; true only when the caller should put the value under `key`. */
-static bool value_key(facts *f, gv_vstate st, nvmlReturn_t rc, const char *source, const char *keyfmt, int gpu,
-		      char *key, size_t size)
-{
-	make_key(key, size, keyfmt, gpu);
+	vsnprintf(key, size, keyfmt, ap);
 	if (st == GV_V_UNSET)
 		return false;
 	if (st != GV_V_OK) {
@@ -59,34 +55,45 @@ static bool value_key(facts *f, gv_vstate st, nvmlReturn_t rc, const char *sourc
 	return true;
 }
 
-static bool put_u64(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, int gpu)
+/* put_u64 and the others: the value, or its state, under the key keyfmt formats */
+#define VALUE_KEY(ok, v, source, keyfmt)                                                                               \
+	char key[128];                                                                                                 \
+	va_list ap;                                                                                                    \
+	va_start(ap, keyfmt);                                                                                          \
+	bool ok = value_key(f, (v)->st, (v)->rc, source, key, sizeof(key), keyfmt, ap);                                \
+	va_end(ap)
+
+static bool put_u64(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, ...) GV_PRINTF(4, 5);
+static bool put_u64(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, ...)
 {
-	char key[128];
-	if (!value_key(f, v->st, v->rc, source, keyfmt, gpu, key, sizeof(key)))
-		return false;
-	facts_put_int(f, source, (long long)v->v, "%s", key);
-	return true;
+	VALUE_KEY(ok, v, source, keyfmt);
+	if (ok)
+		facts_put_int(f, source, (long long)v->v, "%s", key);
+	return ok;
 }
 
-static void put_bool(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, int gpu)
+static void put_bool(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, ...) GV_PRINTF(4, 5);
+static void put_bool(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, ...)
 {
-	char key[128];
-	if (value_key(f, v->st, v->rc, source, keyfmt, gpu, key, sizeof(key)))
+	VALUE_KEY(ok, v, source, keyfmt);
+	if (ok)
 		facts_put_bool(f, source, v->v != 0, "%s", key);
 }
 
-static void put_str(facts *f, const gv_nv_str *v, const char *source, const char *keyfmt, int gpu)
+static void put_str(facts *f, const gv_nv_str *v, const char *source, const char *keyfmt, ...) GV_PRINTF(4, 5);
+static void put_str(facts *f, const gv_nv_str *v, const char *source, const char *keyfmt, ...)
 {
-	char key[128];
-	if (value_key(f, v->st, v->rc, source, keyfmt, gpu, key, sizeof(key)))
+	VALUE_KEY(ok, v, source, keyfmt);
+	if (ok)
 		facts_put_str(f, source, v->v, "%s", key);
 }
 
 /* milliwatts as watts */
-static void put_watts(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, int gpu)
+static void put_watts(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, ...) GV_PRINTF(4, 5);
+static void put_watts(facts *f, const gv_nv_u64 *v, const char *source, const char *keyfmt, ...)
 {
-	char key[128];
-	if (value_key(f, v->st, v->rc, source, keyfmt, gpu, key, sizeof(key)))
+	VALUE_KEY(ok, v, source, keyfmt);
+	if (ok)
 		facts_put_real(f, source, v->v / 1000.0, "%s", key);
 }
 
@@ -94,43 +101,43 @@ static void probe_library(facts *f, const gv_nvml_status *st)
 {
 	if (st->loaded) {
 		const char *shown = sysroot_strip(st->path);
-		facts_put_str(f, st->from_env ? "GPUVET_NVML_LIB" : "dlopen", shown, "nvml.library");
+		facts_put_str(f, st->from_env ? "GPUVET_NVML_LIB" : "dlopen", shown, FK_NVML_LIBRARY);
 		char ver[64], path[PATH_MAX];
 		if (gv_driver_lib_file_version(st->path, "libnvidia-ml.so.", ver, sizeof(ver)))
-			facts_put_str(f, sysroot_strip(st->path), ver, "nvml.library_file_version");
+			facts_put_str(f, sysroot_strip(st->path), ver, FK_NVML_LIBRARY_FILE_VERSION);
 		else if (gv_driver_lib_find("libnvidia-ml.so.", path, sizeof(path), ver, sizeof(ver)))
 			/* loaded under another name (a copy, a test double): the installed driver's file */
-			facts_put_str(f, path, ver, "nvml.library_file_version");
+			facts_put_str(f, path, ver, FK_NVML_LIBRARY_FILE_VERSION);
 		else
-			facts_put_state(f, FACT_ABSENT, st->path, "no version in the file name", "nvml.library_file_version");
+			facts_put_state(f, FACT_ABSENT, st->path, "no version in the file name", FK_NVML_LIBRARY_FILE_VERSION);
 		return;
 	}
 	/* not there at all (absent) is not the same as there but unusable (error) */
 	bool missing = strstr(st->error, "No such file") || strstr(st->error, "not found in the root tree") ||
 		       strstr(st->error, "cannot open shared object file");
 	facts_put_state(f, missing ? FACT_ABSENT : FACT_ERROR, st->from_env ? "GPUVET_NVML_LIB" : "dlopen", st->error,
-			"nvml.library");
+			FK_NVML_LIBRARY);
 	/* the file may exist yet fail to load: its name still tells the user-space driver version */
 	char path[PATH_MAX], ver[64];
 	if (gv_driver_lib_find("libnvidia-ml.so.", path, sizeof(path), ver, sizeof(ver)))
-		facts_put_str(f, path, ver, "nvml.library_file_version");
+		facts_put_str(f, path, ver, FK_NVML_LIBRARY_FILE_VERSION);
 }
 
 static void probe_processes(facts *f, const gv_nvml_device *d, int i)
 {
 	if (d->procs_st != GV_V_OK) {
 		char key[64];
-		snprintf(key, sizeof(key), "nvml.gpu.%d.processes.count", i);
+		snprintf(key, sizeof(key), FK_NVML_GPU_PROCESSES_COUNT(d), i);
 		put_state_of(f, d->procs_st, d->procs_rc, "nvmlDeviceGetComputeRunningProcesses", key);
 		return;
 	}
 	const char *src = "nvmlDeviceGetComputeRunningProcesses";
-	facts_put_int(f, src, d->nprocs, "nvml.gpu.%d.processes.count", i);
+	facts_put_int(f, src, d->nprocs, FK_NVML_GPU_PROCESSES_COUNT(d), i);
 	if (d->procs_truncated)
-		facts_put_bool(f, src, true, "nvml.gpu.%d.processes.truncated", i);
+		facts_put_bool(f, src, true, FK_NVML_GPU_PROCESSES_TRUNCATED(d), i);
 	for (unsigned k = 0; k < d->nprocs; k++) {
 		const gv_nvml_process *p = &d->procs[k];
-		facts_put_int(f, src, p->pid, "nvml.gpu.%d.processes.%u.pid", i, k);
+		facts_put_int(f, src, p->pid, FK_NVML_GPU_PROCESSES_PID(d, u), i, k);
 		char name[256];
 		str_copy(name, sizeof(name), p->name);
 		if (!name[0]) {
@@ -145,16 +152,16 @@ static void probe_processes(facts *f, const gv_nvml_device *d, int i)
 			}
 		}
 		if (name[0])
-			facts_put_str(f, "nvmlSystemGetProcessName", name, "nvml.gpu.%d.processes.%u.name", i, k);
+			facts_put_str(f, "nvmlSystemGetProcessName", name, FK_NVML_GPU_PROCESSES_NAME(d, u), i, k);
 		else
 			facts_put_state(f, FACT_UNSUPPORTED, "nvmlSystemGetProcessName", "process name unknown",
-					"nvml.gpu.%d.processes.%u.name", i, k);
+					FK_NVML_GPU_PROCESSES_NAME(d, u), i, k);
 		if (p->used_bytes == NVML_VALUE_NOT_AVAILABLE_ULL)
 			facts_put_state(f, FACT_UNSUPPORTED, src, "not available (containers, or no permission)",
-					"nvml.gpu.%d.processes.%u.used_bytes", i, k);
+					FK_NVML_GPU_PROCESSES_USED_BYTES(d, u), i, k);
 		else
-			facts_put_int(f, src, (long long)p->used_bytes, "nvml.gpu.%d.processes.%u.used_bytes", i, k);
-		facts_put_str(f, src, p->graphics ? "graphics" : "compute", "nvml.gpu.%d.processes.%u.type", i, k);
+			facts_put_int(f, src, (long long)p->used_bytes, FK_NVML_GPU_PROCESSES_USED_BYTES(d, u), i, k);
+		facts_put_str(f, src, p->graphics ? "graphics" : "compute", FK_NVML_GPU_PROCESSES_TYPE(d, u), i, k);
 	}
 }
 
@@ -173,14 +180,13 @@ static void put_fields(facts *f, const gv_nvml_device *d, int i)
 		if (!sf->fact || sf->nvml_off == SNAP_NO_NVML)
 			continue;
 		const gv_nv_u64 *v = (const gv_nv_u64 *)(const void *)((const char *)d + sf->nvml_off);
-		char keyfmt[96];
-		snprintf(keyfmt, sizeof(keyfmt), "nvml.gpu.%%d.%s", sf->fact);
+		/* the registry has each one: nvml.gpu.N. and the table's name */
 		if (sf->fact_kind == 'b')
-			put_bool(f, v, sf->call, keyfmt, i);
+			put_bool(f, v, sf->call, "nvml.gpu.%d.%s", i, sf->fact);
 		else if (sf->fact_kind == 'w')
-			put_watts(f, v, sf->call, keyfmt, i);
+			put_watts(f, v, sf->call, "nvml.gpu.%d.%s", i, sf->fact);
 		else
-			put_u64(f, v, sf->call, keyfmt, i);
+			put_u64(f, v, sf->call, "nvml.gpu.%d.%s", i, sf->fact);
 	}
 }
 
@@ -220,28 +226,28 @@ static void probe_device(facts *f, int i)
 	nvmlReturn_t rc = gv_nvml_device_snapshot((unsigned)i, GV_NVML_ALL, d);
 	if (rc != NVML_SUCCESS) {
 		char key[64];
-		snprintf(key, sizeof(key), "nvml.gpu.%d.name", i);
+		snprintf(key, sizeof(key), FK_NVML_GPU_NAME(d), i);
 		put_state_of(f, GV_V_ERROR, rc, "nvmlDeviceGetHandleByIndex", key);
 		free(d);
 		return;
 	}
-	put_str(f, &d->name, "nvmlDeviceGetName", "nvml.gpu.%d.name", i);
-	put_str(f, &d->uuid, "nvmlDeviceGetUUID", "nvml.gpu.%d.uuid", i);
-	put_str(f, &d->pci_bus_id, "nvmlDeviceGetPciInfo", "nvml.gpu.%d.pci_bus_id", i);
+	put_str(f, &d->name, "nvmlDeviceGetName", FK_NVML_GPU_NAME(d), i);
+	put_str(f, &d->uuid, "nvmlDeviceGetUUID", FK_NVML_GPU_UUID(d), i);
+	put_str(f, &d->pci_bus_id, "nvmlDeviceGetPciInfo", FK_NVML_GPU_PCI_BUS_ID(d), i);
 	if (GV_OK(d->pci_device_id)) {
 		/* NVML packs device << 16 | vendor; hardware.pci.N.device_id has the device part alone */
 		char hex[16];
 		snprintf(hex, sizeof(hex), "0x%04llx", (d->pci_device_id.v >> 16) & 0xffff);
-		facts_put_str(f, "nvmlDeviceGetPciInfo", hex, "nvml.gpu.%d.pci_device_id", i);
+		facts_put_str(f, "nvmlDeviceGetPciInfo", hex, FK_NVML_GPU_PCI_DEVICE_ID(d), i);
 	}
-	put_u64(f, &d->minor_number, "nvmlDeviceGetMinorNumber", "nvml.gpu.%d.minor_number", i);
+	put_u64(f, &d->minor_number, "nvmlDeviceGetMinorNumber", FK_NVML_GPU_MINOR_NUMBER(d), i);
 	if (GV_OK(d->cc_major)) {
 		char cc[32];
 		snprintf(cc, sizeof(cc), "%llu.%llu", d->cc_major.v, d->cc_minor.v);
-		facts_put_str(f, "nvmlDeviceGetCudaComputeCapability", cc, "nvml.gpu.%d.cc", i);
+		facts_put_str(f, "nvmlDeviceGetCudaComputeCapability", cc, FK_NVML_GPU_CC(d), i);
 	} else {
 		put_str(f, &(gv_nv_str){.st = d->cc_major.st, .rc = d->cc_major.rc}, "nvmlDeviceGetCudaComputeCapability",
-			"nvml.gpu.%d.cc", i);
+			FK_NVML_GPU_CC(d), i);
 	}
 	/* the plain readings: one table with the sampler, serve and watch (sampler/fields.h) */
 	put_fields(f, d, i);
@@ -251,57 +257,55 @@ static void probe_device(facts *f, int i)
 	gv_gpm_close(gv_gpm_open((unsigned)i, &gs, &grc));
 	if (gs == GV_GPM_FAILED) {
 		char key[64];
-		snprintf(key, sizeof(key), "nvml.gpu.%d.gpm", i);
+		snprintf(key, sizeof(key), FK_NVML_GPU_GPM(d), i);
 		put_state_of(f, GV_V_ERROR, grc, "nvmlGpmQueryDeviceSupport", key);
 	} else
-		facts_put_str(f, "nvmlGpmQueryDeviceSupport", gv_gpm_support_name(gs), "nvml.gpu.%d.gpm", i);
-	put_u64(f, &d->memory_free, "nvmlDeviceGetMemoryInfo", "nvml.gpu.%d.memory_free_bytes", i);
-	put_bool(f, &d->persistence, "nvmlDeviceGetPersistenceMode", "nvml.gpu.%d.persistence", i);
+		facts_put_str(f, "nvmlGpmQueryDeviceSupport", gv_gpm_support_name(gs), FK_NVML_GPU_GPM(d), i);
+	put_u64(f, &d->memory_free, "nvmlDeviceGetMemoryInfo", FK_NVML_GPU_MEMORY_FREE_BYTES(d), i);
+	put_bool(f, &d->persistence, "nvmlDeviceGetPersistenceMode", FK_NVML_GPU_PERSISTENCE(d), i);
 	if (GV_OK(d->compute_mode))
 		facts_put_str(f, "nvmlDeviceGetComputeMode", gv_nvml_compute_mode_name(d->compute_mode.v),
-			      "nvml.gpu.%d.compute_mode", i);
+			      FK_NVML_GPU_COMPUTE_MODE(d), i);
 	else
-		put_u64(f, &d->compute_mode, "nvmlDeviceGetComputeMode", "nvml.gpu.%d.compute_mode", i);
-	put_bool(f, &d->mig_mode, "nvmlDeviceGetMigMode", "nvml.gpu.%d.mig_mode", i);
-	put_bool(f, &d->mig_pending, "nvmlDeviceGetMigMode", "nvml.gpu.%d.mig_pending", i);
+		put_u64(f, &d->compute_mode, "nvmlDeviceGetComputeMode", FK_NVML_GPU_COMPUTE_MODE(d), i);
+	put_bool(f, &d->mig_mode, "nvmlDeviceGetMigMode", FK_NVML_GPU_MIG_MODE(d), i);
+	put_bool(f, &d->mig_pending, "nvmlDeviceGetMigMode", FK_NVML_GPU_MIG_PENDING(d), i);
 	if (GV_OK(d->mig_mode) && d->mig_mode.v) {
-		facts_put_int(f, "nvmlDeviceGetMigDeviceHandleByIndex", d->mig_count, "nvml.gpu.%d.mig.count", i);
+		facts_put_int(f, "nvmlDeviceGetMigDeviceHandleByIndex", d->mig_count, FK_NVML_GPU_MIG_COUNT(d), i);
 		for (unsigned m = 0; m < d->mig_count; m++) {
-			char key[64];
-			snprintf(key, sizeof(key), "nvml.gpu.%%d.mig.%u.uuid", m);
-			put_str(f, &d->mig_uuid[m], "nvmlDeviceGetUUID", key, i);
+			put_str(f, &d->mig_uuid[m], "nvmlDeviceGetUUID", FK_NVML_GPU_MIG_UUID(d, u), i, m);
 		}
 	}
-	put_bool(f, &d->ecc_mode, "nvmlDeviceGetEccMode", "nvml.gpu.%d.ecc_enabled", i);
-	put_bool(f, &d->ecc_pending, "nvmlDeviceGetEccMode", "nvml.gpu.%d.ecc_pending", i);
+	put_bool(f, &d->ecc_mode, "nvmlDeviceGetEccMode", FK_NVML_GPU_ECC_ENABLED(d), i);
+	put_bool(f, &d->ecc_pending, "nvmlDeviceGetEccMode", FK_NVML_GPU_ECC_PENDING(d), i);
 	const char *th = "nvmlDeviceGetTemperatureThreshold";
-	put_u64(f, &d->temp_gpu_max_c, th, "nvml.gpu.%d.temperature_gpu_max_c", i);
+	put_u64(f, &d->temp_gpu_max_c, th, FK_NVML_GPU_TEMPERATURE_GPU_MAX_C(d), i);
 	const char *cr = "nvmlDeviceGetCurrentClocksEventReasons";
-	if (put_u64(f, &d->clock_event_reasons, cr, "nvml.gpu.%d.clock_event_reasons", i)) {
+	if (put_u64(f, &d->clock_event_reasons, cr, FK_NVML_GPU_CLOCK_EVENT_REASONS(d), i)) {
 		char text[512];
 		gv_nvml_clock_reasons_text(d->clock_event_reasons.v, text, sizeof(text));
-		facts_put_str(f, cr, text, "nvml.gpu.%d.clock_event_reasons_text", i);
+		facts_put_str(f, cr, text, FK_NVML_GPU_CLOCK_EVENT_REASONS_TEXT(d), i);
 	} else {
 		char key[64];
-		snprintf(key, sizeof(key), "nvml.gpu.%d.clock_event_reasons_text", i);
+		snprintf(key, sizeof(key), FK_NVML_GPU_CLOCK_EVENT_REASONS_TEXT(d), i);
 		if (d->clock_event_reasons.st != GV_V_UNSET)
 			put_state_of(f, d->clock_event_reasons.st, d->clock_event_reasons.rc, cr, key);
 	}
 	probe_processes(f, d, i);
 	const char *fab = "nvmlDeviceGetGpuFabricInfo";
 	if (GV_OK(d->fabric_state)) {
-		facts_put_str(f, fab, gv_nvml_fabric_state_name(d->fabric_state.v), "nvml.gpu.%d.fabric_state", i);
+		facts_put_str(f, fab, gv_nvml_fabric_state_name(d->fabric_state.v), FK_NVML_GPU_FABRIC_STATE(d), i);
 		nvmlReturn_t frc = (nvmlReturn_t)d->fabric_status.v;
 		if (frc == NVML_SUCCESS)
-			facts_put_str(f, fab, "ok", "nvml.gpu.%d.fabric_status", i);
+			facts_put_str(f, fab, "ok", FK_NVML_GPU_FABRIC_STATUS(d), i);
 		else {
 			char why[256];
 			snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(frc), frc, gv_nvml_error_string(frc));
-			facts_put_state(f, FACT_ERROR, fab, why, "nvml.gpu.%d.fabric_status", i);
+			facts_put_state(f, FACT_ERROR, fab, why, FK_NVML_GPU_FABRIC_STATUS(d), i);
 		}
 	} else {
 		char key[64];
-		snprintf(key, sizeof(key), "nvml.gpu.%d.fabric_state", i);
+		snprintf(key, sizeof(key), FK_NVML_GPU_FABRIC_STATE(d), i);
 		put_state_of(f, d->fabric_state.st, d->fabric_state.rc, fab, key);
 	}
 	free(d);
@@ -318,26 +322,26 @@ static void nvml_body(facts *f, const probe_opts *o)
 	nvmlReturn_t rc = gv_nvml_init();
 	gv_child_stage_end();
 	gv_nvml_status_get(&st);
-	facts_put_int(f, "nvmlInit_v2", rc, "nvml.init_code");
-	facts_put_real(f, "nvmlInit_v2", st.init_seconds, "nvml.init_seconds");
+	facts_put_int(f, "nvmlInit_v2", rc, FK_NVML_INIT_CODE);
+	facts_put_real(f, "nvmlInit_v2", st.init_seconds, FK_NVML_INIT_SECONDS);
 	if (rc != NVML_SUCCESS) {
 		char why[256];
 		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
-		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.init");
+		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, FK_NVML_INIT);
 		return;
 	}
-	facts_put_str(f, "nvmlInit_v2", "ok", "nvml.init");
+	facts_put_str(f, "nvmlInit_v2", "ok", FK_NVML_INIT);
 
 	gv_child_stage("libnvidia-ml.so.1", st.path, "nvmlSystemGet* and nvmlDevice* queries");
 	gv_nvml_system sys;
 	gv_nvml_system_info(&sys);
-	put_str(f, &sys.driver_version, "nvmlSystemGetDriverVersion", "nvml.driver_version", -1);
-	put_str(f, &sys.nvml_version, "nvmlSystemGetNVMLVersion", "nvml.nvml_version", -1);
-	if (put_u64(f, &sys.cuda_driver_version, "nvmlSystemGetCudaDriverVersion", "nvml.cuda_driver_version", -1)) {
+	put_str(f, &sys.driver_version, "nvmlSystemGetDriverVersion", FK_NVML_DRIVER_VERSION);
+	put_str(f, &sys.nvml_version, "nvmlSystemGetNVMLVersion", FK_NVML_NVML_VERSION);
+	if (put_u64(f, &sys.cuda_driver_version, "nvmlSystemGetCudaDriverVersion", FK_NVML_CUDA_DRIVER_VERSION)) {
 		char v[32];
 		unsigned long long c = sys.cuda_driver_version.v;
 		snprintf(v, sizeof(v), "%llu.%llu", c / 1000, (c % 1000) / 10);
-		facts_put_str(f, "nvmlSystemGetCudaDriverVersion", v, "nvml.cuda_version");
+		facts_put_str(f, "nvmlSystemGetCudaDriverVersion", v, FK_NVML_CUDA_VERSION);
 	}
 
 	unsigned n = 0;
@@ -345,11 +349,11 @@ static void nvml_body(facts *f, const probe_opts *o)
 	if (rc != NVML_SUCCESS) {
 		char why[256];
 		snprintf(why, sizeof(why), "%s (%d): %s", gv_nvml_return_name(rc), rc, gv_nvml_error_string(rc));
-		facts_put_state(f, FACT_ERROR, "nvmlDeviceGetCount", why, "nvml.device_count_error");
+		facts_put_state(f, FACT_ERROR, "nvmlDeviceGetCount", why, FK_NVML_DEVICE_COUNT_ERROR);
 		gv_child_stage_end();
 		return;
 	}
-	facts_put_int(f, "nvmlDeviceGetCount", n, "nvml.device_count");
+	facts_put_int(f, "nvmlDeviceGetCount", n, FK_NVML_DEVICE_COUNT);
 	probe_devices_parallel(f, n < 256 ? n : 256);
 	gv_child_stage_end();
 }
@@ -364,16 +368,11 @@ void probe_nvml(facts *f, const probe_opts *o)
 	/* nvml.device_count is put only when NVML answered it: "NVML reports 0 GPUs" must never be
 	 * read into a library that did not load or initialise */
 	if (!st.loaded) {
-		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", "nvml.init");
+		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", FK_NVML_INIT);
 		return;
 	}
-	double limit = gv_driver_timeout(30);
-	if (!probe_run_with_deadline(f, nvml_body, o, limit)) {
-		char why[160];
-		snprintf(why, sizeof(why), "NVML did not answer within %.0f s (nvmlInit or a device query hangs)", limit);
-		facts_put_state(f, FACT_ERROR, "nvmlInit_v2", why, "nvml.init");
-		facts_put_bool(f, NULL, true, "nvml.timeout");
-	}
+	probe_run_driver_body(f, nvml_body, o, gv_driver_timeout(30), "nvmlInit_v2", "NVML",
+			      " (nvmlInit or a device query hangs)", FK_NVML_INIT, FK_NVML_TIMEOUT);
 }
 
 /* The NVML child hung, crashed or exited: what the parent knows without loading the library.
@@ -383,17 +382,9 @@ void probe_nvml_failed(facts *f, const probe_opts *o, const gv_child_report *r)
 {
 	(void)o;
 	char what[PATH_MAX + 300];
-	gv_child_describe(r, what, sizeof(what));
-	bool loading = strcmp(r->call, "dlopen") == 0 && r->in_call;
-	const char *src = getenv("GPUVET_NVML_LIB") && *getenv("GPUVET_NVML_LIB") ? "GPUVET_NVML_LIB" : "dlopen";
-	if (loading || !r->call[0])
-		facts_put_state(f, FACT_ERROR, src, what, "nvml.library");
-	else
-		facts_put_str(f, src, sysroot_strip(r->file), "nvml.library");
-	char path[PATH_MAX], ver[64];
-	if (gv_driver_lib_find("libnvidia-ml.so.", path, sizeof(path), ver, sizeof(ver)))
-		facts_put_str(f, path, ver, "nvml.library_file_version");
-	facts_put_state(f, FACT_ERROR, "nvmlInit_v2", what, "nvml.init");
+	probe_put_library_failed(f, r, "GPUVET_NVML_LIB", "libnvidia-ml.so.", FK_NVML_LIBRARY,
+				 FK_NVML_LIBRARY_FILE_VERSION, what, sizeof(what));
+	facts_put_state(f, FACT_ERROR, "nvmlInit_v2", what, FK_NVML_INIT);
 	if (r->outcome == GV_CHILD_HUNG)
-		facts_put_bool(f, NULL, true, "nvml.timeout");
+		facts_put_bool(f, NULL, true, FK_NVML_TIMEOUT);
 }

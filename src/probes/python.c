@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "kb/kb_torch.h"
 #include "probes/probes.h"
@@ -47,28 +48,28 @@ static void find_torch_dirs(const strlist *sites, strlist *torch_dirs, strlist *
 
 static void interp_summary(facts *f, const py_env *env, const py_list *l)
 {
-	facts_put_int(f, NULL, (long long)l->n, "python.interpreters.count");
+	facts_put_int(f, NULL, (long long)l->n, FK_PYTHON_INTERPRETERS_COUNT);
 	for (size_t i = 0; i < l->n; i++) {
 		const py_interp *py = &l->v[i];
-		facts_put_str(f, NULL, py->path, "python.interpreters.%zu.path", i);
-		facts_put_str(f, NULL, py->prefix, "python.interpreters.%zu.prefix", i);
-		facts_put_str(f, NULL, py->kind, "python.interpreters.%zu.kind", i);
-		facts_put_str(f, NULL, py->origin, "python.interpreters.%zu.origin", i);
-		facts_put_bool(f, NULL, py->exists, "python.interpreters.%zu.exists", i);
+		facts_put_str(f, NULL, py->path, FK_PYTHON_INTERPRETERS_PATH(zu), i);
+		facts_put_str(f, NULL, py->prefix, FK_PYTHON_INTERPRETERS_PREFIX(zu), i);
+		facts_put_str(f, NULL, py->kind, FK_PYTHON_INTERPRETERS_KIND(zu), i);
+		facts_put_str(f, NULL, py->origin, FK_PYTHON_INTERPRETERS_ORIGIN(zu), i);
+		facts_put_bool(f, NULL, py->exists, FK_PYTHON_INTERPRETERS_EXISTS(zu), i);
 		if (py->version[0])
-			facts_put_str(f, NULL, py->version, "python.interpreters.%zu.version", i);
+			facts_put_str(f, NULL, py->version, FK_PYTHON_INTERPRETERS_VERSION(zu), i);
 		else
-			facts_put_state(f, FACT_ABSENT, py->prefix, "no lib/pythonX.Y found", "python.interpreters.%zu.version", i);
+			facts_put_state(f, FACT_ABSENT, py->prefix, "no lib/pythonX.Y found", FK_PYTHON_INTERPRETERS_VERSION(zu), i);
 		strlist sites = {0}, tdirs = {0}, tsites = {0};
 		py_site_dirs(py, env, &sites, NULL);
 		find_torch_dirs(&sites, &tdirs, &tsites);
 		torch_version_info tv;
 		if (tdirs.n && torch_read_version(tdirs.v[0], &tv) == 0)
-			facts_put_str(f, tdirs.v[0], tv.version, "python.interpreters.%zu.torch", i);
+			facts_put_str(f, tdirs.v[0], tv.version, FK_PYTHON_INTERPRETERS_TORCH(zu), i);
 		else if (tdirs.n)
-			facts_put_str(f, tdirs.v[0], "unknown", "python.interpreters.%zu.torch", i);
+			facts_put_str(f, tdirs.v[0], "unknown", FK_PYTHON_INTERPRETERS_TORCH(zu), i);
 		else
-			facts_put_state(f, FACT_ABSENT, NULL, "torch not installed", "python.interpreters.%zu.torch", i);
+			facts_put_state(f, FACT_ABSENT, NULL, "torch not installed", FK_PYTHON_INTERPRETERS_TORCH(zu), i);
 		sl_free(&sites);
 		sl_free(&tdirs);
 		sl_free(&tsites);
@@ -79,16 +80,16 @@ static void put_torch_version(facts *f, const char *tdir, const torch_version_in
 {
 	char src[PATH_MAX];
 	snprintf(src, sizeof(src), "%s/version.py", tdir);
-	facts_put_str(f, src, tv->version, "python.torch.version");
+	facts_put_str(f, src, tv->version, FK_PYTHON_TORCH_VERSION);
 	if (tv->cuda[0])
-		facts_put_str(f, src, tv->cuda, "python.torch.cuda");
+		facts_put_str(f, src, tv->cuda, FK_PYTHON_TORCH_CUDA);
 	else
 		facts_put_state(f, FACT_ABSENT, src, tv->cuda_none ? "torch.version.cuda is None" : "no cuda field",
-				"python.torch.cuda");
+				FK_PYTHON_TORCH_CUDA);
 	if (tv->hip[0])
-		facts_put_str(f, src, tv->hip, "python.torch.hip");
+		facts_put_str(f, src, tv->hip, FK_PYTHON_TORCH_HIP);
 	if (tv->git_version[0])
-		facts_put_str(f, src, tv->git_version, "python.torch.git_version");
+		facts_put_str(f, src, tv->git_version, FK_PYTHON_TORCH_GIT_VERSION);
 	char label[32], variant[32];
 	torch_version_label(tv->version, label, sizeof(label));
 	if (label[0])
@@ -99,7 +100,7 @@ static void put_torch_version(facts *f, const char *tdir, const torch_version_in
 		str_copy(variant, sizeof(variant), "cpu");
 	else if (!torch_cuda_variant(tv->cuda, variant, sizeof(variant)))
 		str_copy(variant, sizeof(variant), "unknown");
-	facts_put_str(f, src, variant, "python.torch.variant");
+	facts_put_str(f, src, variant, FK_PYTHON_TORCH_VARIANT);
 }
 
 static const char *const OWNER_PREFIXES[] = {"nvidia-", "cuda-", NULL};
@@ -178,9 +179,9 @@ static void loader_simulation(facts *f, const char *torch_dir, const elf_dyn *e,
 	snprintf(origin, sizeof(origin), "%s/lib", torch_dir);
 	const char *llp = getenv("LD_LIBRARY_PATH");
 	if (llp)
-		facts_put_str(f, "environment", llp, "python.ld_library_path");
+		facts_put_str(f, "environment", llp, FK_PYTHON_LD_LIBRARY_PATH);
 	else
-		facts_put_state(f, FACT_ABSENT, "environment", "LD_LIBRARY_PATH is not set", "python.ld_library_path");
+		facts_put_state(f, FACT_ABSENT, "environment", "LD_LIBRARY_PATH is not set", FK_PYTHON_LD_LIBRARY_PATH);
 	ldsim s;
 	ldsim_init(&s, llp);
 	strlist runpath = {0}, sonames = {0};
@@ -191,7 +192,7 @@ static void loader_simulation(facts *f, const char *torch_dir, const elf_dyn *e,
 		const char *so = sonames.v[i];
 		ld_hit *hits;
 		size_t nh = ldsim_search(&s, so, origin, e->rpath, e->runpath, &hits);
-		facts_put_str(f, NULL, so, "python.lib.%zu.soname", n);
+		facts_put_str(f, NULL, so, FK_PYTHON_LIB_SONAME(zu), n);
 		/* the copy torch expects: the first in its own RUNPATH/RPATH */
 		const char *expected = NULL;
 		for (size_t d = 0; d < runpath.n && !expected; d++)
@@ -203,34 +204,34 @@ static void loader_simulation(facts *f, const char *torch_dir, const elf_dyn *e,
 			char ver[64];
 			const char *owner = NULL;
 			copy_version(owners, expected, ver, sizeof(ver), &owner);
-			facts_put_str(f, NULL, expected, "python.lib.%zu.expected", n);
+			facts_put_str(f, NULL, expected, FK_PYTHON_LIB_EXPECTED(zu), n);
 			char *real = sysroot_realpath(expected);
 			if (real)
-				facts_put_str(f, NULL, real, "python.lib.%zu.expected_real", n);
+				facts_put_str(f, NULL, real, FK_PYTHON_LIB_EXPECTED_REAL(zu), n);
 			free(real);
 			if (ver[0])
-				facts_put_str(f, NULL, ver, "python.lib.%zu.expected_version", n);
+				facts_put_str(f, NULL, ver, FK_PYTHON_LIB_EXPECTED_VERSION(zu), n);
 			if (owner) {
-				facts_put_str(f, NULL, owner, "python.lib.%zu.expected_package", n);
+				facts_put_str(f, NULL, owner, FK_PYTHON_LIB_EXPECTED_PACKAGE(zu), n);
 				for (size_t p = 0; p < pin_names->n; p++)
 					if (strcmp(pin_names->v[p], owner) == 0)
 						facts_put_str(f, "torch METADATA Requires-Dist", pin_versions->v[p],
-							      "python.lib.%zu.pinned_version", n);
+							      FK_PYTHON_LIB_PINNED_VERSION(zu), n);
 			}
 		} else {
-			facts_put_state(f, FACT_ABSENT, NULL, "not in torch's RUNPATH", "python.lib.%zu.expected", n);
+			facts_put_state(f, FACT_ABSENT, NULL, "not in torch's RUNPATH", FK_PYTHON_LIB_EXPECTED(zu), n);
 		}
 		if (nh) {
 			char ver[64];
 			copy_version(owners, hits[0].path, ver, sizeof(ver), NULL);
-			facts_put_str(f, hits[0].via, hits[0].path, "python.lib.%zu.picked", n);
+			facts_put_str(f, hits[0].via, hits[0].path, FK_PYTHON_LIB_PICKED(zu), n);
 			char *preal = sysroot_realpath(hits[0].path);
 			if (preal)
-				facts_put_str(f, NULL, preal, "python.lib.%zu.picked_real", n);
+				facts_put_str(f, NULL, preal, FK_PYTHON_LIB_PICKED_REAL(zu), n);
 			free(preal);
-			facts_put_str(f, NULL, hits[0].via, "python.lib.%zu.picked_via", n);
+			facts_put_str(f, NULL, hits[0].via, FK_PYTHON_LIB_PICKED_VIA(zu), n);
 			if (ver[0])
-				facts_put_str(f, NULL, ver, "python.lib.%zu.picked_version", n);
+				facts_put_str(f, NULL, ver, FK_PYTHON_LIB_PICKED_VERSION(zu), n);
 			strbuf sb;
 			sb_init(&sb);
 			for (size_t h = 0; h < nh && h < 16; h++) {
@@ -238,24 +239,24 @@ static void loader_simulation(facts *f, const char *torch_dir, const elf_dyn *e,
 				copy_version(owners, hits[h].path, v, sizeof(v), NULL);
 				sb_addf(&sb, "%s%s (%s, %s)", h ? "; " : "", hits[h].path, v[0] ? v : "version unknown",
 					hits[h].via);
-				facts_put_str(f, NULL, hits[h].path, "python.lib.%zu.copy.%zu.path", n, h);
+				facts_put_str(f, NULL, hits[h].path, FK_PYTHON_LIB_COPY_PATH(zu, zu), n, h);
 				if (hits[h].real)
-					facts_put_str(f, NULL, hits[h].real, "python.lib.%zu.copy.%zu.real", n, h);
+					facts_put_str(f, NULL, hits[h].real, FK_PYTHON_LIB_COPY_REAL(zu, zu), n, h);
 				if (v[0])
-					facts_put_str(f, NULL, v, "python.lib.%zu.copy.%zu.version", n, h);
-				facts_put_str(f, NULL, hits[h].via, "python.lib.%zu.copy.%zu.via", n, h);
+					facts_put_str(f, NULL, v, FK_PYTHON_LIB_COPY_VERSION(zu, zu), n, h);
+				facts_put_str(f, NULL, hits[h].via, FK_PYTHON_LIB_COPY_VIA(zu, zu), n, h);
 			}
-			facts_put_str(f, NULL, sb.buf, "python.lib.%zu.copies", n);
-			facts_put_int(f, NULL, (long long)nh, "python.lib.%zu.copies_count", n);
+			facts_put_str(f, NULL, sb.buf, FK_PYTHON_LIB_COPIES(zu), n);
+			facts_put_int(f, NULL, (long long)nh, FK_PYTHON_LIB_COPIES_COUNT(zu), n);
 			sb_free(&sb);
 		} else {
-			facts_put_state(f, FACT_ABSENT, NULL, "no copy on the loader's search path", "python.lib.%zu.picked", n);
-			facts_put_int(f, NULL, 0, "python.lib.%zu.copies_count", n);
+			facts_put_state(f, FACT_ABSENT, NULL, "no copy on the loader's search path", FK_PYTHON_LIB_PICKED(zu), n);
+			facts_put_int(f, NULL, 0, FK_PYTHON_LIB_COPIES_COUNT(zu), n);
 		}
 		ldsim_hits_free(hits, nh);
 		n++;
 	}
-	facts_put_int(f, NULL, (long long)n, "python.lib.count");
+	facts_put_int(f, NULL, (long long)n, FK_PYTHON_LIB_COUNT);
 	ldsim_free(&s);
 	sl_free(&runpath);
 	sl_free(&sonames);
@@ -266,41 +267,41 @@ static void inspect_libtorch_cuda(facts *f, const char *torch_dir, const pip_own
 {
 	char *lib = xasprintf("%s/lib/libtorch_cuda.so", torch_dir);
 	if (!sysroot_exists(lib)) {
-		facts_put_state(f, FACT_ABSENT, lib, "no libtorch_cuda.so (a CPU or ROCm build)", "python.torch.lib_cuda");
+		facts_put_state(f, FACT_ABSENT, lib, "no libtorch_cuda.so (a CPU or ROCm build)", FK_PYTHON_TORCH_LIB_CUDA);
 		free(lib);
 		return;
 	}
 	const char *err = NULL;
 	elf_image *img = elf_open_file(lib, &err);
 	if (!img) {
-		facts_put_state(f, FACT_ERROR, lib, err ? err : "unreadable", "python.torch.lib_cuda");
+		facts_put_state(f, FACT_ERROR, lib, err ? err : "unreadable", FK_PYTHON_TORCH_LIB_CUDA);
 		free(lib);
 		return;
 	}
-	facts_put_str(f, NULL, lib, "python.torch.lib_cuda");
+	facts_put_str(f, NULL, lib, FK_PYTHON_TORCH_LIB_CUDA);
 	elf_dyn dyn;
 	if (elf_read_dynamic(img, &dyn, &err) != 0) {
-		facts_put_state(f, FACT_ERROR, lib, err ? err : "no dynamic section", "python.torch.runpath");
+		facts_put_state(f, FACT_ERROR, lib, err ? err : "no dynamic section", FK_PYTHON_TORCH_RUNPATH);
 		memset(&dyn, 0, sizeof(dyn));
 	} else if (dyn.runpath) {
-		facts_put_str(f, lib, dyn.runpath, "python.torch.runpath");
+		facts_put_str(f, lib, dyn.runpath, FK_PYTHON_TORCH_RUNPATH);
 	} else {
-		facts_put_state(f, FACT_ABSENT, lib, "no DT_RUNPATH", "python.torch.runpath");
+		facts_put_state(f, FACT_ABSENT, lib, "no DT_RUNPATH", FK_PYTHON_TORCH_RUNPATH);
 	}
 	if (dyn.rpath)
-		facts_put_str(f, lib, dyn.rpath, "python.torch.rpath");
+		facts_put_str(f, lib, dyn.rpath, FK_PYTHON_TORCH_RPATH);
 	fatbin_summary s;
 	fatbin_limits lim = {0, now_seconds() + FATBIN_BUDGET_S};
 	if (fatbin_scan_elf(img, &lim, &s)) {
 		char arch[1024];
 		fatbin_arch_text(&s, arch, sizeof(arch));
-		facts_put_str(f, lib, arch, "python.torch.arch");
-		facts_put_bool(f, lib, !s.incomplete, "python.torch.arch_complete");
-		facts_put_int(f, lib, s.containers, "python.torch.fatbin_containers");
+		facts_put_str(f, lib, arch, FK_PYTHON_TORCH_ARCH);
+		facts_put_bool(f, lib, !s.incomplete, FK_PYTHON_TORCH_ARCH_COMPLETE);
+		facts_put_int(f, lib, s.containers, FK_PYTHON_TORCH_FATBIN_CONTAINERS);
 		if (s.malformed)
-			facts_put_int(f, lib, s.malformed, "python.torch.fatbin_malformed");
+			facts_put_int(f, lib, s.malformed, FK_PYTHON_TORCH_FATBIN_MALFORMED);
 	} else {
-		facts_put_state(f, FACT_ABSENT, lib, "no .nv_fatbin section", "python.torch.arch");
+		facts_put_state(f, FACT_ABSENT, lib, "no .nv_fatbin section", FK_PYTHON_TORCH_ARCH);
 	}
 	loader_simulation(f, torch_dir, &dyn, owners, pin_names, pin_versions);
 	elf_dyn_free(&dyn);
@@ -320,10 +321,10 @@ static void ext_found(const char *abs, const char *package, const fatbin_summary
 		return;
 	char arch[1024];
 	fatbin_arch_text(s, arch, sizeof(arch));
-	facts_put_str(c->f, NULL, abs, "python.ext.%zu.path", c->n);
-	facts_put_str(c->f, NULL, package, "python.ext.%zu.package", c->n);
-	facts_put_str(c->f, abs, arch, "python.ext.%zu.arch", c->n);
-	facts_put_bool(c->f, abs, !s->incomplete, "python.ext.%zu.complete", c->n);
+	facts_put_str(c->f, NULL, abs, FK_PYTHON_EXT_PATH(zu), c->n);
+	facts_put_str(c->f, NULL, package, FK_PYTHON_EXT_PACKAGE(zu), c->n);
+	facts_put_str(c->f, abs, arch, FK_PYTHON_EXT_ARCH(zu), c->n);
+	facts_put_bool(c->f, abs, !s->incomplete, FK_PYTHON_EXT_COMPLETE(zu), c->n);
 	c->n++;
 }
 
@@ -332,14 +333,14 @@ static void conda_facts(facts *f, const char *prefix)
 	conda_pkgs c;
 	char *meta = xasprintf("%s/conda-meta", prefix);
 	if (!conda_list(prefix, &c)) {
-		facts_put_bool(f, meta, false, "python.conda.env");
+		facts_put_bool(f, meta, false, FK_PYTHON_CONDA_ENV);
 		free(meta);
 		return;
 	}
-	facts_put_bool(f, meta, true, "python.conda.env");
+	facts_put_bool(f, meta, true, FK_PYTHON_CONDA_ENV);
 	for (size_t i = 0; i < c.names.n; i++) {
-		facts_put_str(f, meta, c.versions.v[i], "python.conda.%s.version", c.names.v[i]);
-		facts_put_str(f, meta, c.builds.v[i], "python.conda.%s.build", c.names.v[i]);
+		facts_put_str(f, meta, c.versions.v[i], FK_PYTHON_CONDA_VERSION, c.names.v[i]);
+		facts_put_str(f, meta, c.builds.v[i], FK_PYTHON_CONDA_BUILD, c.names.v[i]);
 	}
 	conda_pkgs_free(&c);
 	free(meta);
@@ -356,9 +357,9 @@ static void install_facts(facts *f, const py_interp *py, const strlist *sites)
 	const char *base = strcmp(py->base_prefix, "/") == 0 ? "" : py->base_prefix;
 	char *marker = xasprintf("%s/lib/python%s/EXTERNALLY-MANAGED", base, py->version);
 	bool venv = strcmp(py->kind, "venv") == 0;
-	facts_put_bool(f, marker, !venv && sysroot_exists(marker), "python.externally_managed");
+	facts_put_bool(f, marker, !venv && sysroot_exists(marker), FK_PYTHON_EXTERNALLY_MANAGED);
 	char *ensure = xasprintf("%s/lib/python%s/ensurepip/__init__.py", base, py->version);
-	facts_put_bool(f, ensure, sysroot_exists(ensure), "python.ensurepip");
+	facts_put_bool(f, ensure, sysroot_exists(ensure), FK_PYTHON_ENSUREPIP);
 	const char *pip_at = NULL;
 	for (size_t i = 0; i < sites->n && !pip_at; i++) {
 		char *p = xasprintf("%s/pip/__init__.py", sites->v[i]);
@@ -367,42 +368,42 @@ static void install_facts(facts *f, const py_interp *py, const strlist *sites)
 		free(p);
 	}
 	if (pip_at)
-		facts_put_bool(f, pip_at, true, "python.pip_module");
+		facts_put_bool(f, pip_at, true, FK_PYTHON_PIP_MODULE);
 	else
-		facts_put_bool(f, NULL, false, "python.pip_module");
+		facts_put_bool(f, NULL, false, FK_PYTHON_PIP_MODULE);
 	free(marker);
 	free(ensure);
 }
 
 static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 {
-	facts_put_str(f, NULL, py->path, "python.selected");
-	facts_put_str(f, NULL, py->origin, "python.selected_origin");
-	facts_put_str(f, NULL, py->kind, "python.kind");
-	facts_put_str(f, NULL, py->prefix, "python.prefix");
-	facts_put_bool(f, NULL, py->exists, "python.exists");
+	facts_put_str(f, NULL, py->path, FK_PYTHON_SELECTED);
+	facts_put_str(f, NULL, py->origin, FK_PYTHON_SELECTED_ORIGIN);
+	facts_put_str(f, NULL, py->kind, FK_PYTHON_KIND);
+	facts_put_str(f, NULL, py->prefix, FK_PYTHON_PREFIX);
+	facts_put_bool(f, NULL, py->exists, FK_PYTHON_EXISTS);
 	if (py->version[0])
-		facts_put_str(f, NULL, py->version, "python.version");
+		facts_put_str(f, NULL, py->version, FK_PYTHON_VERSION);
 	else
-		facts_put_state(f, FACT_ABSENT, py->prefix, "no lib/pythonX.Y found", "python.version");
+		facts_put_state(f, FACT_ABSENT, py->prefix, "no lib/pythonX.Y found", FK_PYTHON_VERSION);
 	conda_facts(f, py->prefix);
 
 	strlist sites = {0}, kinds = {0};
 	py_site_dirs(py, env, &sites, &kinds);
-	facts_put_int(f, NULL, (long long)sites.n, "python.site.count");
+	facts_put_int(f, NULL, (long long)sites.n, FK_PYTHON_SITE_COUNT);
 	for (size_t i = 0; i < sites.n; i++) {
-		facts_put_str(f, NULL, sites.v[i], "python.site.%zu.path", i);
-		facts_put_str(f, NULL, kinds.v[i], "python.site.%zu.kind", i);
+		facts_put_str(f, NULL, sites.v[i], FK_PYTHON_SITE_PATH(zu), i);
+		facts_put_str(f, NULL, kinds.v[i], FK_PYTHON_SITE_KIND(zu), i);
 	}
 	install_facts(f, py, &sites);
 	strlist tdirs = {0}, tsites = {0};
 	find_torch_dirs(&sites, &tdirs, &tsites);
-	facts_put_int(f, NULL, (long long)tdirs.n, "python.torch.installs.count");
+	facts_put_int(f, NULL, (long long)tdirs.n, FK_PYTHON_TORCH_INSTALLS_COUNT);
 	for (size_t i = 0; i < tdirs.n; i++) {
 		torch_version_info tv;
-		facts_put_str(f, NULL, tdirs.v[i], "python.torch.installs.%zu.path", i);
+		facts_put_str(f, NULL, tdirs.v[i], FK_PYTHON_TORCH_INSTALLS_PATH(zu), i);
 		if (torch_read_version(tdirs.v[i], &tv) == 0)
-			facts_put_str(f, NULL, tv.version, "python.torch.installs.%zu.version", i);
+			facts_put_str(f, NULL, tv.version, FK_PYTHON_TORCH_INSTALLS_VERSION(zu), i);
 	}
 
 	/* the wheels of every site directory (first one wins for a name) */
@@ -425,7 +426,7 @@ static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 			sl_push(&seen, n);
 			char mname[96], mver[48];
 			pip_metadata(&d.v[k], mname, sizeof(mname), mver, sizeof(mver));
-			facts_put_str(f, d.v[k].meta_dir, mver, "python.pip.%s", n);
+			facts_put_str(f, d.v[k].meta_dir, mver, FK_PYTHON_PIP, n);
 			if (strcmp(n, "torch") == 0 && tsites.n && strcmp(sites.v[i], tsites.v[0]) == 0) {
 				char *mp = xasprintf("%s/METADATA", d.v[k].meta_dir);
 				char *text = NULL;
@@ -440,30 +441,30 @@ static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 		pip_dists_free(&d);
 	}
 	for (size_t p = 0; p < pin_names.n; p++)
-		facts_put_str(f, "torch METADATA", pin_versions.v[p], "python.torch.requires.%s", pin_names.v[p]);
+		facts_put_str(f, "torch METADATA", pin_versions.v[p], FK_PYTHON_TORCH_REQUIRES, pin_names.v[p]);
 
 	if (tdirs.n) {
 		torch_version_info tv;
 		int rc = torch_read_version(tdirs.v[0], &tv);
-		facts_put_bool(f, NULL, true, "python.torch.installed");
-		facts_put_str(f, NULL, tdirs.v[0], "python.torch.location");
+		facts_put_bool(f, NULL, true, FK_PYTHON_TORCH_INSTALLED);
+		facts_put_str(f, NULL, tdirs.v[0], FK_PYTHON_TORCH_LOCATION);
 		for (size_t i = 0; i < sites.n; i++)
 			if (strcmp(sites.v[i], tsites.v[0]) == 0)
-				facts_put_str(f, NULL, kinds.v[i], "python.torch.site_kind");
+				facts_put_str(f, NULL, kinds.v[i], FK_PYTHON_TORCH_SITE_KIND);
 		if (rc == 0) {
 			put_torch_version(f, tdirs.v[0], &tv);
 		} else {
 			char *vp = xasprintf("%s/version.py", tdirs.v[0]);
 			if (rc == -EINVAL && sysroot_is_regular(vp))
-				facts_put_state(f, FACT_UNPARSABLE, vp, "no __version__ in version.py", "python.torch.version");
+				facts_put_state(f, FACT_UNPARSABLE, vp, "no __version__ in version.py", FK_PYTHON_TORCH_VERSION);
 			else
-				facts_put_read_error(f, vp, rc, "no version.py", "python.torch.version");
+				facts_put_read_error(f, vp, rc, "no version.py", FK_PYTHON_TORCH_VERSION);
 			free(vp);
 		}
 		inspect_libtorch_cuda(f, tdirs.v[0], &owners, &pin_names, &pin_versions);
 	} else {
-		facts_put_bool(f, NULL, false, "python.torch.installed");
-		facts_put_state(f, FACT_ABSENT, NULL, "torch not installed", "python.torch.version");
+		facts_put_bool(f, NULL, false, FK_PYTHON_TORCH_INSTALLED);
+		facts_put_state(f, FACT_ABSENT, NULL, "torch not installed", FK_PYTHON_TORCH_VERSION);
 	}
 
 	/* CUDA extension modules of every site directory */
@@ -481,7 +482,7 @@ static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 		ext_scan(jit, deadline, ext_found, &ec);
 		free(jit);
 	}
-	facts_put_int(f, NULL, (long long)ec.n, "python.ext.count");
+	facts_put_int(f, NULL, (long long)ec.n, FK_PYTHON_EXT_COUNT);
 
 	pip_owners_free(&owners);
 	sl_free(&pin_names);
@@ -501,14 +502,14 @@ void probe_python(facts *f, const probe_opts *o)
 	py_discover(&env, &l);
 	interp_summary(f, &env, &l);
 	if (l.path_python)
-		facts_put_str(f, "PATH", l.path_python, "python.path_python");
+		facts_put_str(f, "PATH", l.path_python, FK_PYTHON_PATH_PYTHON);
 	else
-		facts_put_state(f, FACT_ABSENT, "PATH", "no python3 or python on PATH", "python.path_python");
+		facts_put_state(f, FACT_ABSENT, "PATH", "no python3 or python on PATH", FK_PYTHON_PATH_PYTHON);
 	if (l.selected < 0) {
-		facts_put_state(f, FACT_ABSENT, NULL, "no Python interpreter found", "python.selected");
-		facts_put_bool(f, NULL, false, "python.torch.installed");
+		facts_put_state(f, FACT_ABSENT, NULL, "no Python interpreter found", FK_PYTHON_SELECTED);
+		facts_put_bool(f, NULL, false, FK_PYTHON_TORCH_INSTALLED);
 	} else {
-		facts_put_int(f, NULL, l.selected, "python.selected_index");
+		facts_put_int(f, NULL, l.selected, FK_PYTHON_SELECTED_INDEX);
 		inspect_selected(f, &env, &l.v[l.selected]);
 	}
 	py_list_free(&l);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/proc.h"
 #include "core/sysroot.h"
 #include "kb/kb.h"
@@ -27,13 +28,13 @@
 
 static void put_failure(facts *f, const char *kind, const char *why, const proc_result *r)
 {
-	facts_put_state(f, FACT_ERROR, "python probe", why, "python.live.status");
-	facts_put_str(f, "python probe", kind, "python.live.failure");
+	facts_put_state(f, FACT_ERROR, "python probe", why, FK_PYTHON_LIVE_STATUS);
+	facts_put_str(f, "python probe", kind, FK_PYTHON_LIVE_FAILURE);
 	if (r && r->err_len) {
 		const char *tail = r->err_len > STDERR_TAIL ? r->err + r->err_len - STDERR_TAIL : r->err;
 		char *t = xstrdup(tail);
 		str_sanitize(t);
-		facts_put_str(f, "python probe", t, "python.live.stderr_tail");
+		facts_put_str(f, "python probe", t, FK_PYTHON_LIVE_STDERR_TAIL);
 		free(t);
 	}
 }
@@ -41,7 +42,7 @@ static void put_failure(facts *f, const char *kind, const char *why, const proc_
 /* Versions and owning wheels of the mapped libraries, from the selected interpreter's site dirs. */
 static void annotate_maps(facts *f, const py_env *env, const py_interp *py)
 {
-	long long n = facts_int_or(f, 0, "python.live.maps.count");
+	long long n = facts_int_or(f, 0, FK_PYTHON_LIVE_MAPS_COUNT);
 	if (n <= 0)
 		return;
 	strlist sites = {0};
@@ -55,22 +56,22 @@ static void annotate_maps(facts *f, const py_env *env, const py_interp *py)
 		pip_dists_free(&d);
 	}
 	for (long long i = 0; i < n; i++) {
-		const char *real = facts_str(f, "python.live.maps.%lld.real", i);
+		const char *real = facts_str(f, FK_PYTHON_LIVE_MAPS_REAL(lld), i);
 		if (!real)
 			continue;
 		const char *base = strrchr(real, '/');
-		facts_put_str(f, NULL, base ? base + 1 : real, "python.live.maps.%lld.name", i);
+		facts_put_str(f, NULL, base ? base + 1 : real, FK_PYTHON_LIVE_MAPS_NAME(lld), i);
 		const char *pv = NULL;
 		const char *owner = pip_owner(&owners, real, &pv);
 		if (owner) {
-			facts_put_str(f, "dist-info RECORD", owner, "python.live.maps.%lld.package", i);
-			facts_put_str(f, "dist-info RECORD", pv, "python.live.maps.%lld.version", i);
+			facts_put_str(f, "dist-info RECORD", owner, FK_PYTHON_LIVE_MAPS_PACKAGE(lld), i);
+			facts_put_str(f, "dist-info RECORD", pv, FK_PYTHON_LIVE_MAPS_VERSION(lld), i);
 		} else {
 			char v[64];
-			const char *mapped = facts_str(f, "python.live.maps.%lld.path", i);
+			const char *mapped = facts_str(f, FK_PYTHON_LIVE_MAPS_PATH(lld), i);
 			lib_file_version(mapped ? mapped : real, v, sizeof(v), NULL);
 			if (v[0])
-				facts_put_str(f, "file name", v, "python.live.maps.%lld.version", i);
+				facts_put_str(f, "file name", v, FK_PYTHON_LIVE_MAPS_VERSION(lld), i);
 		}
 	}
 	pip_owners_free(&owners);
@@ -86,7 +87,7 @@ void probe_python_live(facts *f, const probe_opts *o)
 	if (l.selected < 0 || !l.v[l.selected].exists) {
 		facts_put_state(f, FACT_ABSENT, NULL,
 				l.selected < 0 ? "no Python interpreter found" : "the selected interpreter does not exist",
-				"python.live.status");
+				FK_PYTHON_LIVE_STATUS);
 		py_list_free(&l);
 		return;
 	}
@@ -94,18 +95,18 @@ void probe_python_live(facts *f, const probe_opts *o)
 	size_t len = 0;
 	const char *script = kb_blob("probe_torch.py", &len);
 	if (!script) {
-		facts_put_state(f, FACT_ERROR, NULL, "probe script missing from this build", "python.live.status");
+		facts_put_state(f, FACT_ERROR, NULL, "probe script missing from this build", FK_PYTHON_LIVE_STATUS);
 		py_list_free(&l);
 		return;
 	}
 	char host[PATH_MAX];
 	sysroot_path(host, sizeof(host), py->path);
-	facts_put_str(f, NULL, py->path, "python.live.interpreter");
+	facts_put_str(f, NULL, py->path, FK_PYTHON_LIVE_INTERPRETER);
 	char *argv[] = {host, "-I", "-c", (char *)script, NULL};
 	int timeout = o->python_timeout_ms > 0 ? o->python_timeout_ms : 20000;
 	proc_result r;
 	proc_run(argv, NULL, NULL, timeout, MAX_OUTPUT, &r);
-	facts_put_real(f, NULL, r.seconds, "python.live.seconds");
+	facts_put_real(f, NULL, r.seconds, FK_PYTHON_LIVE_SECONDS);
 	char why[512];
 	if (r.spawn_failed) {
 		snprintf(why, sizeof(why), "could not start %s: %s", py->path, strerror(r.spawn_errno));
@@ -117,7 +118,7 @@ void probe_python_live(facts *f, const probe_opts *o)
 		char perr[160];
 		int rc = probe_out_parse(r.out, r.out_len, f, perr, sizeof(perr));
 		if (rc == PROBE_OUT_OK) {
-			facts_put_str(f, "python probe", "ok", "python.live.status");
+			facts_put_str(f, "python probe", "ok", FK_PYTHON_LIVE_STATUS);
 			annotate_maps(f, &env, py);
 		} else if (r.signal) {
 			snprintf(why, sizeof(why), "%s was killed by signal %d (%s) before answering", py->path, r.signal,

@@ -1,6 +1,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "probes/deadline.h"
 #include "probes/probes.h"
@@ -47,7 +48,7 @@ static void child_body(facts *f, void *arg)
 	sysroot_problem *v = xcalloc(SYSROOT_PROBLEMS_MAX, sizeof(*v));
 	size_t n = sysroot_problems(v, SYSROOT_PROBLEMS_MAX);
 	for (size_t i = 0; i < n && i < SYSROOT_PROBLEMS_MAX; i++)
-		facts_put_int(f, v[i].path, v[i].err, "isolation.%s.unreadable.%zu", a->p->name, i);
+		facts_put_int(f, v[i].path, v[i].err, FK_ISOLATION_UNREADABLE(zu), a->p->name, i);
 	free(v);
 }
 
@@ -62,7 +63,7 @@ static void wait_child(struct job *j)
 	gv_child_wait(j->child, limit, j->f, r);
 	j->child = NULL;
 	for (size_t i = 0; i < SYSROOT_PROBLEMS_MAX; i++) {
-		const fact *u = facts_get(j->f, "isolation.%s.unreadable.%zu", j->p->name, i);
+		const fact *u = facts_get(j->f, FK_ISOLATION_UNREADABLE(zu), j->p->name, i);
 		if (!u)
 			break;
 		if (u->source && u->type == FV_INT)
@@ -86,7 +87,7 @@ static void *run_job(void *arg)
 		wait_child(j);
 	else
 		j->p->run(j->f, j->o);
-	facts_put_real(j->f, NULL, now_seconds() - t0, "meta.probe_seconds.%s", j->p->name);
+	facts_put_real(j->f, NULL, now_seconds() - t0, FK_META_PROBE_SECONDS, j->p->name);
 	return NULL;
 }
 
@@ -103,8 +104,8 @@ static void put_unreadable(facts *f)
 	sysroot_problem *v = xcalloc(SYSROOT_PROBLEMS_MAX, sizeof(*v));
 	size_t total = sysroot_problems(v, SYSROOT_PROBLEMS_MAX);
 	for (size_t i = 0; i < total && i < SYSROOT_PROBLEMS_MAX; i++)
-		facts_put_read_error(f, v[i].path, -v[i].err, NULL, "files.unreadable.%zu", i);
-	facts_put_int(f, NULL, (long long)total, "files.unreadable.count");
+		facts_put_read_error(f, v[i].path, -v[i].err, NULL, FK_FILES_UNREADABLE(zu), i);
+	facts_put_int(f, NULL, (long long)total, FK_FILES_UNREADABLE_COUNT);
 	free(v);
 }
 
@@ -129,7 +130,7 @@ void probes_run(facts *f, const probe_opts *o)
 		const probe *p = &probe_table[i];
 		if (skipped(p, o)) {
 			facts_put_state(f, FACT_ABSENT, NULL, o->fast ? "skipped by --fast" : "skipped by --no-python",
-					"meta.probe_skipped.%s", p->name);
+					FK_META_PROBE_SKIPPED, p->name);
 			continue;
 		}
 		jobs[i] = (struct job){p, f, o, 0, false, jobs[i].child};

@@ -3,10 +3,11 @@
  * version and where it was read, and what PATH's nvcc, CUDA_HOME / CUDA_PATH and /usr/local/cuda
  * point to.
  *
- * Facts: toolkit.*  (see docs/facts/toolkit.md)
+ * Facts: toolkit.*  (core/factkeys.def, docs/facts.md)
  */
 #include <stdlib.h>
 
+#include "core/factkeys.h"
 #include "probes/probes.h"
 #include "toolkit/toolkits.h"
 
@@ -15,62 +16,62 @@ void probe_toolkit(facts *f, const probe_opts *o)
 	cuda_env e;
 	/* --fast: files only, nvcc is never started (a version may stay unknown) */
 	cuda_env_scan(&e, !o->fast);
-	facts_put_int(f, NULL, (long long)e.n, "toolkit.count");
+	facts_put_int(f, NULL, (long long)e.n, FK_TOOLKIT_COUNT);
 	for (size_t i = 0; i < e.n; i++) {
 		const cuda_install *ci = &e.v[i];
 		int n = (int)i;
-		facts_put_str(f, ci->found_as, ci->root, "toolkit.%d.root", n);
-		facts_put_str(f, NULL, ci->found_as, "toolkit.%d.found_as", n);
-		facts_put_str(f, NULL, ci->origin, "toolkit.%d.origin", n);
+		facts_put_str(f, ci->found_as, ci->root, FK_TOOLKIT_ROOT(d), n);
+		facts_put_str(f, NULL, ci->found_as, FK_TOOLKIT_FOUND_AS(d), n);
+		facts_put_str(f, NULL, ci->origin, FK_TOOLKIT_ORIGIN(d), n);
 		if (ci->version) {
-			facts_put_str(f, ci->version_source, ci->version, "toolkit.%d.version", n);
-			facts_put_str(f, NULL, ci->version_source, "toolkit.%d.version_source", n);
+			facts_put_str(f, ci->version_source, ci->version, FK_TOOLKIT_VERSION(d), n);
+			facts_put_str(f, NULL, ci->version_source, FK_TOOLKIT_VERSION_SOURCE(d), n);
 		} else {
-			facts_put_state(f, FACT_ERROR, ci->root, ci->version_error, "toolkit.%d.version", n);
+			facts_put_state(f, FACT_ERROR, ci->root, ci->version_error, FK_TOOLKIT_VERSION(d), n);
 		}
 		if (ci->nvcc)
-			facts_put_str(f, NULL, ci->nvcc, "toolkit.%d.nvcc", n);
+			facts_put_str(f, NULL, ci->nvcc, FK_TOOLKIT_NVCC(d), n);
 		else
-			facts_put_state(f, FACT_ABSENT, ci->root, "no bin/nvcc", "toolkit.%d.nvcc", n);
-		facts_put_str(f, NULL, ci->nvcc ? "toolkit" : "runtime", "toolkit.%d.kind", n);
+			facts_put_state(f, FACT_ABSENT, ci->root, "no bin/nvcc", FK_TOOLKIT_NVCC(d), n);
+		facts_put_str(f, NULL, ci->nvcc ? "toolkit" : "runtime", FK_TOOLKIT_KIND(d), n);
 		if (ci->lib_dir)
-			facts_put_str(f, NULL, ci->lib_dir, "toolkit.%d.lib_dir", n);
+			facts_put_str(f, NULL, ci->lib_dir, FK_TOOLKIT_LIB_DIR(d), n);
 		if (ci->cudnn_version)
-			facts_put_str(f, "include/cudnn_version.h", ci->cudnn_version, "toolkit.%d.cudnn_version", n);
-		facts_put_bool(f, NULL, ci->compat, "toolkit.%d.compat", n);
+			facts_put_str(f, "include/cudnn_version.h", ci->cudnn_version, FK_TOOLKIT_CUDNN_VERSION(d), n);
+		facts_put_bool(f, NULL, ci->compat, FK_TOOLKIT_COMPAT(d), n);
 	}
 	if (e.path_nvcc) {
-		facts_put_str(f, "PATH", e.path_nvcc, "toolkit.path_nvcc");
+		facts_put_str(f, "PATH", e.path_nvcc, FK_TOOLKIT_PATH_NVCC);
 		if (e.path_nvcc_install >= 0)
-			facts_put_int(f, NULL, e.path_nvcc_install, "toolkit.path_nvcc_install");
+			facts_put_int(f, NULL, e.path_nvcc_install, FK_TOOLKIT_PATH_NVCC_INSTALL);
 	} else {
-		facts_put_state(f, FACT_ABSENT, "PATH", "no nvcc in any PATH entry", "toolkit.path_nvcc");
+		facts_put_state(f, FACT_ABSENT, "PATH", "no nvcc in any PATH entry", FK_TOOLKIT_PATH_NVCC);
 	}
-	facts_put_int(f, "PATH", e.path_nvcc_count, "toolkit.path_nvcc_count");
+	facts_put_int(f, "PATH", e.path_nvcc_count, FK_TOOLKIT_PATH_NVCC_COUNT);
 	if (e.cuda_home) {
-		facts_put_str(f, e.cuda_home_var, e.cuda_home, "toolkit.cuda_home");
-		facts_put_str(f, NULL, e.cuda_home_var, "toolkit.cuda_home_var");
-		facts_put_bool(f, e.cuda_home, e.cuda_home_exists, "toolkit.cuda_home_exists");
+		facts_put_str(f, e.cuda_home_var, e.cuda_home, FK_TOOLKIT_CUDA_HOME);
+		facts_put_str(f, NULL, e.cuda_home_var, FK_TOOLKIT_CUDA_HOME_VAR);
+		facts_put_bool(f, e.cuda_home, e.cuda_home_exists, FK_TOOLKIT_CUDA_HOME_EXISTS);
 		if (e.cuda_home_install >= 0)
-			facts_put_int(f, NULL, e.cuda_home_install, "toolkit.cuda_home_install");
+			facts_put_int(f, NULL, e.cuda_home_install, FK_TOOLKIT_CUDA_HOME_INSTALL);
 	} else {
-		facts_put_state(f, FACT_ABSENT, "environment", "CUDA_HOME and CUDA_PATH are not set", "toolkit.cuda_home");
+		facts_put_state(f, FACT_ABSENT, "environment", "CUDA_HOME and CUDA_PATH are not set", FK_TOOLKIT_CUDA_HOME);
 	}
 	if (e.cuda_path) {
-		facts_put_str(f, "CUDA_PATH", e.cuda_path, "toolkit.cuda_path");
+		facts_put_str(f, "CUDA_PATH", e.cuda_path, FK_TOOLKIT_CUDA_PATH);
 		if (e.cuda_path_install >= 0)
-			facts_put_int(f, NULL, e.cuda_path_install, "toolkit.cuda_path_install");
+			facts_put_int(f, NULL, e.cuda_path_install, FK_TOOLKIT_CUDA_PATH_INSTALL);
 	}
 	if (e.usr_local_cuda == LINK_ABSENT)
-		facts_put_state(f, FACT_ABSENT, "/usr/local/cuda", "does not exist", "toolkit.usr_local_cuda");
+		facts_put_state(f, FACT_ABSENT, "/usr/local/cuda", "does not exist", FK_TOOLKIT_USR_LOCAL_CUDA);
 	else
-		facts_put_str(f, "/usr/local/cuda", cuda_link_state_name(e.usr_local_cuda), "toolkit.usr_local_cuda");
+		facts_put_str(f, "/usr/local/cuda", cuda_link_state_name(e.usr_local_cuda), FK_TOOLKIT_USR_LOCAL_CUDA);
 	if (e.usr_local_cuda_target)
-		facts_put_str(f, "/usr/local/cuda", e.usr_local_cuda_target, "toolkit.usr_local_cuda_target");
+		facts_put_str(f, "/usr/local/cuda", e.usr_local_cuda_target, FK_TOOLKIT_USR_LOCAL_CUDA_TARGET);
 	if (e.usr_local_cuda_install >= 0)
-		facts_put_int(f, NULL, e.usr_local_cuda_install, "toolkit.usr_local_cuda_install");
+		facts_put_int(f, NULL, e.usr_local_cuda_install, FK_TOOLKIT_USR_LOCAL_CUDA_INSTALL);
 	int active = cuda_env_active(&e);
 	if (active >= 0)
-		facts_put_int(f, NULL, active, "toolkit.active");
+		facts_put_int(f, NULL, active, FK_TOOLKIT_ACTIVE);
 	cuda_env_free(&e);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "nvidia/nvml.h"
 #include "probes/probes.h"
@@ -63,7 +64,7 @@ void probe_topology(facts *f, const probe_opts *o)
 	strlist names = {0};
 	int rc = sysroot_list_dir(PCI_DIR, 4096, &names);
 	if (rc != 0) {
-		facts_put_read_error(f, PCI_DIR, rc, "no PCI bus in sysfs", "topology.pci.count");
+		facts_put_read_error(f, PCI_DIR, rc, "no PCI bus in sysfs", FK_TOPOLOGY_PCI_COUNT);
 		return;
 	}
 	int count = 0;
@@ -90,19 +91,19 @@ void probe_topology(facts *f, const probe_opts *o)
 		if (!kind)
 			continue;
 		int k = count++;
-		facts_put_str(f, PCI_DIR, names.v[i], "topology.pci.%d.bus_id", k);
-		facts_put_str(f, PCI_DIR, kind, "topology.pci.%d.kind", k);
+		facts_put_str(f, PCI_DIR, names.v[i], FK_TOPOLOGY_PCI_BUS_ID(d), k);
+		facts_put_str(f, PCI_DIR, kind, FK_TOPOLOGY_PCI_KIND(d), k);
 		snprintf(path, sizeof(path), PCI_DIR "/%s", names.v[i]);
 		char *real = sysroot_realpath(path);
 		if (real) {
 			/* "/sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0" -> from "pci0000:17" on */
 			if (strncmp(real, "/sys/devices/", strlen("/sys/devices/")) == 0)
-				facts_put_str(f, path, real + strlen("/sys/devices/"), "topology.pci.%d.path", k);
+				facts_put_str(f, path, real + strlen("/sys/devices/"), FK_TOPOLOGY_PCI_PATH(d), k);
 			else /* a directory, not the kernel's link into the device tree: no path to tell */
-				facts_put_state(f, FACT_ABSENT, path, "not a link into /sys/devices", "topology.pci.%d.path", k);
+				facts_put_state(f, FACT_ABSENT, path, "not a link into /sys/devices", FK_TOPOLOGY_PCI_PATH(d), k);
 			free(real);
 		} else {
-			facts_put_read_error(f, path, -errno, "the device's link does not resolve", "topology.pci.%d.path", k);
+			facts_put_read_error(f, path, -errno, "the device's link does not resolve", FK_TOPOLOGY_PCI_PATH(d), k);
 		}
 		snprintf(path, sizeof(path), PCI_DIR "/%s/numa_node", names.v[i]);
 		char *numa = sysroot_read_line(path);
@@ -110,21 +111,21 @@ void probe_topology(facts *f, const probe_opts *o)
 			char *end;
 			long v = strtol(numa, &end, 10);
 			if (end != numa)
-				facts_put_int(f, path, v, "topology.pci.%d.numa_node", k);
+				facts_put_int(f, path, v, FK_TOPOLOGY_PCI_NUMA_NODE(d), k);
 			else
-				facts_put_unparsable(f, path, numa, strlen(numa), "a number", "topology.pci.%d.numa_node", k);
+				facts_put_unparsable(f, path, numa, strlen(numa), "a number", FK_TOPOLOGY_PCI_NUMA_NODE(d), k);
 			free(numa);
 		} else {
 			facts_put_read_error(f, path, -errno, "no NUMA information (a kernel without NUMA)",
-					     "topology.pci.%d.numa_node", k);
+					     FK_TOPOLOGY_PCI_NUMA_NODE(d), k);
 		}
 		if (rdma[0]) {
 			snprintf(path, sizeof(path), PCI_DIR "/%s/infiniband", names.v[i]);
-			facts_put_str(f, path, rdma, "topology.pci.%d.name", k);
+			facts_put_str(f, path, rdma, FK_TOPOLOGY_PCI_NAME(d), k);
 		}
 	}
 	sl_free(&names);
-	facts_put_int(f, PCI_DIR, count, "topology.pci.count");
+	facts_put_int(f, PCI_DIR, count, FK_TOPOLOGY_PCI_COUNT);
 	/* how many NUMA nodes the kernel knows: with one, a device's numa_node of -1 means node 0
 	 * (what nvidia-smi topo -m shows as its NUMA affinity) */
 	DIR *nd = sysroot_opendir("/sys/devices/system/node");
@@ -135,7 +136,7 @@ void probe_topology(facts *f, const probe_opts *o)
 			if (strncmp(e->d_name, "node", 4) == 0 && isdigit((unsigned char)e->d_name[4]))
 				nodes++;
 		closedir(nd);
-		facts_put_int(f, "/sys/devices/system/node", nodes, "topology.numa_nodes");
+		facts_put_int(f, "/sys/devices/system/node", nodes, FK_TOPOLOGY_NUMA_NODES);
 	}
 }
 
@@ -195,9 +196,9 @@ const char *topology_pci_relation(const char *path_a, int numa_a, const char *pa
 /* The topology.pci index of the bus id, or -1. */
 static int pci_index(const facts *f, const char *bus)
 {
-	long long n = facts_int_or(f, 0, "topology.pci.count");
+	long long n = facts_int_or(f, 0, FK_TOPOLOGY_PCI_COUNT);
 	for (long long k = 0; k < n && k < TOPO_MAX_DEV; k++)
-		if (bus_id_equal(facts_str(f, "topology.pci.%lld.bus_id", k), bus))
+		if (bus_id_equal(facts_str(f, FK_TOPOLOGY_PCI_BUS_ID(lld), k), bus))
 			return (int)k;
 	return -1;
 }
@@ -206,40 +207,40 @@ static int pci_index(const facts *f, const char *bus)
 static void nvlinks(const facts *f, int i, const char *bus, int *direct, int *switched)
 {
 	*direct = *switched = 0;
-	long long n = facts_int_or(f, 0, "nvml.gpu.%d.nvlink.count", i);
+	long long n = facts_int_or(f, 0, FK_NVML_GPU_NVLINK_COUNT(d), i);
 	for (long long l = 0; l < n && l < TOPO_MAX_LINKS; l++) {
-		const char *st = facts_str(f, "nvml.gpu.%d.nvlink.%lld.state", i, l);
+		const char *st = facts_str(f, FK_NVML_GPU_NVLINK_STATE(d, lld), i, l);
 		if (!st || strcmp(st, "active") != 0)
 			continue;
-		const char *rt = facts_str(f, "nvml.gpu.%d.nvlink.%lld.remote_type", i, l);
+		const char *rt = facts_str(f, FK_NVML_GPU_NVLINK_REMOTE_TYPE(d, lld), i, l);
 		if (rt && strcmp(rt, "nvswitch") == 0)
 			(*switched)++;
-		else if (bus_id_equal(facts_str(f, "nvml.gpu.%d.nvlink.%lld.remote_bus_id", i, l), bus))
+		else if (bus_id_equal(facts_str(f, FK_NVML_GPU_NVLINK_REMOTE_BUS_ID(d, lld), i, l), bus))
 			(*direct)++;
 	}
 }
 
 static int numa_of(const facts *f, int k)
 {
-	return k < 0 ? -1 : (int)facts_int_or(f, -1, "topology.pci.%d.numa_node", k);
+	return k < 0 ? -1 : (int)facts_int_or(f, -1, FK_TOPOLOGY_PCI_NUMA_NODE(d), k);
 }
 
 void topology_derive(facts *f)
 {
-	long long ngpu = facts_int_or(f, 0, "nvml.device_count");
+	long long ngpu = facts_int_or(f, 0, FK_NVML_DEVICE_COUNT);
 	if (ngpu > 64)
 		ngpu = 64;
-	long long npci = facts_int_or(f, 0, "topology.pci.count");
+	long long npci = facts_int_or(f, 0, FK_TOPOLOGY_PCI_COUNT);
 	int gpu_pci[64];
 	for (int i = 0; i < ngpu; i++) {
-		gpu_pci[i] = pci_index(f, facts_str(f, "nvml.gpu.%d.pci_bus_id", i));
-		if (gpu_pci[i] >= 0 && facts_int(f, &(long long){0}, "topology.pci.%d.numa_node", gpu_pci[i])) {
+		gpu_pci[i] = pci_index(f, facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), i));
+		if (gpu_pci[i] >= 0 && facts_int(f, &(long long){0}, FK_TOPOLOGY_PCI_NUMA_NODE(d), gpu_pci[i])) {
 			int node = numa_of(f, gpu_pci[i]);
-			long long nodes = facts_int_or(f, -1, "topology.numa_nodes");
+			long long nodes = facts_int_or(f, -1, FK_TOPOLOGY_NUMA_NODES);
 			if (node < 0 && nodes == 1) /* no NUMA information on a one-node machine: node 0 */
-				facts_put_int(f, "sysfs numa_node -1 on a machine with one NUMA node", 0, "topology.gpu.%d.numa_node", i);
+				facts_put_int(f, "sysfs numa_node -1 on a machine with one NUMA node", 0, FK_TOPOLOGY_GPU_NUMA_NODE(d), i);
 			else
-				facts_put_int(f, "sysfs numa_node", node, "topology.gpu.%d.numa_node", i);
+				facts_put_int(f, "sysfs numa_node", node, FK_TOPOLOGY_GPU_NUMA_NODE(d), i);
 		}
 	}
 	const char *src = "sysfs PCI tree, NVLink";
@@ -247,51 +248,51 @@ void topology_derive(facts *f)
 		for (int j = 0; j < ngpu; j++) {
 			if (i == j)
 				continue;
-			const char *bj = facts_str(f, "nvml.gpu.%d.pci_bus_id", j);
+			const char *bj = facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), j);
 			int di, si, dj, sj;
 			nvlinks(f, i, bj, &di, &si);
-			nvlinks(f, j, facts_str(f, "nvml.gpu.%d.pci_bus_id", i), &dj, &sj);
+			nvlinks(f, j, facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), i), &dj, &sj);
 			char nv[16];
 			if (di > 0) {
 				snprintf(nv, sizeof(nv), "NV%d", di);
-				facts_put_str(f, src, nv, "topology.gpu.%d.gpu.%d", i, j);
+				facts_put_str(f, src, nv, FK_TOPOLOGY_GPU_GPU(d, d), i, j);
 				continue;
 			}
 			if (si > 0 && sj > 0) {
 				/* through the NVSwitches: each GPU's links to the fabric, the smaller side */
 				snprintf(nv, sizeof(nv), "NV%d", si < sj ? si : sj);
-				facts_put_str(f, src, nv, "topology.gpu.%d.gpu.%d", i, j);
+				facts_put_str(f, src, nv, FK_TOPOLOGY_GPU_GPU(d, d), i, j);
 				continue;
 			}
-			const char *pa = gpu_pci[i] >= 0 ? facts_str(f, "topology.pci.%d.path", gpu_pci[i]) : NULL;
-			const char *pb = gpu_pci[j] >= 0 ? facts_str(f, "topology.pci.%d.path", gpu_pci[j]) : NULL;
+			const char *pa = gpu_pci[i] >= 0 ? facts_str(f, FK_TOPOLOGY_PCI_PATH(d), gpu_pci[i]) : NULL;
+			const char *pb = gpu_pci[j] >= 0 ? facts_str(f, FK_TOPOLOGY_PCI_PATH(d), gpu_pci[j]) : NULL;
 			const char *rel = pa && pb ? topology_pci_relation(pa, numa_of(f, gpu_pci[i]), pb, numa_of(f, gpu_pci[j]))
 						   : NULL;
 			if (rel)
-				facts_put_str(f, src, rel, "topology.gpu.%d.gpu.%d", i, j);
+				facts_put_str(f, src, rel, FK_TOPOLOGY_GPU_GPU(d, d), i, j);
 		}
 	int nic = 0;
 	for (long long k = 0; k < npci && k < TOPO_MAX_DEV; k++) {
-		const char *kind = facts_str(f, "topology.pci.%lld.kind", k);
+		const char *kind = facts_str(f, FK_TOPOLOGY_PCI_KIND(lld), k);
 		if (!kind || strcmp(kind, "nic") != 0)
 			continue;
 		int n = nic++;
-		const char *bus = facts_str(f, "topology.pci.%lld.bus_id", k);
-		const char *name = facts_str(f, "topology.pci.%lld.name", k);
-		facts_put_str(f, "sysfs", bus, "topology.nic.%d.bus_id", n);
+		const char *bus = facts_str(f, FK_TOPOLOGY_PCI_BUS_ID(lld), k);
+		const char *name = facts_str(f, FK_TOPOLOGY_PCI_NAME(lld), k);
+		facts_put_str(f, "sysfs", bus, FK_TOPOLOGY_NIC_BUS_ID(d), n);
 		if (name)
-			facts_put_str(f, "sysfs", name, "topology.nic.%d.name", n);
-		const char *pn = facts_str(f, "topology.pci.%lld.path", k);
+			facts_put_str(f, "sysfs", name, FK_TOPOLOGY_NIC_NAME(d), n);
+		const char *pn = facts_str(f, FK_TOPOLOGY_PCI_PATH(lld), k);
 		for (int i = 0; i < ngpu; i++) {
-			const char *pg = gpu_pci[i] >= 0 ? facts_str(f, "topology.pci.%d.path", gpu_pci[i]) : NULL;
+			const char *pg = gpu_pci[i] >= 0 ? facts_str(f, FK_TOPOLOGY_PCI_PATH(d), gpu_pci[i]) : NULL;
 			const char *rel = pg && pn ? topology_pci_relation(pg, numa_of(f, gpu_pci[i]), pn, numa_of(f, (int)k))
 						   : NULL;
 			if (rel)
-				facts_put_str(f, src, rel, "topology.gpu.%d.nic.%d", i, n);
+				facts_put_str(f, src, rel, FK_TOPOLOGY_GPU_NIC(d, d), i, n);
 		}
 	}
 	if (npci > 0 || ngpu > 0)
-		facts_put_int(f, "sysfs", nic, "topology.nic.count");
+		facts_put_int(f, "sysfs", nic, FK_TOPOLOGY_NIC_COUNT);
 }
 
 void topology_collect(facts *f)
@@ -302,12 +303,12 @@ void topology_collect(facts *f)
 		return;
 	if (n > 64)
 		n = 64;
-	facts_put_int(f, "nvmlDeviceGetCount", n, "nvml.device_count");
+	facts_put_int(f, "nvmlDeviceGetCount", n, FK_NVML_DEVICE_COUNT);
 	gv_nvml_device *d = xcalloc(1, sizeof(*d));
 	for (unsigned i = 0; i < n; i++) {
 		gv_nvml_device_clear(d);
 		if (gv_nvml_device_snapshot(i, GV_NVML_IDENTITY, d) == NVML_SUCCESS && GV_OK(d->pci_bus_id))
-			facts_put_str(f, "nvmlDeviceGetPciInfo", d->pci_bus_id.v, "nvml.gpu.%u.pci_bus_id", i);
+			facts_put_str(f, "nvmlDeviceGetPciInfo", d->pci_bus_id.v, FK_NVML_GPU_PCI_BUS_ID(u), i);
 		probe_nvlink_gpu(f, (int)i);
 	}
 	free(d);

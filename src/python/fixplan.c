@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/util.h"
 #include "core/shell.h"
 #include "cuda/archlist.h"
@@ -25,10 +26,10 @@ static void add_gpu(fix_machine *m, const char *name, const char *cc, const char
 void fix_machine_read(const facts *f, const kb *k, fix_machine *m)
 {
 	memset(m, 0, sizeof(*m));
-	long long n = facts_int_or(f, 0, "nvml.device_count");
+	long long n = facts_int_or(f, 0, FK_NVML_DEVICE_COUNT);
 	for (long long i = 0; i < n && i < FIX_MAX_GPUS; i++) {
-		const char *name = facts_str(f, "nvml.gpu.%lld.name", i);
-		const char *cc = facts_str(f, "nvml.gpu.%lld.cc", i);
+		const char *name = facts_str(f, FK_NVML_GPU_NAME(lld), i);
+		const char *cc = facts_str(f, FK_NVML_GPU_CC(lld), i);
 		char kbcc[16];
 		const char *src = "NVML";
 		if (!cc && name && kb_gpu_cc(k, name, kbcc, sizeof(kbcc))) {
@@ -38,44 +39,44 @@ void fix_machine_read(const facts *f, const kb *k, fix_machine *m)
 		add_gpu(m, name, cc, src);
 	}
 	if (m->ngpus == 0) {
-		n = facts_int_or(f, 0, "cuda.device_count");
+		n = facts_int_or(f, 0, FK_CUDA_DEVICE_COUNT);
 		for (long long i = 0; i < n && i < FIX_MAX_GPUS; i++)
-			add_gpu(m, facts_str(f, "cuda.dev.%lld.name", i), facts_str(f, "cuda.dev.%lld.cc", i), "CUDA");
+			add_gpu(m, facts_str(f, FK_CUDA_DEV_NAME(lld), i), facts_str(f, FK_CUDA_DEV_CC(lld), i), "CUDA");
 	}
 	if (m->ngpus == 0) {
-		n = facts_int_or(f, 0, "python.live.dev.count");
+		n = facts_int_or(f, 0, FK_PYTHON_LIVE_DEV_COUNT);
 		for (long long i = 0; i < n && i < FIX_MAX_GPUS; i++)
-			add_gpu(m, facts_str(f, "python.live.dev.%lld.name", i), facts_str(f, "python.live.dev.%lld.cc", i),
+			add_gpu(m, facts_str(f, FK_PYTHON_LIVE_DEV_NAME(lld), i), facts_str(f, FK_PYTHON_LIVE_DEV_CC(lld), i),
 				"torch");
 	}
-	m->gpu_present = m->ngpus > 0 || facts_int_or(f, 0, "hardware.pci.count") > 0;
-	const char *drv = facts_str(f, "nvml.driver_version");
+	m->gpu_present = m->ngpus > 0 || facts_int_or(f, 0, FK_HARDWARE_PCI_COUNT) > 0;
+	const char *drv = facts_str(f, FK_NVML_DRIVER_VERSION);
 	if (!drv)
-		drv = facts_str(f, "hardware.kernel_module_version");
+		drv = facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
 	if (drv)
 		str_copy(m->driver, sizeof(m->driver), drv);
-	m->driver_cuda = facts_int_or(f, 0, "nvml.cuda_driver_version");
+	m->driver_cuda = facts_int_or(f, 0, FK_NVML_CUDA_DRIVER_VERSION);
 	if (!m->driver_cuda)
-		m->driver_cuda = facts_int_or(f, 0, "cuda.driver_version");
+		m->driver_cuda = facts_int_or(f, 0, FK_CUDA_DRIVER_VERSION);
 	if (m->driver_cuda > 0)
 		snprintf(m->driver_cuda_text, sizeof(m->driver_cuda_text), "%lld.%lld", m->driver_cuda / 1000,
 			 (m->driver_cuda % 1000) / 10);
 	else if (m->driver[0])
 		kb_driver_max_cuda(k, m->driver, m->driver_cuda_text, sizeof(m->driver_cuda_text));
-	const fact *sel = facts_get(f, "python.selected");
-	const char *pv = sel && sel->state == FACT_OK ? facts_str(f, "python.version") : NULL;
+	const fact *sel = facts_get(f, FK_PYTHON_SELECTED);
+	const char *pv = sel && sel->state == FACT_OK ? facts_str(f, FK_PYTHON_VERSION) : NULL;
 	if (pv)
 		str_copy(m->python, sizeof(m->python), pv);
 	/* refusals logged by the driver that is loaded now ("535.xx" names only the branch) */
-	long long nref = facts_int_or(f, 0, "kmsg.refused.count");
+	long long nref = facts_int_or(f, 0, FK_KMSG_REFUSED_COUNT);
 	for (long long i = 0; i < nref && i < 16 && m->driver[0] && !m->refused[0]; i++) {
-		const char *d = facts_str(f, "kmsg.refused.%lld.driver", i);
+		const char *d = facts_str(f, FK_KMSG_REFUSED_DRIVER(lld), i);
 		if (!d || !(version_cmp(d, m->driver) == 0 || (str_ends(d, ".xx") && atoi(d) == atoi(m->driver))))
 			continue;
-		const char *gpu = facts_str(f, "kmsg.refused.%lld.gpu", i);
-		const char *pci = facts_str(f, "kmsg.refused.%lld.pci", i);
-		const char *id = facts_str(f, "kmsg.refused.%lld.pci_id", i);
-		m->refused_legacy = (int)facts_int_or(f, 0, "kmsg.refused.%lld.legacy_branch", i);
+		const char *gpu = facts_str(f, FK_KMSG_REFUSED_GPU(lld), i);
+		const char *pci = facts_str(f, FK_KMSG_REFUSED_PCI(lld), i);
+		const char *id = facts_str(f, FK_KMSG_REFUSED_PCI_ID(lld), i);
+		m->refused_legacy = (int)facts_int_or(f, 0, FK_KMSG_REFUSED_LEGACY_BRANCH(lld), i);
 		if (m->refused_legacy)
 			snprintf(m->refused, sizeof(m->refused),
 				 "the kernel log: driver %s ignores the %s, which only the R%d legacy branch drives", d,
@@ -530,11 +531,11 @@ static bool is_distribution_python(const char *python)
 void fix_pyenv_plan(const facts *f, const fix_choice *c, fix_pyenv *p)
 {
 	memset(p, 0, sizeof(*p));
-	const fact *sel = facts_get(f, "python.selected");
+	const fact *sel = facts_get(f, FK_PYTHON_SELECTED);
 	const char *py = sel && sel->state == FACT_OK ? sel->str : NULL;
-	const char *kind = facts_str(f, "python.kind");
-	const char *ver = facts_str(f, "python.version");
-	bool conda = facts_true(f, "python.conda.env") || (kind && strcmp(kind, "conda") == 0);
+	const char *kind = facts_str(f, FK_PYTHON_KIND);
+	const char *ver = facts_str(f, FK_PYTHON_VERSION);
+	bool conda = facts_true(f, FK_PYTHON_CONDA_ENV) || (kind && strcmp(kind, "conda") == 0);
 	/* the interpreter as a word of the lines below: quoted, or a comment refusing it (the paths
 	 * under ~ are gpuvet's own and stay unquoted, so that the shell expands the ~) */
 	char qpy[4608];
@@ -573,16 +574,16 @@ void fix_pyenv_plan(const facts *f, const fix_choice *c, fix_pyenv *p)
 						 "run your programs with ~/venv/bin/python (or . ~/venv/bin/activate)");
 		return;
 	}
-	bool managed = facts_true(f, "python.externally_managed");
-	const fact *pm = facts_get(f, "python.pip_module");
+	bool managed = facts_true(f, FK_PYTHON_EXTERNALLY_MANAGED);
+	const fact *pm = facts_get(f, FK_PYTHON_PIP_MODULE);
 	bool no_pip = pm && pm->state == FACT_OK && !pm->i;
-	const fact *ep = facts_get(f, "python.ensurepip");
+	const fact *ep = facts_get(f, FK_PYTHON_ENSUREPIP);
 	bool no_ensurepip = ep && ep->state == FACT_OK && !ep->i;
 	char pkg[32];
 	venv_package(py, pkg, sizeof(pkg));
 	if (managed) {
 		/* PEP 668: pip refuses the system interpreter (rightly: it would fight apt); a venv */
-		const fact *mk = facts_get(f, "python.externally_managed");
+		const fact *mk = facts_get(f, FK_PYTHON_EXTERNALLY_MANAGED);
 		if (no_ensurepip)
 			sl_pushf(&p->prep, "sudo apt-get install -y %s", pkg);
 		sl_pushf(&p->prep, "%s -m venv ~/venv", qpy);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/util.h"
 
 #define SRC "python probe"
@@ -82,23 +83,23 @@ static char *join_strings(const cJSON *arr, const char *sep, size_t max_items)
 static void parse_torch(facts *f, const cJSON *t)
 {
 	if (cJSON_IsNull(t) || !cJSON_IsObject(t)) {
-		facts_put_state(f, FACT_ERROR, SRC, "no torch section in the answer", "python.live.torch.installed");
+		facts_put_state(f, FACT_ERROR, SRC, "no torch section in the answer", FK_PYTHON_LIVE_TORCH_INSTALLED);
 		return;
 	}
 	const cJSON *inst = get(t, "installed");
 	if (cJSON_IsBool(inst))
-		facts_put_bool(f, SRC, cJSON_IsTrue(inst), "python.live.torch.installed");
-	put_str(f, get(t, "version"), "python.live.torch.version");
-	put_str(f, get(t, "cuda"), "python.live.torch.cuda");
-	put_str(f, get(t, "hip"), "python.live.torch.hip");
-	put_str(f, get(t, "file"), "python.live.torch.file");
+		facts_put_bool(f, SRC, cJSON_IsTrue(inst), FK_PYTHON_LIVE_TORCH_INSTALLED);
+	put_str(f, get(t, "version"), FK_PYTHON_LIVE_TORCH_VERSION);
+	put_str(f, get(t, "cuda"), FK_PYTHON_LIVE_TORCH_CUDA);
+	put_str(f, get(t, "hip"), FK_PYTHON_LIVE_TORCH_HIP);
+	put_str(f, get(t, "file"), FK_PYTHON_LIVE_TORCH_FILE);
 	char *ie = str_of(get(t, "import_error"));
 	if (ie)
-		facts_put_str(f, SRC, ie, "python.live.torch.import_error");
+		facts_put_str(f, SRC, ie, FK_PYTHON_LIVE_TORCH_IMPORT_ERROR);
 	free(ie);
 	char *e = str_of(get(t, "error"));
 	if (e)
-		facts_put_str(f, SRC, e, "python.live.torch.error");
+		facts_put_str(f, SRC, e, FK_PYTHON_LIVE_TORCH_ERROR);
 	free(e);
 }
 
@@ -106,21 +107,21 @@ static void parse_cuda(facts *f, const cJSON *c)
 {
 	if (!cJSON_IsObject(c))
 		return;
-	put_bool(f, get(c, "available"), "python.live.cuda.available");
+	put_bool(f, get(c, "available"), FK_PYTHON_LIVE_CUDA_AVAILABLE);
 	char *w = join_strings(get(c, "warnings"), " | ", 16);
 	if (w && *w)
-		facts_put_str(f, SRC, w, "python.live.cuda.warning");
+		facts_put_str(f, SRC, w, FK_PYTHON_LIVE_CUDA_WARNING);
 	free(w);
 	char *err = str_of(get(c, "error"));
 	if (err)
-		facts_put_str(f, SRC, err, "python.live.cuda.error");
+		facts_put_str(f, SRC, err, FK_PYTHON_LIVE_CUDA_ERROR);
 	free(err);
 	double d;
 	if (num_of(get(c, "device_count"), 0, 4096, &d))
-		facts_put_int(f, SRC, (long long)d, "python.live.cuda.device_count");
+		facts_put_int(f, SRC, (long long)d, FK_PYTHON_LIVE_CUDA_DEVICE_COUNT);
 	char *arch = join_strings(get(c, "arch_list"), " ", 64);
 	if (arch)
-		facts_put_str(f, SRC, arch, "python.live.cuda.arch_list");
+		facts_put_str(f, SRC, arch, FK_PYTHON_LIVE_CUDA_ARCH_LIST);
 	free(arch);
 	const cJSON *devs = get(c, "devices"), *x;
 	int n = 0;
@@ -130,21 +131,21 @@ static void parse_cuda(facts *f, const cJSON *c)
 			if (n >= MAX_DEVICES || !cJSON_IsObject(x))
 				break;
 			char key[64];
-			snprintf(key, sizeof(key), "python.live.dev.%d.name", n);
+			snprintf(key, sizeof(key), FK_PYTHON_LIVE_DEV_NAME(d), n);
 			put_str(f, get(x, "name"), key);
-			snprintf(key, sizeof(key), "python.live.dev.%d.cc", n);
+			snprintf(key, sizeof(key), FK_PYTHON_LIVE_DEV_CC(d), n);
 			put_str(f, get(x, "cc"), key);
 			if (num_of(get(x, "total_memory"), 0, 1e15, &d))
-				facts_put_int(f, SRC, (long long)d, "python.live.dev.%d.total_memory_bytes", n);
+				facts_put_int(f, SRC, (long long)d, FK_PYTHON_LIVE_DEV_TOTAL_MEMORY_BYTES(d), n);
 			if (num_of(get(x, "multi_processor_count"), 0, 1e5, &d))
-				facts_put_int(f, SRC, (long long)d, "python.live.dev.%d.sm_count", n);
+				facts_put_int(f, SRC, (long long)d, FK_PYTHON_LIVE_DEV_SM_COUNT(d), n);
 			char *de = str_of(get(x, "error"));
 			if (de)
-				facts_put_str(f, SRC, de, "python.live.dev.%d.error", n);
+				facts_put_str(f, SRC, de, FK_PYTHON_LIVE_DEV_ERROR(d), n);
 			free(de);
 			n++;
 		}
-		facts_put_int(f, SRC, n, "python.live.dev.count");
+		facts_put_int(f, SRC, n, FK_PYTHON_LIVE_DEV_COUNT);
 	}
 }
 
@@ -152,17 +153,17 @@ static void parse_cudnn(facts *f, const cJSON *c)
 {
 	if (!cJSON_IsObject(c))
 		return;
-	put_bool(f, get(c, "enabled"), "python.live.cudnn.enabled");
-	put_bool(f, get(c, "available"), "python.live.cudnn.available");
+	put_bool(f, get(c, "enabled"), FK_PYTHON_LIVE_CUDNN_ENABLED);
+	put_bool(f, get(c, "available"), FK_PYTHON_LIVE_CUDNN_AVAILABLE);
 	double d;
 	const cJSON *v = get(c, "version");
 	if (num_of(v, 0, 1e8, &d))
-		facts_put_int(f, SRC, (long long)d, "python.live.cudnn.version");
+		facts_put_int(f, SRC, (long long)d, FK_PYTHON_LIVE_CUDNN_VERSION);
 	else if (cJSON_IsNull(v))
-		facts_put_state(f, FACT_ABSENT, SRC, "torch.backends.cudnn.version() is None", "python.live.cudnn.version");
+		facts_put_state(f, FACT_ABSENT, SRC, "torch.backends.cudnn.version() is None", FK_PYTHON_LIVE_CUDNN_VERSION);
 	char *e = str_of(get(c, "error"));
 	if (e)
-		facts_put_str(f, SRC, e, "python.live.cudnn.error");
+		facts_put_str(f, SRC, e, FK_PYTHON_LIVE_CUDNN_ERROR);
 	free(e);
 }
 
@@ -175,19 +176,19 @@ static void parse_smoke(facts *f, const cJSON *s)
 		return;
 	double d;
 	if (num_of(get(first, "device"), 0, 4096, &d))
-		facts_put_int(f, SRC, (long long)d, "python.live.smoke.device");
-	put_str(f, get(first, "matmul"), "python.live.smoke.matmul");
-	put_str(f, get(first, "conv"), "python.live.smoke.conv");
+		facts_put_int(f, SRC, (long long)d, FK_PYTHON_LIVE_SMOKE_DEVICE);
+	put_str(f, get(first, "matmul"), FK_PYTHON_LIVE_SMOKE_MATMUL);
+	put_str(f, get(first, "conv"), FK_PYTHON_LIVE_SMOKE_CONV);
 	if (num_of(get(first, "matmul_rel_err"), 0, 1e300, &d))
-		facts_put_real(f, SRC, d, "python.live.smoke.matmul_rel_err");
+		facts_put_real(f, SRC, d, FK_PYTHON_LIVE_SMOKE_MATMUL_REL_ERR);
 	if (num_of(get(first, "conv_rel_err"), 0, 1e300, &d))
-		facts_put_real(f, SRC, d, "python.live.smoke.conv_rel_err");
+		facts_put_real(f, SRC, d, FK_PYTHON_LIVE_SMOKE_CONV_REL_ERR);
 }
 
 static void parse_maps(facts *f, const cJSON *m)
 {
 	if (!cJSON_IsArray(m)) {
-		facts_put_state(f, FACT_ABSENT, SRC, "no mapped libraries reported", "python.live.maps.count");
+		facts_put_state(f, FACT_ABSENT, SRC, "no mapped libraries reported", FK_PYTHON_LIVE_MAPS_COUNT);
 		return;
 	}
 	const cJSON *x;
@@ -199,14 +200,14 @@ static void parse_maps(facts *f, const cJSON *m)
 		char *path = str_of(get(x, "path"));
 		char *real = str_of(get(x, "real"));
 		if (path && path[0] == '/') {
-			facts_put_str(f, SRC, path, "python.live.maps.%d.path", n);
-			facts_put_str(f, SRC, real && real[0] == '/' ? real : path, "python.live.maps.%d.real", n);
+			facts_put_str(f, SRC, path, FK_PYTHON_LIVE_MAPS_PATH(d), n);
+			facts_put_str(f, SRC, real && real[0] == '/' ? real : path, FK_PYTHON_LIVE_MAPS_REAL(d), n);
 			n++;
 		}
 		free(path);
 		free(real);
 	}
-	facts_put_int(f, SRC, n, "python.live.maps.count");
+	facts_put_int(f, SRC, n, FK_PYTHON_LIVE_MAPS_COUNT);
 }
 
 int probe_out_parse(const char *out, size_t len, facts *f, char *err, size_t errn)
@@ -242,29 +243,29 @@ int probe_out_parse(const char *out, size_t len, facts *f, char *err, size_t err
 		return PROBE_OUT_BAD_SCHEMA;
 	}
 	const cJSON *py = get(doc, "python");
-	put_str(f, get(py, "version"), "python.live.python_version");
-	put_str(f, get(py, "executable"), "python.live.executable");
-	put_str(f, get(py, "prefix"), "python.live.prefix");
+	put_str(f, get(py, "version"), FK_PYTHON_LIVE_PYTHON_VERSION);
+	put_str(f, get(py, "executable"), FK_PYTHON_LIVE_EXECUTABLE);
+	put_str(f, get(py, "prefix"), FK_PYTHON_LIVE_PREFIX);
 	parse_torch(f, get(doc, "torch"));
 	parse_cuda(f, get(doc, "cuda"));
 	parse_cudnn(f, get(doc, "cudnn"));
-	put_str(f, get(doc, "nccl"), "python.live.nccl_version");
+	put_str(f, get(doc, "nccl"), FK_PYTHON_LIVE_NCCL_VERSION);
 	char *ne = str_of(get(doc, "nccl_error"));
 	if (ne)
-		facts_put_str(f, SRC, ne, "python.live.nccl_error");
+		facts_put_str(f, SRC, ne, FK_PYTHON_LIVE_NCCL_ERROR);
 	free(ne);
 	parse_smoke(f, get(doc, "smoke"));
 	parse_maps(f, get(doc, "maps"));
 	char *pe = str_of(get(doc, "probe_error"));
 	if (pe)
-		facts_put_str(f, SRC, pe, "python.live.probe_error");
+		facts_put_str(f, SRC, pe, FK_PYTHON_LIVE_PROBE_ERROR);
 	free(pe);
 	const cJSON *secs = get(doc, "seconds");
 	static const char *const stages[] = {"import", "is_available", "smoke"};
 	for (size_t i = 0; i < GV_ARRAY_LEN(stages); i++) {
 		double d;
 		if (num_of(get(secs, stages[i]), 0, 1e6, &d))
-			facts_put_real(f, SRC, d, "python.live.seconds_%s", stages[i]);
+			facts_put_real(f, SRC, d, FK_PYTHON_LIVE_SECONDS_STAGE, stages[i]);
 	}
 	cJSON_Delete(doc);
 	return PROBE_OUT_OK;

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "render/render.h"
 #include "core/text.h"
 #include "rules/rules.h"
@@ -30,8 +31,8 @@ static void verdict_line(FILE *out, const facts *f, const findings *fs, const re
 	if (c.fail > 0)
 		fprintf(out, "%s", TEXT(fs->v[0].title));
 	else {
-		long long n = facts_int_or(f, -1, "nvml.device_count");
-		const char *drv = facts_str(f, "nvml.driver_version");
+		long long n = facts_int_or(f, -1, FK_NVML_DEVICE_COUNT);
+		const char *drv = facts_str(f, FK_NVML_DRIVER_VERSION);
 		if (n > 0)
 			fprintf(out, "%lld GPU%s usable%s%s", n, n == 1 ? "" : "s", drv ? ", driver " : "", drv ? TEXT(drv) : "");
 		else
@@ -44,16 +45,16 @@ static void verdict_line(FILE *out, const facts *f, const findings *fs, const re
  * otherwise piece together from nvidia-smi, nvcc --version and python -c "import torch". */
 static void stack_summary(FILE *out, const facts *f, bool on)
 {
-	long long n = facts_int_or(f, -1, "nvml.device_count");
-	const char *name0 = facts_str(f, "nvml.gpu.0.name");
+	long long n = facts_int_or(f, -1, FK_NVML_DEVICE_COUNT);
+	const char *name0 = facts_str(f, FK_NVML_GPU_NAME(d), 0);
 	if (n > 0 && name0) {
 		bool same = true;
 		for (long long i = 1; i < n; i++) {
-			const char *ni = facts_str(f, "nvml.gpu.%lld.name", i);
+			const char *ni = facts_str(f, FK_NVML_GPU_NAME(lld), i);
 			same &= ni && strcmp(ni, name0) == 0;
 		}
-		const char *cc = facts_str(f, "nvml.gpu.0.cc");
-		long long mem = facts_int_or(f, 0, "nvml.gpu.0.memory_total_bytes");
+		const char *cc = facts_str(f, FK_NVML_GPU_CC(d), 0);
+		long long mem = facts_int_or(f, 0, FK_NVML_GPU_MEMORY_TOTAL_BYTES(d), 0);
 		if (same)
 			fprintf(out, "  %-9s %lld x %s", "GPUs", n, TEXT(name0));
 		else
@@ -63,18 +64,18 @@ static void stack_summary(FILE *out, const facts *f, bool on)
 		if (mem > 0)
 			fprintf(out, ", %lld MiB", mem >> 20);
 		fputc('\n', out);
-	} else if (facts_int_or(f, 0, "hardware.pci.count") > 0) {
+	} else if (facts_int_or(f, 0, FK_HARDWARE_PCI_COUNT) > 0) {
 		fprintf(out, "  %-9s %lld NVIDIA PCI device(s), not usable through NVML\n", "GPUs",
-			facts_int_or(f, 0, "hardware.pci.count"));
-	} else if (fact_seen_but_unknown(facts_get(f, "hardware.pci.count")) ||
-		   facts_int_or(f, 0, "hardware.pci.unreadable") > 0) {
+			facts_int_or(f, 0, FK_HARDWARE_PCI_COUNT));
+	} else if (fact_seen_but_unknown(facts_get(f, FK_HARDWARE_PCI_COUNT)) ||
+		   facts_int_or(f, 0, FK_HARDWARE_PCI_UNREADABLE) > 0) {
 		fprintf(out, "  %-9s unknown: /sys/bus/pci/devices cannot be read whole\n", "GPUs");
 	} else {
 		fprintf(out, "  %-9s none found\n", "GPUs");
 	}
-	const char *drv = facts_str(f, "nvml.driver_version");
-	const char *kmod = facts_str(f, "hardware.kernel_module_version");
-	const char *maxcuda = facts_str(f, "nvml.cuda_version");
+	const char *drv = facts_str(f, FK_NVML_DRIVER_VERSION);
+	const char *kmod = facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
+	const char *maxcuda = facts_str(f, FK_NVML_CUDA_VERSION);
 	if (drv || kmod) {
 		fprintf(out, "  %-9s %s", "driver", TEXT(drv ? drv : kmod));
 		if (maxcuda)
@@ -82,32 +83,32 @@ static void stack_summary(FILE *out, const facts *f, bool on)
 		if (kmod && drv && strcmp(kmod, drv) != 0)
 			fprintf(out, ", kernel module %s", TEXT(kmod));
 		fputc('\n', out);
-	} else if (facts_get(f, "hardware.kernel_module_version") &&
-		   facts_get(f, "hardware.kernel_module_version")->state != FACT_ABSENT) {
+	} else if (facts_get(f, FK_HARDWARE_KERNEL_MODULE_VERSION) &&
+		   facts_get(f, FK_HARDWARE_KERNEL_MODULE_VERSION)->state != FACT_ABSENT) {
 		fprintf(out, "  %-9s unknown: /proc/driver/nvidia/version is there but does not say\n", "driver");
 	} else {
 		fprintf(out, "  %-9s none loaded\n", "driver");
 	}
-	long long tk = facts_int_or(f, 0, "toolkit.count");
+	long long tk = facts_int_or(f, 0, FK_TOOLKIT_COUNT);
 	if (tk > 0) {
-		long long act = facts_int_or(f, 0, "toolkit.active");
-		const char *v = facts_str(f, "toolkit.%lld.version", act);
-		const char *root = facts_str(f, "toolkit.%lld.root", act);
+		long long act = facts_int_or(f, 0, FK_TOOLKIT_ACTIVE);
+		const char *v = facts_str(f, FK_TOOLKIT_VERSION(lld), act);
+		const char *root = facts_str(f, FK_TOOLKIT_ROOT(lld), act);
 		fprintf(out, "  %-9s CUDA %s at %s", "toolkit", v ? TEXT(v) : "(version unknown)", root ? TEXT(root) : "?");
-		if (facts_str(f, "toolkit.path_nvcc"))
+		if (facts_str(f, FK_TOOLKIT_PATH_NVCC))
 			fprintf(out, ", nvcc on PATH");
 		if (tk > 1)
 			fprintf(out, " (%lld installs; gpuvet env lists them)", tk);
 		fputc('\n', out);
-	} else if (facts_get(f, "toolkit.count")) {
+	} else if (facts_get(f, FK_TOOLKIT_COUNT)) {
 		fprintf(out, "  %-9s none (only needed to build CUDA extensions)\n", "toolkit");
 	}
-	const char *tv = facts_str(f, "python.torch.version");
-	const char *py = facts_str(f, "python.selected");
+	const char *tv = facts_str(f, FK_PYTHON_TORCH_VERSION);
+	const char *py = facts_str(f, FK_PYTHON_SELECTED);
 	if (tv || py) {
 		fprintf(out, "  %-9s %s", "python", py ? TEXT(py) : "?");
 		if (tv) {
-			const char *tc = facts_str(f, "python.torch.cuda");
+			const char *tc = facts_str(f, FK_PYTHON_TORCH_CUDA);
 			fprintf(out, ", torch %s%s%s%s", TEXT(tv), tc ? " (CUDA " : "", tc ? TEXT(tc) : "", tc ? ")" : "");
 		}
 		fputc('\n', out);

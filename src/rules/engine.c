@@ -4,6 +4,7 @@
 #include "rules/registry.h"
 #include "rules/rules.h"
 
+static finding *emit(rule_ctx *c, severity sev, const char *fmt, va_list ap) GV_PRINTF(3, 0);
 static finding *emit(rule_ctx *c, severity sev, const char *fmt, va_list ap)
 {
 	char *title = xvasprintf(fmt, ap);

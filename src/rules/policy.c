@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "probes/probes.h"
 #include "rules/rules.h"
 
@@ -299,7 +300,7 @@ out:
 			const char *why_skip = NULL;
 			size_t ll = strcspn(p.key, ".");
 			for (const probe *pr = probe_table; pr->name && !why_skip; pr++) {
-				const fact *sk = facts_get(f, "meta.probe_skipped.%s", pr->name);
+				const fact *sk = facts_get(f, FK_META_PROBE_SKIPPED, pr->name);
 				if (sk && strcspn(pr->name, "_") == ll && strncmp(pr->name, p.key, ll) == 0)
 					why_skip = sk->error ? sk->error : "skipped";
 			}

@@ -22,8 +22,9 @@ typedef struct rule {
 	const char *id;    /* stable finding id */
 	const char *layer; /* hardware, driver, devices, gpu, toolkit, loader, env, container, python */
 	severity sev;      /* default severity */
-	/* Space-separated fact keys the rule needs; when one was never collected the rule is
-	 * skipped with that reason. A fact collected with state absent/error still counts. */
+	/* Space-separated fact keys the rule needs, as registry constants (FK_NVML_INIT " "
+	 * FK_CUDA_DEVICE_COUNT: core/factkeys.h); when one was never collected the rule is skipped
+	 * with that reason. A fact collected with state absent/error still counts. */
 	const char *needs;
 	void (*eval)(rule_ctx *c);
 	const char *summary; /* one line for --list-rules and docs */

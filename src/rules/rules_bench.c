@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rules/registry.h"
+#include "core/factkeys.h"
 
 /* Expected fraction of peak (percent) per GEMM type: under it the figure is a finding. */
 static const struct {
@@ -52,10 +53,10 @@ static double num(const facts *f, const char *fmt, ...)
 /* The NVML index of the GPU a figure ran on (bench.<id>.gpu is CUDA's ordinal); -1 unknown. */
 static int nvml_of(const facts *f, const char *id)
 {
-	double cuda = num(f, "bench.%s.gpu", id);
+	double cuda = num(f, FK_BENCH_FIGURE_GPU, id);
 	if (!isfinite(cuda))
 		return -1;
-	double g = num(f, "bench.gpu.%d.nvml_index", (int)cuda);
+	double g = num(f, FK_BENCH_GPU_NVML_INDEX(d), (int)cuda);
 	return isfinite(g) ? (int)g : -1;
 }
 
@@ -63,32 +64,32 @@ static int nvml_of(const facts *f, const char *id)
  * gpu_bound), and other processes. */
 static void conditions(const facts *f, finding *x, const char *id, int g, bool gpu_bound)
 {
-	double clk = num(f, "bench.%s.clock_mhz", id);
-	double maxclk = g >= 0 ? num(f, "bench.monitor.gpu.%d.max_sm_clock_mhz", g) : NAN;
+	double clk = num(f, FK_BENCH_FIGURE_CLOCK_MHZ, id);
+	double maxclk = g >= 0 ? num(f, FK_BENCH_MONITOR_GPU_MAX_SM_CLOCK_MHZ(d), g) : NAN;
 	if (isfinite(clk) && maxclk > 0)
 		finding_evidence(x, "SM clock during the measurement %.0f MHz of at most %.0f MHz (%.0f%%)", clk, maxclk,
 				 clk / maxclk * 100);
 	if (g < 0)
 		return;
 	if (gpu_bound) {
-		double reasons = num(f, "bench.monitor.gpu.%d.clock_event_reasons", g);
+		double reasons = num(f, FK_BENCH_MONITOR_GPU_CLOCK_EVENT_REASONS(d), g);
 		if (isfinite(reasons) && ((unsigned long long)reasons & (R_BAD | R_SW_POWER_CAP))) {
-			const char *rtext = facts_str(f, "bench.monitor.gpu.%d.clock_event_reasons_text", g);
+			const char *rtext = facts_str(f, FK_BENCH_MONITOR_GPU_CLOCK_EVENT_REASONS_TEXT(d), g);
 			finding_evidence(x, "clock event reasons seen during the run: %s", rtext ? rtext : "?");
 		}
-		double t = num(f, "bench.monitor.gpu.%d.temperature_max_c", g);
-		double slow = num(f, "bench.monitor.gpu.%d.temperature_slowdown_c", g);
+		double t = num(f, FK_BENCH_MONITOR_GPU_TEMPERATURE_MAX_C(d), g);
+		double slow = num(f, FK_BENCH_MONITOR_GPU_TEMPERATURE_SLOWDOWN_C(d), g);
 		if (isfinite(t))
 			finding_evidence(x, "hottest %.0f C%s", t,
 					 isfinite(slow) && t >= slow - 5 ? ", at the slowdown threshold" : "");
-		double pw = num(f, "bench.monitor.gpu.%d.power_max_w", g);
-		double lim = num(f, "bench.monitor.gpu.%d.power_limit_w", g);
+		double pw = num(f, FK_BENCH_MONITOR_GPU_POWER_MAX_W(d), g);
+		double lim = num(f, FK_BENCH_MONITOR_GPU_POWER_LIMIT_W(d), g);
 		if (isfinite(pw) && isfinite(lim) && lim > 0)
 			finding_evidence(x, "power up to %.0f W of the %.0f W limit", pw, lim);
 	}
-	double other = num(f, "bench.monitor.gpu.%d.other_processes", g);
+	double other = num(f, FK_BENCH_MONITOR_GPU_OTHER_PROCESSES(d), g);
 	if (other > 0) {
-		const char *who = facts_str(f, "bench.monitor.gpu.%d.other_processes_text", g);
+		const char *who = facts_str(f, FK_BENCH_MONITOR_GPU_OTHER_PROCESSES_TEXT(d), g);
 		finding_evidence(x, "%.0f other process%s used the GPU%s%s", other, other == 1 ? "" : "es", who ? ": " : "",
 				 who ? who : "");
 	}
@@ -99,7 +100,7 @@ static void condition_fixes(const facts *f, finding *x, int g)
 {
 	if (g < 0)
 		return;
-	double reasons = num(f, "bench.monitor.gpu.%d.clock_event_reasons", g);
+	double reasons = num(f, FK_BENCH_MONITOR_GPU_CLOCK_EVENT_REASONS(d), g);
 	unsigned long long r = isfinite(reasons) ? (unsigned long long)reasons : 0;
 	if (r & (R_HW_THERMAL | R_SW_THERMAL))
 		finding_fix(x, "the GPU slowed down for heat: check airflow, fans and the inlet temperature "
@@ -107,7 +108,7 @@ static void condition_fixes(const facts *f, finding *x, int g)
 	if (r & (R_HW_SLOWDOWN | R_HW_POWER_BRAKE))
 		finding_fix(x, "hardware slowdown or power brake: check the power cables and supply, and `nvidia-smi -q -d "
 			       "PERFORMANCE` while it runs");
-	if (num(f, "bench.monitor.gpu.%d.other_processes", g) > 0)
+	if (num(f, FK_BENCH_MONITOR_GPU_OTHER_PROCESSES(d), g) > 0)
 		finding_fix(x, "stop the other processes on the GPU (nvidia-smi lists them), then run gpuvet bench again");
 }
 
@@ -118,13 +119,13 @@ static void gemm_low(rule_ctx *c)
 		const char *dt = gemm_expect[i].dtype;
 		char id[32];
 		snprintf(id, sizeof(id), "gemm.%s", dt);
-		double pct = num(f, "bench.%s.pct_peak", id);
+		double pct = num(f, FK_BENCH_FIGURE_PCT_PEAK, id);
 		if (!isfinite(pct) || pct >= gemm_expect[i].min_pct)
 			continue;
-		if (facts_get(f, "bench.%s.verified", id) && !facts_true(f, "bench.%s.verified", id))
+		if (facts_get(f, FK_BENCH_FIGURE_VERIFIED, id) && !facts_true(f, FK_BENCH_FIGURE_VERIFIED, id))
 			continue; /* a wrong result is bench.wrong-result, not slow */
-		double v = num(f, "bench.%s.value", id), peak = num(f, "bench.%s.peak", id);
-		const char *unit = facts_str(f, "bench.%s.unit", id);
+		double v = num(f, FK_BENCH_FIGURE_VALUE, id), peak = num(f, FK_BENCH_FIGURE_PEAK, id);
+		const char *unit = facts_str(f, FK_BENCH_FIGURE_UNIT, id);
 		int g = nvml_of(f, id);
 		finding *x = rule_emit(c, "%s GEMM reaches %.0f%% of the GPU's dense peak (expected at least %.0f%%)", dt, pct,
 				       gemm_expect[i].min_pct);
@@ -150,7 +151,7 @@ static void gemm_low(rule_ctx *c)
 static void memory_low(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	double copy = num(f, "bench.memory.copy.pct_peak"), triad = num(f, "bench.memory.triad.pct_peak");
+	double copy = num(f, FK_BENCH_FIGURE_PCT_PEAK, "memory.copy"), triad = num(f, FK_BENCH_FIGURE_PCT_PEAK, "memory.triad");
 	double best = fmax(isfinite(copy) ? copy : -1, isfinite(triad) ? triad : -1);
 	if (best < 0 || best >= MEMORY_MIN_PCT)
 		return;
@@ -158,7 +159,7 @@ static void memory_low(rule_ctx *c)
 	int g = nvml_of(f, id);
 	finding *x = rule_emit(c, "device memory bandwidth reaches %.0f%% of the memory's peak (expected at least %d%%)",
 			       best, MEMORY_MIN_PCT);
-	finding_evidence(x, "%s: %.0f GB/s of %.0f GB/s", id, num(f, "bench.%s.value", id), num(f, "bench.%s.peak", id));
+	finding_evidence(x, "%s: %.0f GB/s of %.0f GB/s", id, num(f, FK_BENCH_FIGURE_VALUE, id), num(f, FK_BENCH_FIGURE_PEAK, id));
 	conditions(f, x, id, g, true);
 	condition_fixes(f, x, g);
 	finding_fix(x, "a memory clock held low (application clocks, a power limit) shows in `nvidia-smi -q -d CLOCK`");
@@ -171,29 +172,29 @@ static void pcie_low(rule_ctx *c)
 	finding *x = NULL;
 	int g = -1;
 	for (size_t i = 0; i < GV_ARRAY_LEN(ids); i++) {
-		double pct = num(f, "bench.%s.pct_peak", ids[i]);
+		double pct = num(f, FK_BENCH_FIGURE_PCT_PEAK, ids[i]);
 		if (!isfinite(pct) || pct >= PCIE_MIN_PCT)
 			continue;
 		if (!x)
 			x = rule_emit(c, "pinned host-device copies reach %.0f%% of the PCIe link's rate (expected at least %d%%)",
 				      pct, PCIE_MIN_PCT);
-		double gen = num(f, "bench.%s.pcie_gen", ids[i]), width = num(f, "bench.%s.pcie_width", ids[i]);
+		double gen = num(f, FK_BENCH_FIGURE_PCIE_GEN, ids[i]), width = num(f, FK_BENCH_FIGURE_PCIE_WIDTH, ids[i]);
 		finding_evidence(x, "%s: %.1f GB/s of %.1f GB/s (PCIe Gen%.0f x%.0f during the copy)", ids[i],
-				 num(f, "bench.%s.value", ids[i]), num(f, "bench.%s.peak", ids[i]), gen, width);
+				 num(f, FK_BENCH_FIGURE_VALUE, ids[i]), num(f, FK_BENCH_FIGURE_PEAK, ids[i]), gen, width);
 		g = nvml_of(f, ids[i]);
 	}
 	if (!x)
 		return;
-	double gen = num(f, "bench.transfer.h2d_pinned.pcie_gen"), width = num(f, "bench.transfer.h2d_pinned.pcie_width");
-	double gmax = g >= 0 ? num(f, "bench.monitor.gpu.%d.pcie_gen_max", g) : NAN;
-	double wmax = g >= 0 ? num(f, "bench.monitor.gpu.%d.pcie_width_max", g) : NAN;
+	double gen = num(f, FK_BENCH_FIGURE_PCIE_GEN, "transfer.h2d_pinned"), width = num(f, FK_BENCH_FIGURE_PCIE_WIDTH, "transfer.h2d_pinned");
+	double gmax = g >= 0 ? num(f, FK_BENCH_MONITOR_GPU_PCIE_GEN_MAX(d), g) : NAN;
+	double wmax = g >= 0 ? num(f, FK_BENCH_MONITOR_GPU_PCIE_WIDTH_MAX(d), g) : NAN;
 	if ((isfinite(gmax) && isfinite(gen) && gen < gmax) || (isfinite(wmax) && isfinite(width) && width < wmax)) {
 		finding_evidence(x, "the link trained to Gen%.0f x%.0f although the GPU supports Gen%.0f x%.0f", gen, width, gmax,
 				 wmax);
 		finding_fix(x, "a degraded link: reseat the GPU or riser, check the slot's PCIe setting in the BIOS, and "
 			       "look for AER errors: sudo dmesg | grep -i -e aer -e pcie");
 	}
-	double gn = num(f, "bench.transfer.gpu_numa_node"), cn = num(f, "bench.transfer.cpu_numa_node");
+	double gn = num(f, FK_BENCH_TRANSFER_GPU_NUMA_NODE), cn = num(f, FK_BENCH_TRANSFER_CPU_NUMA_NODE);
 	if (isfinite(gn) && isfinite(cn) && gn >= 0 && cn >= 0 && gn != cn) {
 		finding_evidence(x, "the GPU hangs off NUMA node %.0f but the copy ran on a CPU of node %.0f", gn, cn);
 		finding_fix(x, "run on the GPU's node: numactl --cpunodebind=%.0f --membind=%.0f gpuvet bench", gn, gn);
@@ -214,7 +215,7 @@ static void verify_failed(rule_ctx *c)
 		char *id = xstrndup(ft->key + 6, strlen(ft->key) - 6 - strlen(".verified"));
 		if (!x)
 			x = rule_emit(c, "a benchmark computed wrong results");
-		const char *why = facts_str(f, "bench.%s.verify_text", id);
+		const char *why = facts_str(f, FK_BENCH_FIGURE_VERIFY_TEXT, id);
 		finding_evidence(x, "%s: %s", id, why ? why : "the result differs from the reference");
 		free(id);
 	}
@@ -230,18 +231,18 @@ static void throttled(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	for (int g = 0; g < 64; g++) {
-		double reasons = num(f, "bench.monitor.gpu.%d.clock_event_reasons", g);
+		double reasons = num(f, FK_BENCH_MONITOR_GPU_CLOCK_EVENT_REASONS(d), g);
 		if (!isfinite(reasons))
 			continue;
 		unsigned long long r = (unsigned long long)reasons;
 		if (!(r & R_BAD))
 			continue;
-		const char *rtext = facts_str(f, "bench.monitor.gpu.%d.clock_event_reasons_text", g);
+		const char *rtext = facts_str(f, FK_BENCH_MONITOR_GPU_CLOCK_EVENT_REASONS_TEXT(d), g);
 		finding *x = rule_emit(c, "GPU %d slowed its clocks during the benchmarks (%s)", g, rtext ? rtext : "?");
-		double t = num(f, "bench.monitor.gpu.%d.temperature_max_c", g);
+		double t = num(f, FK_BENCH_MONITOR_GPU_TEMPERATURE_MAX_C(d), g);
 		if (isfinite(t))
 			finding_evidence(x, "hottest %.0f C", t);
-		double clk = num(f, "bench.monitor.gpu.%d.sm_clock_min_mhz", g), maxclk = num(f, "bench.monitor.gpu.%d.max_sm_clock_mhz", g);
+		double clk = num(f, FK_BENCH_MONITOR_GPU_SM_CLOCK_MIN_MHZ(d), g), maxclk = num(f, FK_BENCH_MONITOR_GPU_MAX_SM_CLOCK_MHZ(d), g);
 		if (isfinite(clk) && isfinite(maxclk))
 			finding_evidence(x, "SM clock as low as %.0f MHz of at most %.0f MHz", clk, maxclk);
 		condition_fixes(f, x, g);
@@ -251,16 +252,16 @@ static void throttled(rule_ctx *c)
 static void gpu_busy(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	bool refused = facts_true(f, "bench.refused");
+	bool refused = facts_true(f, FK_BENCH_REFUSED);
 	finding *x = NULL;
 	for (int g = 0; g < 64; g++) {
-		double other = num(f, "bench.monitor.gpu.%d.other_processes", g);
+		double other = num(f, FK_BENCH_MONITOR_GPU_OTHER_PROCESSES(d), g);
 		if (!(other > 0))
 			continue;
 		if (!x)
 			x = refused ? rule_emit_sev(c, SEV_FAIL, "other processes use the GPU: the GPU benchmarks were not run")
 				    : rule_emit(c, "other processes used the GPU during the benchmarks: the figures are low");
-		const char *who = facts_str(f, "bench.monitor.gpu.%d.other_processes_text", g);
+		const char *who = facts_str(f, FK_BENCH_MONITOR_GPU_OTHER_PROCESSES_TEXT(d), g);
 		finding_evidence(x, "GPU %d: %s", g, who ? who : "processes not named (another container?)");
 	}
 	if (!x)
@@ -272,7 +273,7 @@ static void gpu_busy(rule_ctx *c)
 
 static void gpu_unavailable(rule_ctx *c)
 {
-	const fact *ft = facts_get(c->facts, "bench.gpu.status");
+	const fact *ft = facts_get(c->facts, FK_BENCH_GPU_STATUS);
 	if (!ft || ft->state == FACT_OK)
 		return;
 	finding *x = rule_emit(c, "no GPU benchmark could run; only the CPU baseline was measured");
@@ -283,7 +284,7 @@ static void gpu_unavailable(rule_ctx *c)
 static void library_missing(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const fact *lt = facts_get(f, "bench.lib.cublaslt.path");
+	const fact *lt = facts_get(f, FK_BENCH_LIB_CUBLASLT_PATH);
 	if (lt && lt->state == FACT_ERROR) {
 		finding *x = rule_emit(c, "cuBLASLt was not found: the GEMM benchmarks did not run");
 		finding_evidence(x, "%s", lt->error ? lt->error : "not found");
@@ -291,14 +292,14 @@ static void library_missing(rule_ctx *c)
 			       "or the CUDA toolkit's libcublas package, e.g. sudo apt-get install libcublaslt12");
 		finding_fix(x, "or point gpuvet at a copy: GPUVET_CUBLASLT_LIB=/path/to/libcublasLt.so.12 gpuvet bench");
 	}
-	const fact *nc = facts_get(f, "bench.lib.nccl.path");
+	const fact *nc = facts_get(f, FK_BENCH_LIB_NCCL_PATH);
 	if (nc && nc->state == FACT_ERROR) {
 		finding *x = rule_emit(c, "NCCL was not found: the collective benchmarks did not run");
 		finding_evidence(x, "%s", nc->error ? nc->error : "not found");
 		finding_fix(x, "pip install nvidia-nccl-cu12 (PyTorch's wheels bring it) or sudo apt-get install libnccl2; "
 			       "or GPUVET_NCCL_LIB=/path/to/libnccl.so.2");
 	}
-	const fact *bl = facts_get(f, "bench.lib.blas.path");
+	const fact *bl = facts_get(f, FK_BENCH_LIB_BLAS_PATH);
 	if (bl && bl->state == FACT_ERROR) {
 		finding *x = rule_emit(c, "no BLAS library was found: the CPU baseline did not run");
 		finding_evidence(x, "%s", bl->error ? bl->error : "not found");
@@ -308,11 +309,11 @@ static void library_missing(rule_ctx *c)
 
 static void blas_reference(rule_ctx *c)
 {
-	const char *impl = facts_str(c->facts, "bench.lib.blas.impl");
+	const char *impl = facts_str(c->facts, FK_BENCH_LIB_BLAS_IMPL);
 	if (!impl || strcmp(impl, "reference or unknown") != 0)
 		return;
 	finding *x = rule_emit(c, "the CPU baseline used an unoptimised BLAS, so the CPU figures are far too low");
-	const char *path = facts_str(c->facts, "bench.lib.blas.path");
+	const char *path = facts_str(c->facts, FK_BENCH_LIB_BLAS_PATH);
 	finding_evidence(x, "BLAS library: %s (not OpenBLAS, BLIS or MKL)", path ? path : "?");
 	finding_fix(x, "sudo apt-get install libopenblas0 (it takes over libblas.so.3), then run gpuvet bench again");
 }
@@ -331,7 +332,7 @@ static void unstable(rule_ctx *c)
 		if (!(ft->d > SPREAD_MAX))
 			continue;
 		char *id = xstrndup(ft->key + 6, strlen(ft->key) - 6 - strlen(".spread"));
-		if (facts_get(f, "bench.%s.verified", id) && !facts_true(f, "bench.%s.verified", id)) {
+		if (facts_get(f, FK_BENCH_FIGURE_VERIFIED, id) && !facts_true(f, FK_BENCH_FIGURE_VERIFIED, id)) {
 			free(id); /* a wrong result is bench.wrong-result */
 			continue;
 		}
@@ -346,23 +347,23 @@ static void unstable(rule_ctx *c)
 }
 
 const rule rules_bench[] = {
-	{"bench.wrong-result", "bench", SEV_FAIL, "bench.run", verify_failed,
+	{"bench.wrong-result", "bench", SEV_FAIL, FK_BENCH_RUN, verify_failed,
 	 "a benchmark's result differs from its reference (GEMM, bandwidth, copies, NCCL)"},
-	{"bench.gpu-busy", "bench", SEV_WARN, "bench.run", gpu_busy, "other processes used the GPU during gpuvet bench"},
-	{"bench.gemm-low", "bench", SEV_WARN, "bench.run", gemm_low, "a GEMM under its expected fraction of the dense peak"},
-	{"bench.memory-low", "bench", SEV_WARN, "bench.run", memory_low,
+	{"bench.gpu-busy", "bench", SEV_WARN, FK_BENCH_RUN, gpu_busy, "other processes used the GPU during gpuvet bench"},
+	{"bench.gemm-low", "bench", SEV_WARN, FK_BENCH_RUN, gemm_low, "a GEMM under its expected fraction of the dense peak"},
+	{"bench.memory-low", "bench", SEV_WARN, FK_BENCH_RUN, memory_low,
 	 "device memory bandwidth under 70% of the memory's peak"},
-	{"bench.pcie-low", "bench", SEV_WARN, "bench.run", pcie_low,
+	{"bench.pcie-low", "bench", SEV_WARN, FK_BENCH_RUN, pcie_low,
 	 "pinned host-device copies under 60% of the PCIe link's rate"},
-	{"bench.throttled", "bench", SEV_WARN, "bench.run", throttled,
+	{"bench.throttled", "bench", SEV_WARN, FK_BENCH_RUN, throttled,
 	 "thermal or hardware clock slowdown during gpuvet bench"},
-	{"bench.library-missing", "bench", SEV_WARN, "bench.run", library_missing,
+	{"bench.library-missing", "bench", SEV_WARN, FK_BENCH_RUN, library_missing,
 	 "cuBLASLt, NCCL or a BLAS library was not found, so its benchmarks did not run"},
-	{"bench.gpu-unavailable", "bench", SEV_INFO, "bench.run", gpu_unavailable,
+	{"bench.gpu-unavailable", "bench", SEV_INFO, FK_BENCH_RUN, gpu_unavailable,
 	 "no GPU benchmark could run (no GPU, no driver)"},
-	{"bench.blas-reference", "bench", SEV_INFO, "bench.run", blas_reference,
+	{"bench.blas-reference", "bench", SEV_INFO, FK_BENCH_RUN, blas_reference,
 	 "the CPU baseline ran on the unoptimised reference BLAS"},
-	{"bench.unstable", "bench", SEV_INFO, "bench.run", unstable,
+	{"bench.unstable", "bench", SEV_INFO, FK_BENCH_RUN, unstable,
 	 "GEMM or bandwidth repeats differ by more than 5%"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

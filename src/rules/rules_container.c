@@ -5,11 +5,12 @@
 #include <string.h>
 
 #include "rules/registry.h"
+#include "core/factkeys.h"
 
 static int gpu_nodes_present(const facts *f)
 {
 	long long present;
-	if (facts_int(f, &present, "devices.gpu.present"))
+	if (facts_int(f, &present, FK_DEVICES_GPU_PRESENT))
 		return (int)present;
 	return 0;
 }
@@ -17,26 +18,26 @@ static int gpu_nodes_present(const facts *f)
 static void no_gpu(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (!facts_true(f, "container.inside"))
+	if (!facts_true(f, FK_CONTAINER_INSIDE))
 		return;
-	if (facts_true(f, "devices.nvidiactl") || gpu_nodes_present(f) > 0 || facts_true(f, "devices.dxg") ||
-	    fact_seen_but_unknown(facts_get(f, "devices.gpu.count")))
+	if (facts_true(f, FK_DEVICES_NVIDIACTL) || gpu_nodes_present(f) > 0 || facts_true(f, FK_DEVICES_DXG) ||
+	    fact_seen_but_unknown(facts_get(f, FK_DEVICES_GPU_COUNT)))
 		return; /* nodes there, or /dev unreadable: nothing says they are missing */
 	/* the host's GPUs usually show through sysfs and /proc/driver; when they do not (a masked
 	 * /sys, a VM-based runtime) this is still the container's case, not gpu.none's */
-	long long pci = facts_int_or(f, 0, "hardware.pci.count");
-	const char *module = facts_str(f, "hardware.kernel_module_version");
-	const char *kind = facts_str(f, "container.kind");
+	long long pci = facts_int_or(f, 0, FK_HARDWARE_PCI_COUNT);
+	const char *module = facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
+	const char *kind = facts_str(f, FK_CONTAINER_KIND);
 	bool pod = kind && strcmp(kind, "kubernetes") == 0;
 	finding *x;
-	bool seen = pci > 0 || module || facts_int_or(f, 0, "nvml.device_count") > 0;
+	bool seen = pci > 0 || module || facts_int_or(f, 0, FK_NVML_DEVICE_COUNT) > 0;
 	if (seen)
 		x = rule_emit(c, "this %s%s was started without the GPUs: no /dev/nvidia* inside",
 			      pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
 	else
 		x = rule_emit(c, "this %s%s has no GPU: no /dev/nvidia* inside, and the host's GPUs (if it has any) "
 				 "are not visible from here", pod ? "Kubernetes pod" : kind ? kind : "", pod ? "" : " container");
-	const char *marker = facts_str(f, "container.marker");
+	const char *marker = facts_str(f, FK_CONTAINER_MARKER);
 	if (marker)
 		finding_evidence(x, "inside a container: %s", marker);
 	if (pci > 0)
@@ -47,7 +48,7 @@ static void no_gpu(rule_ctx *c)
 	if (!seen)
 		finding_evidence(x, "no NVIDIA PCI device under /sys/bus/pci and no /proc/driver/nvidia: if the host has GPUs, "
 				    "they were not passed in; on a host without GPUs, use a GPU node");
-	const char *nvd = facts_str(f, "env.nvidia_visible_devices");
+	const char *nvd = facts_str(f, FK_ENV_NVIDIA_VISIBLE_DEVICES);
 	if (nvd && (strcmp(nvd, "void") == 0 || strcmp(nvd, "none") == 0 || !*nvd))
 		finding_evidence(x, "NVIDIA_VISIBLE_DEVICES=\"%s\" asks the NVIDIA runtime for no GPU", nvd);
 	else if (nvd)
@@ -79,8 +80,8 @@ static bool has_word(const strlist *l, const char *w)
 static void capabilities(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const char *v = facts_str(f, "env.nvidia_driver_capabilities");
-	if (!v || !facts_true(f, "container.inside"))
+	const char *v = facts_str(f, FK_ENV_NVIDIA_DRIVER_CAPABILITIES);
+	if (!v || !facts_true(f, FK_CONTAINER_INSIDE))
 		return;
 	strlist caps = {0};
 	char *copy = xstrdup(v);
@@ -139,12 +140,12 @@ static void shm_small(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	long long bytes;
-	if (!facts_int(f, &bytes, "container.shm_bytes") || bytes >= (1LL << 30))
+	if (!facts_int(f, &bytes, FK_CONTAINER_SHM_BYTES) || bytes >= (1LL << 30))
 		return;
 	long long gpus;
-	if (!facts_int(f, &gpus, "nvml.device_count"))
+	if (!facts_int(f, &gpus, FK_NVML_DEVICE_COUNT))
 		gpus = gpu_nodes_present(f);
-	bool inside = facts_true(f, "container.inside");
+	bool inside = facts_true(f, FK_CONTAINER_INSIDE);
 	if (gpus < 2 && !inside)
 		return;
 	finding *x;
@@ -155,7 +156,7 @@ static void shm_small(rule_ctx *c)
 		x = rule_emit_sev(c, SEV_INFO, "/dev/shm is only %lld MiB: DataLoader workers (num_workers > 0) can die "
 						"with a bus error", bytes >> 20);
 	finding_evidence(x, "/dev/shm size %lld bytes (%s)", bytes,
-			 facts_get(f, "container.shm_bytes")->source ? facts_get(f, "container.shm_bytes")->source : "?");
+			 facts_get(f, FK_CONTAINER_SHM_BYTES)->source ? facts_get(f, FK_CONTAINER_SHM_BYTES)->source : "?");
 	if (bytes == 64LL << 20)
 		finding_evidence(x, "64 MiB is Docker's default");
 	if (inside) {
@@ -169,10 +170,10 @@ static void shm_small(rule_ctx *c)
 static void wsl_v1(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (facts_int_or(c->facts, 0, "container.wsl") != 1)
+	if (facts_int_or(c->facts, 0, FK_CONTAINER_WSL) != 1)
 		return;
 	finding *x = rule_emit(c, "this is WSL 1, which cannot run CUDA: WSL 2 is needed");
-	const char *k = facts_str(f, "container.wsl_kernel");
+	const char *k = facts_str(f, FK_CONTAINER_WSL_KERNEL);
 	if (k)
 		finding_evidence(x, "kernel \"%s\" is WSL 1's emulated kernel", k);
 	finding_evidence(x, "no /dev/dxg: WSL 1 has no GPU paravirtualisation");
@@ -187,7 +188,7 @@ static void wsl_v1(rule_ctx *c)
 
 static bool os_like(const facts *f, const char *word)
 {
-	const char *id = facts_str(f, "os.id"), *like = facts_str(f, "os.id_like");
+	const char *id = facts_str(f, FK_OS_ID), *like = facts_str(f, FK_OS_ID_LIKE);
 	return (id && strstr(id, word)) || (like && strstr(like, word));
 }
 
@@ -217,8 +218,8 @@ static void toolkit_install_fix(const facts *f, finding *x)
 
 static bool nvidia_cdi_spec(const facts *f)
 {
-	for (long long i = 0; i < facts_int_or(f, 0, "container.cdi.count") && i < 64; i++) {
-		const char *kind = facts_str(f, "container.cdi.%lld.kind", i);
+	for (long long i = 0; i < facts_int_or(f, 0, FK_CONTAINER_CDI_COUNT) && i < 64; i++) {
+		const char *kind = facts_str(f, FK_CONTAINER_CDI_KIND(lld), i);
 		if (kind && strncmp(kind, "nvidia.com/", 11) == 0)
 			return true;
 	}
@@ -228,16 +229,16 @@ static bool nvidia_cdi_spec(const facts *f)
 static void toolkit_missing(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (facts_true(f, "container.inside") || facts_int_or(f, 0, "container.wsl") != 0)
+	if (facts_true(f, FK_CONTAINER_INSIDE) || facts_int_or(f, 0, FK_CONTAINER_WSL) != 0)
 		return;
-	bool gpu = facts_int_or(f, 0, "nvml.device_count") > 0 || facts_int_or(f, 0, "hardware.pci.count") > 0 ||
-		   facts_str(f, "hardware.kernel_module_version");
-	const char *docker = facts_str(f, "container.engine.docker");
-	const char *podman = facts_str(f, "container.engine.podman");
+	bool gpu = facts_int_or(f, 0, FK_NVML_DEVICE_COUNT) > 0 || facts_int_or(f, 0, FK_HARDWARE_PCI_COUNT) > 0 ||
+		   facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
+	const char *docker = facts_str(f, FK_CONTAINER_ENGINE_DOCKER);
+	const char *podman = facts_str(f, FK_CONTAINER_ENGINE_PODMAN);
 	if (!gpu || (!docker && !podman))
 		return;
-	const char *ctk = facts_str(f, "container.nvidia_toolkit");
-	bool docker_rt = facts_true(f, "container.docker.nvidia_runtime");
+	const char *ctk = facts_str(f, FK_CONTAINER_NVIDIA_TOOLKIT);
+	bool docker_rt = facts_true(f, FK_CONTAINER_DOCKER_NVIDIA_RUNTIME);
 	bool cdi = nvidia_cdi_spec(f);
 	bool docker_bad = docker && (!ctk || (!docker_rt && !cdi));
 	bool podman_bad = podman && !cdi;
@@ -255,7 +256,7 @@ static void toolkit_missing(rule_ctx *c)
 	else
 		finding_evidence(x, "NVIDIA Container Toolkit: %s", ctk);
 	if (docker) {
-		const fact *rt = facts_get(f, "container.docker.nvidia_runtime");
+		const fact *rt = facts_get(f, FK_CONTAINER_DOCKER_NVIDIA_RUNTIME);
 		if (rt && rt->state == FACT_OK)
 			finding_evidence(x, "/etc/docker/daemon.json declares %s", docker_rt ? "the nvidia runtime" : "no nvidia runtime");
 		else
@@ -273,7 +274,7 @@ static void toolkit_missing(rule_ctx *c)
 	if (podman_bad || (docker_bad && !ctk))
 		finding_fix(x, "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml   (CDI, for podman and for docker 25+; "
 			       "again after every driver upgrade)");
-	if (facts_str(f, "container.engine.containerd") && !facts_true(f, "container.containerd.nvidia_runtime"))
+	if (facts_str(f, FK_CONTAINER_ENGINE_CONTAINERD) && !facts_true(f, FK_CONTAINER_CONTAINERD_NVIDIA_RUNTIME))
 		finding_fix(x, "for containerd (Kubernetes): sudo nvidia-ctk runtime configure --runtime=containerd && sudo "
 			       "systemctl restart containerd");
 	finding_fix(x, "check: %s run --rm %s ubuntu nvidia-smi", docker ? "docker" : "podman",
@@ -281,14 +282,14 @@ static void toolkit_missing(rule_ctx *c)
 }
 
 const rule rules_container[] = {
-	{"container.no-gpu", "container", SEV_FAIL, "container.inside devices.nvidiactl", no_gpu,
+	{"container.no-gpu", "container", SEV_FAIL, FK_CONTAINER_INSIDE " " FK_DEVICES_NVIDIACTL, no_gpu,
 	 "inside a container with no NVIDIA device nodes while the host has GPUs", .root_cause = 4},
-	{"container.capabilities", "container", SEV_WARN, "container.inside env.nvidia_driver_capabilities", capabilities,
+	{"container.capabilities", "container", SEV_WARN, FK_CONTAINER_INSIDE " " FK_ENV_NVIDIA_DRIVER_CAPABILITIES, capabilities,
 	 "NVIDIA_DRIVER_CAPABILITIES lacks compute or utility", .root_cause = 14},
-	{"nccl.shm-small", "container", SEV_WARN, "container.shm_bytes", shm_small,
+	{"nccl.shm-small", "container", SEV_WARN, FK_CONTAINER_SHM_BYTES, shm_small,
 	 "/dev/shm below 1 GiB with 2+ GPUs (or in a container)"},
-	{"wsl.v1", "container", SEV_FAIL, "container.wsl", wsl_v1, "WSL 1 kernel: CUDA needs WSL 2", .root_cause = 5},
-	{"container.toolkit-missing", "container", SEV_WARN, "container.inside", toolkit_missing,
+	{"wsl.v1", "container", SEV_FAIL, FK_CONTAINER_WSL, wsl_v1, "WSL 1 kernel: CUDA needs WSL 2", .root_cause = 5},
+	{"container.toolkit-missing", "container", SEV_WARN, FK_CONTAINER_INSIDE, toolkit_missing,
 	 "a GPU host with docker or podman but no NVIDIA Container Toolkit, nvidia runtime or CDI spec"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "kb/kb_nvidia.h"
 #include "nvidia/cuda.h"
 #include "nvidia/nvml.h"
@@ -24,14 +25,14 @@ static const char *fact_error(const fact *ft)
  * facts it left (nvml.library, nvml.init as errors) must not read as "not installed". */
 static bool child_failed(const facts *f, const char *probe)
 {
-	const char *o = facts_str(f, "isolation.%s.outcome", probe);
+	const char *o = facts_str(f, FK_ISOLATION_OUTCOME, probe);
 	return o && strcmp(o, "ok") != 0 && strcmp(o, "not started") != 0; /* not started: it ran here */
 }
 
 /* No /proc/driver/nvidia/version at all (not: there but unreadable or garbled). */
 static bool kernel_module_absent(const facts *f)
 {
-	const fact *ft = facts_get(f, "hardware.kernel_module_version");
+	const fact *ft = facts_get(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
 	return !ft || ft->state == FACT_ABSENT;
 }
 
@@ -45,15 +46,15 @@ static bool library_missing(const facts *f, const char *key)
 static const char *userspace_version(const facts *f, const char **from)
 {
 	const char *v;
-	if ((v = facts_str(f, "nvml.driver_version"))) {
+	if ((v = facts_str(f, FK_NVML_DRIVER_VERSION))) {
 		*from = "NVML (nvmlSystemGetDriverVersion)";
 		return v;
 	}
-	if ((v = facts_str(f, "nvml.library_file_version"))) {
+	if ((v = facts_str(f, FK_NVML_LIBRARY_FILE_VERSION))) {
 		*from = "the libnvidia-ml file name";
 		return v;
 	}
-	if ((v = facts_str(f, "cuda.library_file_version"))) {
+	if ((v = facts_str(f, FK_CUDA_LIBRARY_FILE_VERSION))) {
 		*from = "the libcuda file name";
 		return v;
 	}
@@ -64,13 +65,13 @@ static const char *userspace_version(const facts *f, const char **from)
 static void fix_install_library(const facts *f, finding *x, const char *soname, const char *capability,
 				const char *debian_pkg, const char *file_version_key)
 {
-	if (facts_true(f, "container.inside")) {
+	if (facts_true(f, FK_CONTAINER_INSIDE)) {
 		finding_fix(x, "inside a container the NVIDIA runtime mounts %s only when NVIDIA_DRIVER_CAPABILITIES includes "
 			       "%s: docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...",
 			    soname, capability);
 		return;
 	}
-	if (facts_true(f, "devices.dxg")) {
+	if (facts_true(f, FK_DEVICES_DXG)) {
 		finding_fix(x, "WSL 2 provides %s in /usr/lib/wsl/lib: echo /usr/lib/wsl/lib | sudo tee "
 			       "/etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig",
 			    soname);
@@ -84,7 +85,7 @@ static void fix_install_library(const facts *f, finding *x, const char *soname, 
 		finding_fix(x, "the file is there but the loader does not find it: sudo ldconfig (check "
 			       "/etc/ld.so.conf.d/ lists its directory)");
 	}
-	const char *kver = facts_str(f, "hardware.kernel_module_version");
+	const char *kver = facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
 	char branch[16];
 	nv_driver_branch(kver, branch, sizeof(branch));
 	if (branch[0])
@@ -98,44 +99,58 @@ static void fix_install_library(const facts *f, finding *x, const char *soname, 
 			    debian_pkg);
 }
 
-static void nvml_missing(rule_ctx *c)
+/* A driver library that does not load (NVML's, libcuda's): its fact, the probe whose child loads
+ * it, the finding's title, the variable that may choose the file, what fails without it, and
+ * what fix_install_library needs. */
+struct driver_lib {
+	const char *key, *probe, *title, *env, *without, *soname, *component, *debian, *version_key;
+};
+
+static const struct driver_lib NVML_LIB = {
+	FK_NVML_LIBRARY, "nvml", "the NVIDIA management library (libnvidia-ml.so.1) cannot be loaded", "GPUVET_NVML_LIB",
+	"without it nvidia-smi, monitoring and every NVML-based tool fail", "libnvidia-ml.so.1", "utility",
+	"libnvidia-ml1", FK_NVML_LIBRARY_FILE_VERSION,
+};
+
+static const struct driver_lib CUDA_LIB = {
+	FK_CUDA_LIBRARY, "cudalib", "the CUDA driver library (libcuda.so.1) cannot be loaded: no CUDA program can run",
+	"GPUVET_CUDA_LIB", "PyTorch reports torch.cuda.is_available() == False without it", "libcuda.so.1", "compute",
+	"libcuda1", FK_CUDA_LIBRARY_FILE_VERSION,
+};
+
+static void driver_lib_missing(rule_ctx *c, const struct driver_lib *l)
 {
 	const facts *f = c->facts;
-	if (!nv_driver_expected(f) || !library_missing(f, "nvml.library") || child_failed(f, "nvml"))
+	if (!nv_driver_expected(f) || !library_missing(f, l->key) || child_failed(f, l->probe))
 		return;
-	const fact *ft = facts_get(f, "nvml.library");
-	finding *x = rule_emit(c, "the NVIDIA management library (libnvidia-ml.so.1) cannot be loaded");
+	const fact *ft = facts_get(f, "%s", l->key);
+	finding *x = rule_emit(c, "%s", l->title);
 	finding_evidence(x, "dlopen: %s", fact_error(ft));
-	if (ft->source && strcmp(ft->source, "GPUVET_NVML_LIB") == 0)
-		finding_evidence(x, "GPUVET_NVML_LIB chose the file");
-	finding_evidence(x, "without it nvidia-smi, monitoring and every NVML-based tool fail");
-	fix_install_library(f, x, "libnvidia-ml.so.1", "utility", "libnvidia-ml1", "nvml.library_file_version");
+	if (ft->source && strcmp(ft->source, l->env) == 0)
+		finding_evidence(x, "%s chose the file", l->env);
+	finding_evidence(x, "%s", l->without);
+	fix_install_library(f, x, l->soname, l->component, l->debian, l->version_key);
 	x->rank = 1;
+}
+
+static void nvml_missing(rule_ctx *c)
+{
+	driver_lib_missing(c, &NVML_LIB);
 }
 
 static void libcuda_missing(rule_ctx *c)
 {
-	const facts *f = c->facts;
-	if (!nv_driver_expected(f) || !library_missing(f, "cuda.library") || child_failed(f, "cudalib"))
-		return;
-	const fact *ft = facts_get(f, "cuda.library");
-	finding *x = rule_emit(c, "the CUDA driver library (libcuda.so.1) cannot be loaded: no CUDA program can run");
-	finding_evidence(x, "dlopen: %s", fact_error(ft));
-	if (ft->source && strcmp(ft->source, "GPUVET_CUDA_LIB") == 0)
-		finding_evidence(x, "GPUVET_CUDA_LIB chose the file");
-	finding_evidence(x, "PyTorch reports torch.cuda.is_available() == False without it");
-	fix_install_library(f, x, "libcuda.so.1", "compute", "libcuda1", "cuda.library_file_version");
-	x->rank = 1;
+	driver_lib_missing(c, &CUDA_LIB);
 }
 
 static void version_mismatch(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const char *kver = facts_str(f, "hardware.kernel_module_version");
+	const char *kver = facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
 	const char *from = NULL;
 	const char *uver = userspace_version(f, &from);
-	long long nvml_rc = facts_int_or(f, 0, "nvml.init_code");
-	long long cuda_rc = facts_int_or(f, 0, "cuda.init_code");
+	long long nvml_rc = facts_int_or(f, 0, FK_NVML_INIT_CODE);
+	long long cuda_rc = facts_int_or(f, 0, FK_CUDA_INIT_CODE);
 	bool differ = kver && uver && version_cmp(kver, uver) != 0;
 	bool nvml_says = nvml_rc == NVML_ERROR_LIB_RM_VERSION_MISMATCH;
 	bool cuda_says = cuda_rc == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && (differ || !kver || !uver);
@@ -169,9 +184,9 @@ static void version_mismatch(rule_ctx *c)
 /* NVML's init error: cause and fix by code. */
 static void explain_nvml(const facts *f, finding *x, long long rc)
 {
-	const fact *ft = facts_get(f, "nvml.init");
+	const fact *ft = facts_get(f, FK_NVML_INIT);
 	finding_evidence(x, "nvmlInit: %s", fact_error(ft));
-	if (facts_true(f, "nvml.timeout")) {
+	if (facts_true(f, FK_NVML_TIMEOUT)) {
 		finding_fix(x, "the driver hangs (nvidia-smi will hang too): look for Xid errors (sudo journalctl -k | grep "
 			       "-i xid; Xid 79 means a GPU fell off the bus) and reboot the machine");
 		return;
@@ -219,9 +234,9 @@ static void explain_nvml(const facts *f, finding *x, long long rc)
 /* cuInit's error: cause and fix by code. */
 static void explain_cuda(const facts *f, finding *x, long long rc)
 {
-	const fact *ft = facts_get(f, "cuda.init");
+	const fact *ft = facts_get(f, FK_CUDA_INIT);
 	finding_evidence(x, "cuInit: %s", fact_error(ft));
-	if (facts_true(f, "cuda.timeout")) {
+	if (facts_true(f, FK_CUDA_TIMEOUT)) {
 		finding_fix(x, "the driver hangs: look for Xid errors (sudo journalctl -k | grep -i xid) and stuck GPU "
 			       "processes (nvidia-smi), then reboot the machine");
 		return;
@@ -234,11 +249,11 @@ static void explain_cuda(const facts *f, finding *x, long long rc)
 	case CUDA_ERROR_UNKNOWN:
 		finding_fix(x, "after a suspend/resume the unified memory module is often stuck: sudo rmmod nvidia_uvm "
 			       "&& sudo modprobe nvidia_uvm (stop GPU processes first), or reboot");
-		if (!facts_true(f, "hardware.module.nvidia_uvm"))
+		if (!facts_true(f, FK_HARDWARE_MODULE, "nvidia_uvm"))
 			finding_evidence(x, "nvidia_uvm is not listed in /proc/modules");
 		break;
 	case CUDA_ERROR_NO_DEVICE: {
-		const char *cvd = facts_str(f, "cuda.visible_devices");
+		const char *cvd = facts_str(f, FK_CUDA_VISIBLE_DEVICES);
 		if (cvd) {
 			finding_evidence(x, "CUDA_VISIBLE_DEVICES=\"%s\" while NVML sees %d GPU(s)", cvd, n);
 			finding_fix(x, "CUDA_VISIBLE_DEVICES hides the GPUs: unset CUDA_VISIBLE_DEVICES, or set it to "
@@ -261,12 +276,12 @@ static void explain_cuda(const facts *f, finding *x, long long rc)
 			       "CUDA build that this driver runs");
 		break;
 	case CUDA_ERROR_STUB_LIBRARY: {
-		const char *lib = facts_str(f, "cuda.library");
+		const char *lib = facts_str(f, FK_CUDA_LIBRARY);
 		if (lib)
 			finding_evidence(x, "libcuda loaded from %s", lib);
 		finding_fix(x, "remove the toolkit's stubs directory (.../lib64/stubs) from LD_LIBRARY_PATH: it holds a "
 			       "link-time placeholder, not the driver");
-		const char *llp = facts_str(f, "loader.ld_library_path");
+		const char *llp = facts_str(f, FK_LOADER_LD_LIBRARY_PATH);
 		char *rest = llp ? loader_path_without_stubs(llp) : NULL;
 		if (rest && strcmp(rest, llp) != 0) {
 			if (*rest)
@@ -279,8 +294,8 @@ static void explain_cuda(const facts *f, finding *x, long long rc)
 	}
 	case CUDA_ERROR_DEVICE_UNAVAILABLE:
 		for (int i = 0; i < n; i++) {
-			const char *mode = facts_str(f, "nvml.gpu.%d.compute_mode", i);
-			long long procs = facts_int_or(f, 0, "nvml.gpu.%d.processes.count", i);
+			const char *mode = facts_str(f, FK_NVML_GPU_COMPUTE_MODE(d), i);
+			long long procs = facts_int_or(f, 0, FK_NVML_GPU_PROCESSES_COUNT(d), i);
 			if (mode && strcmp(mode, "default") != 0) {
 				char label[160];
 				finding_evidence(x, "%s is in %s compute mode with %lld process(es) on it",
@@ -319,17 +334,17 @@ static void init_failed(rule_ctx *c)
 	/* without a driver to talk to, init failing is a consequence that the hardware rules explain */
 	if (!nv_driver_expected(f))
 		return;
-	const fact *ni = facts_get(f, "nvml.init");
-	const fact *ci = facts_get(f, "cuda.init");
-	long long nrc = facts_int_or(f, 0, "nvml.init_code");
-	long long crc = facts_int_or(f, 0, "cuda.init_code");
+	const fact *ni = facts_get(f, FK_NVML_INIT);
+	const fact *ci = facts_get(f, FK_CUDA_INIT);
+	long long nrc = facts_int_or(f, 0, FK_NVML_INIT_CODE);
+	long long crc = facts_int_or(f, 0, FK_CUDA_INIT_CODE);
 	bool nvml_bad = ni && ni->state == FACT_ERROR && !child_failed(f, "nvml") && nrc != NVML_ERROR_LIB_RM_VERSION_MISMATCH &&
 			!(nrc == NVML_ERROR_DRIVER_NOT_LOADED && kernel_module_absent(f) &&
-			  !facts_true(f, "devices.dxg"));
+			  !facts_true(f, FK_DEVICES_DXG));
 	/* 803 is the version mismatch when the versions differ: driver.version-mismatch says it */
 	const char *from;
 	const char *uver = userspace_version(f, &from);
-	const char *kver = facts_str(f, "hardware.kernel_module_version");
+	const char *kver = facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
 	bool cuda_mismatch_explained =
 		crc == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && (!kver || !uver || version_cmp(kver, uver) != 0);
 	bool cuda_bad = ci && ci->state == FACT_ERROR && !cuda_mismatch_explained && !child_failed(f, "cuda") &&
@@ -357,17 +372,17 @@ static void cuda_max(rule_ctx *c)
 	const char *dfrom;
 	/* the user-space driver answers cuDriverGetVersion; the kernel module only when nothing else is known */
 	const char *dver = userspace_version(f, &dfrom);
-	const char *cv = facts_str(f, "nvml.cuda_version");
+	const char *cv = facts_str(f, FK_NVML_CUDA_VERSION);
 	char buf[32], kbv[32];
 	long long cd;
 	const char *from = "NVML";
-	if (!cv && facts_int(f, &cd, "cuda.driver_version") && cd > 0) {
+	if (!cv && facts_int(f, &cd, FK_CUDA_DRIVER_VERSION) && cd > 0) {
 		snprintf(buf, sizeof(buf), "%lld.%lld", cd / 1000, (cd % 1000) / 10);
 		cv = buf;
 		from = "cuDriverGetVersion";
 	}
 	if (!dver)
-		dver = facts_str(f, "hardware.kernel_module_version");
+		dver = facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
 	if (!cv && dver && c->kb && kb_driver_max_cuda(c->kb, dver, kbv, sizeof(kbv))) {
 		cv = kbv;
 		from = "the knowledge base (driver version table)";
@@ -389,10 +404,10 @@ static void persistence_off(rule_ctx *c)
 	int off = 0, n = nv_gpu_count(f);
 	int last = -1;
 	for (int i = 0; i < n; i++) {
-		const fact *p = facts_get(f, "nvml.gpu.%d.persistence", i);
+		const fact *p = facts_get(f, FK_NVML_GPU_PERSISTENCE(d), i);
 		if (!p || p->state != FACT_OK || p->i)
 			continue;
-		const char *name = facts_str(f, "nvml.gpu.%d.name", i);
+		const char *name = facts_str(f, FK_NVML_GPU_NAME(d), i);
 		if (!kb_gpu_is_datacenter(c->kb, name))
 			continue;
 		if (!x)
@@ -468,19 +483,19 @@ static void arch_unsupported(rule_ctx *c)
 }
 
 const rule rules_driver[] = {
-	{"driver.version-mismatch", "driver", SEV_FAIL, "nvml.library", version_mismatch,
+	{"driver.version-mismatch", "driver", SEV_FAIL, FK_NVML_LIBRARY, version_mismatch,
 	 "the kernel module and the user-space driver libraries are different versions", .root_cause = 7},
-	{"driver.nvml-missing", "driver", SEV_FAIL, "nvml.library", nvml_missing,
+	{"driver.nvml-missing", "driver", SEV_FAIL, FK_NVML_LIBRARY, nvml_missing,
 	 "libnvidia-ml.so.1 cannot be loaded"},
-	{"driver.libcuda-missing", "driver", SEV_FAIL, "cuda.library", libcuda_missing,
+	{"driver.libcuda-missing", "driver", SEV_FAIL, FK_CUDA_LIBRARY, libcuda_missing,
 	 "libcuda.so.1 cannot be loaded", .root_cause = 6},
-	{"driver.init-failed", "driver", SEV_FAIL, "nvml.library", init_failed,
+	{"driver.init-failed", "driver", SEV_FAIL, FK_NVML_LIBRARY, init_failed,
 	 "nvmlInit or cuInit fails; the cause of each error code", .root_cause = 12},
-	{"driver.cuda-max", "driver", SEV_INFO, "nvml.library", cuda_max,
+	{"driver.cuda-max", "driver", SEV_INFO, FK_NVML_LIBRARY, cuda_max,
 	 "the newest CUDA version this driver supports"},
-	{"driver.persistence-off", "driver", SEV_WARN, "nvml.init", persistence_off,
+	{"driver.persistence-off", "driver", SEV_WARN, FK_NVML_INIT, persistence_off,
 	 "persistence mode off on datacenter GPUs"},
-	{"driver.arch-unsupported", "driver", SEV_FAIL, "hardware.pci.count", arch_unsupported,
+	{"driver.arch-unsupported", "driver", SEV_FAIL, FK_HARDWARE_PCI_COUNT, arch_unsupported,
 	 "the driver is too old (or, for a dropped architecture, too new) to drive a GPU here"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

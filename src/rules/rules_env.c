@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "parse/envparse.h"
 #include "core/shell.h"
 #include "rules/registry.h"
@@ -27,7 +28,7 @@ static char *show(const char *v)
 static int nvml_count(const facts *f)
 {
 	long long n;
-	return facts_int(f, &n, "nvml.device_count") && n >= 0 && n < 4096 ? (int)n : -1;
+	return facts_int(f, &n, FK_NVML_DEVICE_COUNT) && n >= 0 && n < 4096 ? (int)n : -1;
 }
 
 /* ---- env.visible-devices -------------------------------------------------------------- */
@@ -44,10 +45,10 @@ static void gpu_ids_load(const facts *f, int n, gpu_ids *g)
 	g->migs = NULL;
 	g->nmig = 0;
 	for (int i = 0; i < n; i++) {
-		g->uuids[i] = facts_str(f, "nvml.gpu.%d.uuid", i);
-		long long m = facts_int_or(f, 0, "nvml.gpu.%d.mig.count", i);
+		g->uuids[i] = facts_str(f, FK_NVML_GPU_UUID(d), i);
+		long long m = facts_int_or(f, 0, FK_NVML_GPU_MIG_COUNT(d), i);
 		for (long long k = 0; k < m && k < 64; k++) {
-			const char *u = facts_str(f, "nvml.gpu.%d.mig.%lld.uuid", i, k);
+			const char *u = facts_str(f, FK_NVML_GPU_MIG_UUID(d, lld), i, k);
 			if (!u)
 				continue;
 			g->migs = xrealloc(g->migs, (g->nmig + 1) * sizeof(char *));
@@ -59,7 +60,7 @@ static void gpu_ids_load(const facts *f, int n, gpu_ids *g)
 static void visible_devices(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const char *raw = facts_str(f, "env.cuda_visible_devices");
+	const char *raw = facts_str(f, FK_ENV_CUDA_VISIBLE_DEVICES);
 	if (!raw)
 		return; /* unset: every GPU is visible */
 	int ngpus = nvml_count(f);
@@ -132,7 +133,7 @@ static void visible_devices(rule_ctx *c)
 			for (int i = 0; i < ngpus && i < 8; i++)
 				if (g.uuids[i])
 					finding_evidence(x, "GPU %d: %s %s", i, g.uuids[i],
-							 facts_str(f, "nvml.gpu.%d.name", i) ? facts_str(f, "nvml.gpu.%d.name", i) : "");
+							 facts_str(f, FK_NVML_GPU_NAME(d), i) ? facts_str(f, FK_NVML_GPU_NAME(d), i) : "");
 		}
 		if (r.corrected[0] && (r.bad || l.spaces)) {
 			char q[1024];
@@ -176,24 +177,24 @@ static void bus_norm(const char *s, char *out, size_t n)
 static void device_order(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const char *order = facts_str(f, "env.cuda_device_order");
+	const char *order = facts_str(f, FK_ENV_CUDA_DEVICE_ORDER);
 	if (order && (strcmp(order, "PCI_BUS_ID") == 0 || strcmp(order, "FASTEST_FIRST") == 0))
 		return; /* a deliberate choice either way */
 	bool bad_value = order != NULL;
 	int n = nvml_count(f);
 	bool mixed = false;
 	for (int i = 1; i < n; i++) {
-		const char *a = facts_str(f, "nvml.gpu.0.name"), *b = facts_str(f, "nvml.gpu.%d.name", i);
+		const char *a = facts_str(f, FK_NVML_GPU_NAME(d), 0), *b = facts_str(f, FK_NVML_GPU_NAME(d), i);
 		if (a && b && strcmp(a, b) != 0)
 			mixed = true;
 	}
 	/* CUDA's order against NVML's, when CUDA saw every GPU */
 	bool differs = false;
 	long long ncuda;
-	if (n > 1 && !facts_str(f, "env.cuda_visible_devices") && facts_int(f, &ncuda, "cuda.device_count") && ncuda == n) {
+	if (n > 1 && !facts_str(f, FK_ENV_CUDA_VISIBLE_DEVICES) && facts_int(f, &ncuda, FK_CUDA_DEVICE_COUNT) && ncuda == n) {
 		for (int i = 0; i < n; i++) {
 			char a[32], b[32];
-			const char *na = facts_str(f, "nvml.gpu.%d.pci_bus_id", i), *cb = facts_str(f, "cuda.dev.%d.pci_bus_id", i);
+			const char *na = facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), i), *cb = facts_str(f, FK_CUDA_DEV_PCI_BUS_ID(d), i);
 			if (!na || !cb)
 				continue;
 			bus_norm(na, a, sizeof(a));
@@ -217,11 +218,11 @@ static void device_order(rule_ctx *c)
 	else
 		finding_evidence(x, "CUDA_DEVICE_ORDER is not set: CUDA uses FASTEST_FIRST");
 	for (int i = 0; i < n && i < 16 && (mixed || differs); i++) {
-		const char *name = facts_str(f, "nvml.gpu.%d.name", i), *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
+		const char *name = facts_str(f, FK_NVML_GPU_NAME(d), i), *bus = facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), i);
 		finding_evidence(x, "nvidia-smi GPU %d: %s%s%s", i, name ? name : "?", bus ? " at " : "", bus ? bus : "");
 	}
 	for (int i = 0; i < n && i < 16 && differs; i++) {
-		const char *name = facts_str(f, "cuda.dev.%d.name", i), *bus = facts_str(f, "cuda.dev.%d.pci_bus_id", i);
+		const char *name = facts_str(f, FK_CUDA_DEV_NAME(d), i), *bus = facts_str(f, FK_CUDA_DEV_PCI_BUS_ID(d), i);
 		finding_evidence(x, "CUDA device %d: %s%s%s", i, name ? name : "?", bus ? " at " : "", bus ? bus : "");
 	}
 	finding_fix_export(x, "CUDA_DEVICE_ORDER", "PCI_BUS_ID",
@@ -232,7 +233,7 @@ static void device_order(rule_ctx *c)
 
 static void launch_blocking(rule_ctx *c)
 {
-	const char *v = facts_str(c->facts, "env.cuda_launch_blocking");
+	const char *v = facts_str(c->facts, FK_ENV_CUDA_LAUNCH_BLOCKING);
 	if (!v)
 		return;
 	char *end;
@@ -250,7 +251,7 @@ static void launch_blocking(rule_ctx *c)
 static void arch_list_rule(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const char *raw = facts_str(f, "env.torch_cuda_arch_list");
+	const char *raw = facts_str(f, FK_ENV_TORCH_CUDA_ARCH_LIST);
 	if (!raw)
 		return;
 	arch_list l;
@@ -265,7 +266,7 @@ static void arch_list_rule(rule_ctx *c)
 	int ncc = 0;
 	arch_cover worst = ARCH_EXACT;
 	for (int i = 0; i < n && ncc < 16; i++) {
-		const char *cc = facts_str(f, "nvml.gpu.%d.cc", i);
+		const char *cc = facts_str(f, FK_NVML_GPU_CC(d), i);
 		int ma, mi, pa;
 		if (!cc || version_parse(cc, &ma, &mi, &pa) < 2)
 			continue;
@@ -422,7 +423,7 @@ static void alloc_conf_rule(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	static const char *const vars[] = {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"};
-	static const char *const keys[] = {"env.pytorch_alloc_conf", "env.pytorch_cuda_alloc_conf"};
+	static const char *const keys[] = {FK_ENV_PYTORCH_ALLOC_CONF, FK_ENV_PYTORCH_CUDA_ALLOC_CONF};
 	finding *x = NULL;
 	strlist notes = {0};
 	for (size_t i = 0; i < 2; i++) {
@@ -450,7 +451,7 @@ static void alloc_conf_rule(rule_ctx *c)
 			sl_pushf(&notes, "%s: %s", vars[i], ac.notes.v[e]);
 		alloc_conf_free(&ac);
 	}
-	const char *a = facts_str(f, "env.pytorch_alloc_conf"), *b = facts_str(f, "env.pytorch_cuda_alloc_conf");
+	const char *a = facts_str(f, FK_ENV_PYTORCH_ALLOC_CONF), *b = facts_str(f, FK_ENV_PYTORCH_CUDA_ALLOC_CONF);
 	if (a && b && strcmp(a, b) != 0)
 		sl_push(&notes, "both PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF are set and differ: newer PyTorch reads "
 				"PYTORCH_ALLOC_CONF first, older releases know only PYTORCH_CUDA_ALLOC_CONF");
@@ -474,17 +475,17 @@ static void alloc_conf_rule(rule_ctx *c)
 }
 
 const rule rules_env[] = {
-	{"env.visible-devices", "env", SEV_FAIL, "env.cuda_visible_devices", visible_devices,
+	{"env.visible-devices", "env", SEV_FAIL, FK_ENV_CUDA_VISIBLE_DEVICES, visible_devices,
 	 "CUDA_VISIBLE_DEVICES empty, -1, out of range, unknown UUID, duplicated, or hiding every GPU", .root_cause = 13},
-	{"env.device-order", "env", SEV_INFO, "env.cuda_device_order", device_order,
+	{"env.device-order", "env", SEV_INFO, FK_ENV_CUDA_DEVICE_ORDER, device_order,
 	 "CUDA's device numbering differs from nvidia-smi's (CUDA_DEVICE_ORDER unset)"},
-	{"env.launch-blocking", "env", SEV_WARN, "env.cuda_launch_blocking", launch_blocking,
+	{"env.launch-blocking", "env", SEV_WARN, FK_ENV_CUDA_LAUNCH_BLOCKING, launch_blocking,
 	 "CUDA_LAUNCH_BLOCKING=1 left set"},
-	{"env.arch-list", "env", SEV_WARN, "env.torch_cuda_arch_list", arch_list_rule,
+	{"env.arch-list", "env", SEV_WARN, FK_ENV_TORCH_CUDA_ARCH_LIST, arch_list_rule,
 	 "TORCH_CUDA_ARCH_LIST lacks the GPUs' compute capability or has invalid entries"},
-	{"env.debug-vars", "env", SEV_WARN, "env.cuda_visible_devices", debug_vars,
+	{"env.debug-vars", "env", SEV_WARN, FK_ENV_CUDA_VISIBLE_DEVICES, debug_vars,
 	 "CUDA/PyTorch/NCCL debugging or profiling variables left set"},
-	{"env.alloc-conf", "env", SEV_WARN, "env.pytorch_cuda_alloc_conf", alloc_conf_rule,
+	{"env.alloc-conf", "env", SEV_WARN, FK_ENV_PYTORCH_CUDA_ALLOC_CONF, alloc_conf_rule,
 	 "PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF does not parse"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -3,20 +3,21 @@
 #include <stdio.h>
 
 #include "rules/registry.h"
+#include "core/factkeys.h"
 
 #define SHOWN 12
 
 static void files_unreadable(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	long long n = facts_int_or(f, 0, "files.unreadable.count");
+	long long n = facts_int_or(f, 0, FK_FILES_UNREADABLE_COUNT);
 	if (n <= 0)
 		return;
 	finding *x = rule_emit(c, "%lld path%s that gpuvet examines %s there but cannot be read; conclusions that need "
 			       "them are withheld", n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
 	bool denied = false;
 	for (long long i = 0; i < n && i < SHOWN; i++) {
-		const fact *ft = facts_get(f, "files.unreadable.%lld", i);
+		const fact *ft = facts_get(f, FK_FILES_UNREADABLE(lld), i);
 		if (!ft)
 			break;
 		char what[512];
@@ -32,7 +33,7 @@ static void files_unreadable(rule_ctx *c)
 }
 
 const rule rules_files[] = {
-	{"files.unreadable", "files", SEV_WARN, "files.unreadable.count", files_unreadable,
+	{"files.unreadable", "files", SEV_WARN, FK_FILES_UNREADABLE_COUNT, files_unreadable,
 	 "paths gpuvet examines exist but cannot be read (permissions, a directory or FIFO in place of a file)"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

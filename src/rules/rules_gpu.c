@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/factkeys.h"
 #include "health/conditions.h"
 #include "kb/kb_nvidia.h"
 #include "nvidia/nvml.h"
@@ -17,16 +18,6 @@
 
 #define RETIRED_PAGES_RMA 63 /* dynamic page retirement stops near 64 pages */
 
-static long long gpu_int(const facts *f, int i, const char *field, long long dflt)
-{
-	return facts_int_or(f, dflt, "nvml.gpu.%d.%s", i, field);
-}
-
-static bool gpu_true(const facts *f, int i, const char *field)
-{
-	return facts_true(f, "nvml.gpu.%d.%s", i, field);
-}
-
 static void ecc_uncorrected(rule_ctx *c)
 {
 	const facts *f = c->facts;
@@ -34,8 +25,8 @@ static void ecc_uncorrected(rule_ctx *c)
 	bool current = false;
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
-		long long vol = gpu_int(f, i, "ecc_uncorrected_volatile", 0);
-		long long agg = gpu_int(f, i, "ecc_uncorrected_aggregate", 0);
+		long long vol = facts_int_or(f, 0, FK_NVML_GPU_ECC_UNCORRECTED_VOLATILE(d), i);
+		long long agg = facts_int_or(f, 0, FK_NVML_GPU_ECC_UNCORRECTED_AGGREGATE(d), i);
 		if (vol <= 0 && agg <= 0)
 			continue;
 		if (!x)
@@ -72,10 +63,10 @@ static void retired_pages(rule_ctx *c)
 	for (int i = 0; i < n; i++) {
 		char label[160];
 		nv_gpu_label(f, i, label, sizeof(label));
-		long long sbe = gpu_int(f, i, "retired_pages_sbe", 0), dbe = gpu_int(f, i, "retired_pages_dbe", 0);
-		bool pending = gpu_true(f, i, "retired_pending");
-		bool remap_pending = gpu_true(f, i, "remap_pending");
-		bool remap_failure = gpu_true(f, i, "remap_failure");
+		long long sbe = facts_int_or(f, 0, FK_NVML_GPU_RETIRED_PAGES_SBE(d), i), dbe = facts_int_or(f, 0, FK_NVML_GPU_RETIRED_PAGES_DBE(d), i);
+		bool pending = facts_true(f, FK_NVML_GPU_RETIRED_PENDING(d), i);
+		bool remap_pending = facts_true(f, FK_NVML_GPU_REMAP_PENDING(d), i);
+		bool remap_failure = facts_true(f, FK_NVML_GPU_REMAP_FAILURE(d), i);
 		bool many = sbe + dbe >= RETIRED_PAGES_RMA;
 		if (!pending && !remap_pending && !remap_failure && !many)
 			continue;
@@ -84,8 +75,8 @@ static void retired_pages(rule_ctx *c)
 		if (remap_failure) {
 			finding_evidence(x, "%s: row remapping failed (%lld rows remapped for uncorrectable, %lld for "
 					    "correctable errors)",
-					 label, gpu_int(f, i, "remapped_uncorrectable", 0),
-					 gpu_int(f, i, "remapped_correctable", 0));
+					 label, facts_int_or(f, 0, FK_NVML_GPU_REMAPPED_UNCORRECTABLE(d), i),
+					 facts_int_or(f, 0, FK_NVML_GPU_REMAPPED_CORRECTABLE(d), i));
 			finding_fix(x, "GPU %d has no spare rows left: take it out of service and RMA it", i);
 		}
 		if (remap_pending) {
@@ -117,7 +108,7 @@ static int gpu_of_pci(const facts *f, const char *pci)
 	size_t tl = strlen(tail);
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
-		const char *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
+		const char *bus = facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), i);
 		const char *b = bus && strchr(bus, ':') ? strchr(bus, ':') + 1 : NULL;
 		if (b && strncasecmp(b, tail, tl) == 0)
 			return i;
@@ -128,17 +119,17 @@ static int gpu_of_pci(const facts *f, const char *pci)
 static void xid(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	long long n = facts_int_or(f, 0, "kmsg.xid.count");
+	long long n = facts_int_or(f, 0, FK_KMSG_XID_COUNT);
 	if (n <= 0)
 		return;
 	finding *x = NULL;
 	severity sev = SEV_INFO;
 	strlist actions = {0};
 	for (long long i = 0; i < n && i < 64; i++) {
-		long long code = facts_int_or(f, -1, "kmsg.xid.%lld.code", i);
+		long long code = facts_int_or(f, -1, FK_KMSG_XID_CODE(lld), i);
 		if (code < 0)
 			continue;
-		const fact *tb = facts_get(f, "kmsg.xid.%lld.this_boot", i);
+		const fact *tb = facts_get(f, FK_KMSG_XID_THIS_BOOT(lld), i);
 		bool this_boot = !tb || tb->state != FACT_OK || tb->i; /* unknown: treat as recent */
 		/* one rule with watch and serve (health/conditions.h): application faults (13, 31, 43...)
 		 * and older boots are context, GPU faults of this boot a warning */
@@ -149,7 +140,7 @@ static void xid(rule_ctx *c)
 			sev = s;
 		if (!x)
 			x = rule_emit(c, "the NVIDIA driver logged Xid errors");
-		const char *pci = facts_str(f, "kmsg.xid.%lld.pci", i);
+		const char *pci = facts_str(f, FK_KMSG_XID_PCI(lld), i);
 		int g = gpu_of_pci(f, pci);
 		char where[200], label[160], when[64] = "";
 		if (g >= 0)
@@ -157,14 +148,14 @@ static void xid(rule_ctx *c)
 		else
 			snprintf(where, sizeof(where), "PCI %s", pci ? pci : "?");
 		long long t;
-		if (facts_int(f, &t, "kmsg.xid.%lld.time", i) && t > 0) {
+		if (facts_int(f, &t, FK_KMSG_XID_TIME(lld), i) && t > 0) {
 			time_t tt = (time_t)t;
 			struct tm tm;
 			if (gmtime_r(&tt, &tm))
 				strftime(when, sizeof(when), ", last %Y-%m-%d %H:%M UTC", &tm);
 		}
-		long long count = facts_int_or(f, 1, "kmsg.xid.%lld.count", i);
-		const char *msg = facts_str(f, "kmsg.xid.%lld.message", i);
+		long long count = facts_int_or(f, 1, FK_KMSG_XID_N_COUNT(lld), i);
+		const char *msg = facts_str(f, FK_KMSG_XID_MESSAGE(lld), i);
 		finding_evidence(x, "Xid %lld on %s, %lld time(s)%s%s: %s%s%s", code, where, count, when,
 				 this_boot ? "" : " (an earlier boot)", known ? v.meaning : "code not in the catalogue",
 				 msg && *msg ? " -- " : "", msg ? msg : "");
@@ -196,12 +187,12 @@ static void pcie_degraded(rule_ctx *c)
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
 		long long w, wmax, g, gmax;
-		bool have_w = facts_int(f, &w, "nvml.gpu.%d.pcie_width_current", i) &&
-			      facts_int(f, &wmax, "nvml.gpu.%d.pcie_width_max", i);
-		bool have_g = facts_int(f, &g, "nvml.gpu.%d.pcie_gen_current", i) &&
-			      facts_int(f, &gmax, "nvml.gpu.%d.pcie_gen_max", i);
+		bool have_w = facts_int(f, &w, FK_NVML_GPU_PCIE_WIDTH_CURRENT(d), i) &&
+			      facts_int(f, &wmax, FK_NVML_GPU_PCIE_WIDTH_MAX(d), i);
+		bool have_g = facts_int(f, &g, FK_NVML_GPU_PCIE_GEN_CURRENT(d), i) &&
+			      facts_int(f, &gmax, FK_NVML_GPU_PCIE_GEN_MAX(d), i);
 		/* idle GPUs lower the link generation to save power: only a loaded GPU's gen counts */
-		long long util = gpu_int(f, i, "utilization_gpu", 0);
+		long long util = facts_int_or(f, 0, FK_NVML_GPU_UTILIZATION_GPU(d), i);
 		bool narrow, slow;
 		/* one rule with watch and serve (health/conditions.h) */
 		if (link_judge(have_w ? (double)w : NAN, have_w ? (double)wmax : NAN, have_g ? (double)g : NAN,
@@ -215,7 +206,7 @@ static void pcie_degraded(rule_ctx *c)
 			finding_evidence(x, "%s: link width x%lld of x%lld", label, w, wmax);
 		if (slow)
 			finding_evidence(x, "%s: PCIe gen %lld of %lld at %lld%% utilisation", label, g, gmax, util);
-		const char *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
+		const char *bus = facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), i);
 		/* lspci wants "18:00.0": drop NVML's 8-digit domain */
 		const char *short_bus = bus && strlen(bus) > 9 && bus[8] == ':' ? bus + 9 : bus;
 		char qb[256];
@@ -240,12 +231,12 @@ static void throttled(rule_ctx *c)
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
 		long long r, util;
-		if (!facts_int(f, &r, "nvml.gpu.%d.clock_event_reasons", i))
+		if (!facts_int(f, &r, FK_NVML_GPU_CLOCK_EVENT_REASONS(d), i))
 			continue;
 		double limit = NAN, dflt = NAN;
-		facts_real(f, &limit, "nvml.gpu.%d.power_limit_w", i);
-		facts_real(f, &dflt, "nvml.gpu.%d.power_default_limit_w", i);
-		double busy = facts_int(f, &util, "nvml.gpu.%d.utilization_gpu", i) ? (double)util / 100 : NAN;
+		facts_real(f, &limit, FK_NVML_GPU_POWER_LIMIT_W(d), i);
+		facts_real(f, &dflt, FK_NVML_GPU_POWER_DEFAULT_LIMIT_W(d), i);
+		double busy = facts_int(f, &util, FK_NVML_GPU_UTILIZATION_GPU(d), i) ? (double)util / 100 : NAN;
 		/* the one rule of watch and serve too (health/conditions.h): the power cap at full load is fine */
 		clocks_verdict cv = clocks_judge((unsigned long long)r, busy, limit, dflt);
 		if (cv.level < CLOCKS_DEGRADED)
@@ -256,12 +247,12 @@ static void throttled(rule_ctx *c)
 			x = rule_emit(c, "GPU clocks are held down by thermal or power protection");
 		char label[160], text[256];
 		finding_evidence(x, "%s: %s (sm clock %lld of %lld MHz, %lld C)", nv_gpu_label(f, i, label, sizeof(label)),
-				 gv_nvml_clock_reasons_text(cv.reasons, text, sizeof(text)), gpu_int(f, i, "sm_clock_mhz", 0),
-				 gpu_int(f, i, "max_sm_clock_mhz", 0), gpu_int(f, i, "temperature_c", 0));
+				 gv_nvml_clock_reasons_text(cv.reasons, text, sizeof(text)), facts_int_or(f, 0, FK_NVML_GPU_SM_CLOCK_MHZ(d), i),
+				 facts_int_or(f, 0, FK_NVML_GPU_MAX_SM_CLOCK_MHZ(d), i), facts_int_or(f, 0, FK_NVML_GPU_TEMPERATURE_C(d), i));
 		if (cv.limit_lowered)
 			finding_evidence(x, "%s: power limit %.0f W, below the board's default %.0f W", label, limit, dflt);
 		else if (cv.reasons & NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP && cv.reasons == NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP)
-			finding_evidence(x, "%s: power-capped at %lld%% utilisation", label, gpu_int(f, i, "utilization_gpu", 0));
+			finding_evidence(x, "%s: power-capped at %lld%% utilisation", label, facts_int_or(f, 0, FK_NVML_GPU_UTILIZATION_GPU(d), i));
 	}
 	if (!x)
 		return;
@@ -289,9 +280,9 @@ static void hot(rule_ctx *c)
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
 		long long t, slow = -1;
-		if (!facts_int(f, &t, "nvml.gpu.%d.temperature_c", i))
+		if (!facts_int(f, &t, FK_NVML_GPU_TEMPERATURE_C(d), i))
 			continue;
-		facts_int(f, &slow, "nvml.gpu.%d.temperature_slowdown_c", i);
+		facts_int(f, &slow, FK_NVML_GPU_TEMPERATURE_SLOWDOWN_C(d), i);
 		/* one rule with watch and serve (health/conditions.h) */
 		if (hot_judge((double)t, slow > 0 ? (double)slow : NAN) == CLOCKS_NONE)
 			continue;
@@ -317,14 +308,14 @@ static void hot(rule_ctx *c)
 static bool memory_held(const facts *f, int i, long long *used_out, long long *total_out, long long *free_out)
 {
 	long long used, total, freeb;
-	if (!facts_int(f, &used, "nvml.gpu.%d.memory_used_bytes", i) ||
-	    !facts_int(f, &total, "nvml.gpu.%d.memory_total_bytes", i) || total <= 0 || used <= 0)
+	if (!facts_int(f, &used, FK_NVML_GPU_MEMORY_USED_BYTES(d), i) ||
+	    !facts_int(f, &total, FK_NVML_GPU_MEMORY_TOTAL_BYTES(d), i) || total <= 0 || used <= 0)
 		return false;
-	if (!facts_int(f, &freeb, "nvml.gpu.%d.memory_free_bytes", i))
+	if (!facts_int(f, &freeb, FK_NVML_GPU_MEMORY_FREE_BYTES(d), i))
 		freeb = total > used ? total - used : 0;
 	long long headroom;
 	bool held = (double)used > MEMORY_FULL_RATIO * (double)total;
-	if (facts_int(f, &headroom, "config.memory_headroom_bytes") && headroom > 0 && freeb < headroom && used >= (256LL << 20))
+	if (facts_int(f, &headroom, FK_CONFIG_MEMORY_HEADROOM_BYTES) && headroom > 0 && freeb < headroom && used >= (256LL << 20))
 		held = true;
 	if (used_out)
 		*used_out = used, *total_out = total, *free_out = freeb;
@@ -343,8 +334,8 @@ static void memory_held_rule(rule_ctx *c)
 	for (int i = 0; i < n && i < 64; i++) {
 		long long used, total, freeb;
 		if (!memory_held(f, i, &used, &total, &freeb)) {
-			if (facts_int(f, &used, "nvml.gpu.%d.memory_used_bytes", i) &&
-			    facts_int(f, &total, "nvml.gpu.%d.memory_total_bytes", i) && total > 0 && used * 10 < total)
+			if (facts_int(f, &used, FK_NVML_GPU_MEMORY_USED_BYTES(d), i) &&
+			    facts_int(f, &total, FK_NVML_GPU_MEMORY_TOTAL_BYTES(d), i) && total > 0 && used * 10 < total)
 				sb_addf(&free_gpus, "%s%d", free_gpus.len ? "," : "", i);
 			continue;
 		}
@@ -358,12 +349,12 @@ static void memory_held_rule(rule_ctx *c)
 					 100.0 * (double)used / (double)total);
 		if (worst_free < 0 || freeb < worst_free)
 			worst_free = freeb;
-		long long np = gpu_int(f, i, "processes.count", 0), shown = 0;
+		long long np = facts_int_or(f, 0, FK_NVML_GPU_PROCESSES_COUNT(d), i), shown = 0;
 		for (long long k = 0; k < np && k < 64; k++) {
-			const char *name = facts_str(f, "nvml.gpu.%d.processes.%lld.name", i, k);
-			long long pid = facts_int_or(f, 0, "nvml.gpu.%d.processes.%lld.pid", i, k), pu;
+			const char *name = facts_str(f, FK_NVML_GPU_PROCESSES_NAME(d, lld), i, k);
+			long long pid = facts_int_or(f, 0, FK_NVML_GPU_PROCESSES_PID(d, lld), i, k), pu;
 			char mem[48] = "memory not reported";
-			if (facts_int(f, &pu, "nvml.gpu.%d.processes.%lld.used_bytes", i, k)) {
+			if (facts_int(f, &pu, FK_NVML_GPU_PROCESSES_USED_BYTES(d, lld), i, k)) {
 				snprintf(mem, sizeof(mem), "%lld MiB", nv_mib(pu));
 				shown += pu;
 			}
@@ -378,7 +369,7 @@ static void memory_held_rule(rule_ctx *c)
 					    "namespace, or a process that exited while its context lives on)",
 					 label, nv_mib(used - shown > 0 ? used - shown : used));
 		long long headroom;
-		if (facts_int(f, &headroom, "config.memory_headroom_bytes") && headroom > 0 && freeb < headroom)
+		if (facts_int(f, &headroom, FK_CONFIG_MEMORY_HEADROOM_BYTES) && headroom > 0 && freeb < headroom)
 			finding_evidence(x, "%s: %lld MiB free is below the %lld MiB asked for (--memory-headroom)", label,
 					 nv_mib(freeb), nv_mib(headroom));
 	}
@@ -414,26 +405,26 @@ static void busy(rule_ctx *c)
 	for (int i = 0; i < n; i++) {
 		if (memory_held(f, i, NULL, NULL, NULL))
 			continue; /* gpu.memory-held speaks for this GPU */
-		long long np = gpu_int(f, i, "processes.count", 0);
+		long long np = facts_int_or(f, 0, FK_NVML_GPU_PROCESSES_COUNT(d), i);
 		char label[160];
 		nv_gpu_label(f, i, label, sizeof(label));
 		for (long long k = 0; k < np && k < 64; k++) {
 			if (!x)
 				x = rule_emit(c, "other processes use the GPUs");
-			const char *name = facts_str(f, "nvml.gpu.%d.processes.%lld.name", i, k);
+			const char *name = facts_str(f, FK_NVML_GPU_PROCESSES_NAME(d, lld), i, k);
 			long long used;
 			char mem[48] = "memory unknown";
-			if (facts_int(f, &used, "nvml.gpu.%d.processes.%lld.used_bytes", i, k))
+			if (facts_int(f, &used, FK_NVML_GPU_PROCESSES_USED_BYTES(d, lld), i, k))
 				snprintf(mem, sizeof(mem), "%lld MiB", nv_mib(used));
-			const char *type = facts_str(f, "nvml.gpu.%d.processes.%lld.type", i, k);
+			const char *type = facts_str(f, FK_NVML_GPU_PROCESSES_TYPE(d, lld), i, k);
 			finding_evidence(x, "%s: pid %lld %s (%s, %s)", label,
-					 facts_int_or(f, 0, "nvml.gpu.%d.processes.%lld.pid", i, k), name ? name : "?", mem,
+					 facts_int_or(f, 0, FK_NVML_GPU_PROCESSES_PID(d, lld), i, k), name ? name : "?", mem,
 					 type ? type : "compute");
 		}
 		/* a container sees no other namespace's processes, only their memory */
 		long long used, total;
-		if (np == 0 && facts_int(f, &used, "nvml.gpu.%d.memory_used_bytes", i) &&
-		    facts_int(f, &total, "nvml.gpu.%d.memory_total_bytes", i) && total > 0 && used > (1LL << 30) &&
+		if (np == 0 && facts_int(f, &used, FK_NVML_GPU_MEMORY_USED_BYTES(d), i) &&
+		    facts_int(f, &total, FK_NVML_GPU_MEMORY_TOTAL_BYTES(d), i) && total > 0 && used > (1LL << 30) &&
 		    used * 20 > total) {
 			if (!x)
 				x = rule_emit(c, "other processes use the GPUs");
@@ -454,10 +445,10 @@ static void compute_mode(rule_ctx *c)
 	finding *x = NULL;
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
-		const char *mode = facts_str(f, "nvml.gpu.%d.compute_mode", i);
+		const char *mode = facts_str(f, FK_NVML_GPU_COMPUTE_MODE(d), i);
 		if (!mode || strcmp(mode, "default") == 0)
 			continue;
-		long long np = gpu_int(f, i, "processes.count", 0);
+		long long np = facts_int_or(f, 0, FK_NVML_GPU_PROCESSES_COUNT(d), i);
 		bool prohibited = strcmp(mode, "prohibited") == 0;
 		if (!prohibited && np == 0)
 			continue; /* exclusive but free: the next process gets it */
@@ -481,8 +472,8 @@ static void mig(rule_ctx *c)
 	finding *x = NULL;
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
-		const fact *m = facts_get(f, "nvml.gpu.%d.mig_mode", i);
-		const fact *p = facts_get(f, "nvml.gpu.%d.mig_pending", i);
+		const fact *m = facts_get(f, FK_NVML_GPU_MIG_MODE(d), i);
+		const fact *p = facts_get(f, FK_NVML_GPU_MIG_PENDING(d), i);
 		bool on = m && m->state == FACT_OK && m->i;
 		bool pend_change = p && p->state == FACT_OK && m && m->state == FACT_OK && p->i != m->i;
 		if (!on && !pend_change)
@@ -496,10 +487,10 @@ static void mig(rule_ctx *c)
 					 p->i ? "enabled" : "disabled");
 		if (!on)
 			continue;
-		long long count = gpu_int(f, i, "mig.count", 0);
+		long long count = facts_int_or(f, 0, FK_NVML_GPU_MIG_COUNT(d), i);
 		finding_evidence(x, "%s: MIG enabled, %lld MIG device(s)", label, count);
 		for (long long k = 0; k < count && k < 16; k++) {
-			const char *u = facts_str(f, "nvml.gpu.%d.mig.%lld.uuid", i, k);
+			const char *u = facts_str(f, FK_NVML_GPU_MIG_UUID(d, lld), i, k);
 			if (u)
 				finding_evidence(x, "  MIG device %lld: %s", k, u);
 		}
@@ -511,7 +502,7 @@ static void mig(rule_ctx *c)
 				       "nvidia-smi mig -lgip), or disable MIG: sudo nvidia-smi -i %d -mig 0",
 				    i, i);
 		}
-		const char *first = facts_str(f, "nvml.gpu.%d.mig.0.uuid", i);
+		const char *first = facts_str(f, FK_NVML_GPU_MIG_UUID(d, d), i, 0);
 		char qm[256];
 		if (first && shell_word(qm, sizeof(qm), first))
 			finding_fix(x, "select a MIG device by its UUID: export CUDA_VISIBLE_DEVICES=%s", qm);
@@ -527,10 +518,10 @@ static void fabric_manager(rule_ctx *c)
 	finding *x = NULL;
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
-		const char *st = facts_str(f, "nvml.gpu.%d.fabric_state", i);
+		const char *st = facts_str(f, FK_NVML_GPU_FABRIC_STATE(d), i);
 		if (!st || strcmp(st, "not_supported") == 0)
 			continue; /* not an NVSwitch system */
-		const fact *status = facts_get(f, "nvml.gpu.%d.fabric_status", i);
+		const fact *status = facts_get(f, FK_NVML_GPU_FABRIC_STATUS(d), i);
 		bool status_bad = status && status->state == FACT_ERROR;
 		if (strcmp(st, "completed") == 0 && !status_bad)
 			continue;
@@ -543,14 +534,14 @@ static void fabric_manager(rule_ctx *c)
 	}
 	if (!x)
 		return;
-	const char *ci = facts_str(f, "cuda.init");
+	const char *ci = facts_str(f, FK_CUDA_INIT);
 	if (ci && strcmp(ci, "ok") == 0) {
 		/* CUDA came up anyway (the fabric finished meanwhile, or this GPU's partition does not
 		 * need it): nothing is blocked now, so it is a warning, not a failure */
 		x->sev = SEV_WARN;
 		finding_evidence(x, "cuInit succeeded, so CUDA is not blocked at the moment");
 	}
-	const char *dver = facts_str(f, "nvml.driver_version");
+	const char *dver = facts_str(f, FK_NVML_DRIVER_VERSION);
 	char branch[16];
 	nv_driver_branch(dver, branch, sizeof(branch));
 	if (branch[0]) {
@@ -568,7 +559,7 @@ static void fabric_manager(rule_ctx *c)
 static void p2p_blocked(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	long long n = facts_int_or(f, 0, "cuda.device_count");
+	long long n = facts_int_or(f, 0, FK_CUDA_DEVICE_COUNT);
 	if (n < 2)
 		return;
 	finding *x = NULL;
@@ -577,7 +568,7 @@ static void p2p_blocked(rule_ctx *c)
 		for (long long j = 0; j < n && j < 16; j++) {
 			if (i == j)
 				continue;
-			const fact *p = facts_get(f, "cuda.peer.%lld.%lld", i, j);
+			const fact *p = facts_get(f, FK_CUDA_PEER(lld, lld), i, j);
 			if (!p || p->state != FACT_OK)
 				continue;
 			pairs++;
@@ -587,8 +578,8 @@ static void p2p_blocked(rule_ctx *c)
 			if (!x)
 				x = rule_emit(c, "GPUs cannot access each other directly (P2P): NCCL and multi-GPU copies go "
 						 "through host memory");
-			const char *a = facts_str(f, "cuda.dev.%lld.pci_bus_id", i);
-			const char *b = facts_str(f, "cuda.dev.%lld.pci_bus_id", j);
+			const char *a = facts_str(f, FK_CUDA_DEV_PCI_BUS_ID(lld), i);
+			const char *b = facts_str(f, FK_CUDA_DEV_PCI_BUS_ID(lld), j);
 			const char *path = nv_cuda_pair_path(f, i, j);
 			finding_evidence(x, "CUDA device %lld (%s) cannot access device %lld (%s)%s%s%s", i, a ? a : "?", j,
 					 b ? b : "?", path ? ", path " : "", path ? path : "",
@@ -599,7 +590,7 @@ static void p2p_blocked(rule_ctx *c)
 	/* GeForce boards do not offer P2P at all: that is expected, not a fault */
 	bool consumer = true;
 	for (long long i = 0; i < n && i < 16; i++) {
-		const char *seg = kb_gpu_segment(c->kb, facts_str(f, "cuda.dev.%lld.name", i));
+		const char *seg = kb_gpu_segment(c->kb, facts_str(f, FK_CUDA_DEV_NAME(lld), i));
 		if (!seg || (strcmp(seg, "consumer") != 0 && strcmp(seg, "laptop") != 0))
 			consumer = false;
 	}
@@ -616,25 +607,25 @@ static void p2p_blocked(rule_ctx *c)
 }
 
 const rule rules_gpu[] = {
-	{"gpu.ecc-uncorrected", "gpu", SEV_FAIL, "nvml.init", ecc_uncorrected,
+	{"gpu.ecc-uncorrected", "gpu", SEV_FAIL, FK_NVML_INIT, ecc_uncorrected,
 	 "uncorrected ECC memory errors"},
-	{"gpu.retired-pages", "gpu", SEV_FAIL, "nvml.init", retired_pages,
+	{"gpu.retired-pages", "gpu", SEV_FAIL, FK_NVML_INIT, retired_pages,
 	 "pending page retirement or row remap, remap failure, too many retired pages"},
-	{"gpu.xid", "gpu", SEV_WARN, "kmsg.xid.count", xid, "Xid errors in the kernel log"},
-	{"gpu.pcie-degraded", "gpu", SEV_WARN, "nvml.init", pcie_degraded,
+	{"gpu.xid", "gpu", SEV_WARN, FK_KMSG_XID_COUNT, xid, "Xid errors in the kernel log"},
+	{"gpu.pcie-degraded", "gpu", SEV_WARN, FK_NVML_INIT, pcie_degraded,
 	 "PCIe link narrower (or, under load, slower) than the GPU supports"},
-	{"gpu.throttled", "gpu", SEV_WARN, "nvml.init", throttled,
+	{"gpu.throttled", "gpu", SEV_WARN, FK_NVML_INIT, throttled,
 	 "clocks held down by thermal, hardware or power-brake slowdown"},
-	{"gpu.hot", "gpu", SEV_WARN, "nvml.init", hot, "GPU at 80 C or within 5 C of its slowdown temperature"},
-	{"gpu.memory-held", "gpu", SEV_WARN, "nvml.device_count", memory_held_rule,
+	{"gpu.hot", "gpu", SEV_WARN, FK_NVML_INIT, hot, "GPU at 80 C or within 5 C of its slowdown temperature"},
+	{"gpu.memory-held", "gpu", SEV_WARN, FK_NVML_DEVICE_COUNT, memory_held_rule,
 	 "other processes hold over 90 % of a GPU's memory (or leave less than --memory-headroom)"},
-	{"gpu.busy", "gpu", SEV_INFO, "nvml.init", busy, "other processes hold GPU memory or compute"},
-	{"gpu.compute-mode", "gpu", SEV_WARN, "nvml.init", compute_mode,
+	{"gpu.busy", "gpu", SEV_INFO, FK_NVML_INIT, busy, "other processes hold GPU memory or compute"},
+	{"gpu.compute-mode", "gpu", SEV_WARN, FK_NVML_INIT, compute_mode,
 	 "compute mode prohibited, or exclusive while another process holds the GPU"},
-	{"gpu.mig", "gpu", SEV_INFO, "nvml.init", mig, "MIG enabled: instances and their UUIDs"},
-	{"gpu.fabric-manager", "gpu", SEV_FAIL, "nvml.init", fabric_manager,
+	{"gpu.mig", "gpu", SEV_INFO, FK_NVML_INIT, mig, "MIG enabled: instances and their UUIDs"},
+	{"gpu.fabric-manager", "gpu", SEV_FAIL, FK_NVML_INIT, fabric_manager,
 	 "NVSwitch system whose fabric is not ready (nvidia-fabricmanager)"},
-	{"nccl.p2p-blocked", "gpu", SEV_WARN, "cuda.device_count", p2p_blocked,
+	{"nccl.p2p-blocked", "gpu", SEV_WARN, FK_CUDA_DEVICE_COUNT, p2p_blocked,
 	 "GPUs that cannot access each other (cuDeviceCanAccessPeer)"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

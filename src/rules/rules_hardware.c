@@ -2,12 +2,13 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/shell.h"
 #include "rules/registry.h"
 
 static int pci_count(const facts *f)
 {
-	return (int)facts_int_or(f, 0, "hardware.pci.count");
+	return (int)facts_int_or(f, 0, FK_HARDWARE_PCI_COUNT);
 }
 
 #define VERSION_FILE "/proc/driver/nvidia/version"
@@ -16,7 +17,7 @@ static int pci_count(const facts *f)
  * only a file that is not there means "no module loaded". */
 static bool driver_proc_present(const facts *f)
 {
-	const fact *ft = facts_get(f, "hardware.kernel_module_version");
+	const fact *ft = facts_get(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
 	return ft && ft->state != FACT_ABSENT;
 }
 
@@ -24,14 +25,14 @@ static bool driver_proc_present(const facts *f)
  * read, may hide a GPU, so "no GPU" is not concluded from it. */
 static bool pci_fully_seen(const facts *f)
 {
-	const fact *ft = facts_get(f, "hardware.pci.count");
-	return !fact_seen_but_unknown(ft) && facts_int_or(f, 0, "hardware.pci.unreadable") == 0;
+	const fact *ft = facts_get(f, FK_HARDWARE_PCI_COUNT);
+	return !fact_seen_but_unknown(ft) && facts_int_or(f, 0, FK_HARDWARE_PCI_UNREADABLE) == 0;
 }
 
 /* GPUs can also reach us without PCI functions: WSL 2 (/dev/dxg) and NVML that answers. */
 static bool gpu_seen_elsewhere(const facts *f)
 {
-	return facts_int_or(f, 0, "nvml.device_count") > 0 || facts_true(f, "devices.dxg");
+	return facts_int_or(f, 0, FK_NVML_DEVICE_COUNT) > 0 || facts_true(f, FK_DEVICES_DXG);
 }
 
 static void gpu_none(rule_ctx *c)
@@ -43,17 +44,17 @@ static void gpu_none(rule_ctx *c)
 	 * /proc/driver masked, or nodes that are not the driver's: dev.wrong-node): the GPU is not
 	 * absent, other rules name what is wrong. Stale nodes without a registered driver do not count. */
 	long long major;
-	if ((facts_true(f, "devices.nvidiactl") || facts_int_or(f, 0, "devices.gpu.present") > 0) &&
-	    facts_int(f, &major, "devices.major.nvidia"))
+	if ((facts_true(f, FK_DEVICES_NVIDIACTL) || facts_int_or(f, 0, FK_DEVICES_GPU_PRESENT) > 0) &&
+	    facts_int(f, &major, FK_DEVICES_MAJOR_NVIDIA))
 		return;
-	if (facts_true(f, "container.inside") && !facts_true(f, "devices.dxg"))
+	if (facts_true(f, FK_CONTAINER_INSIDE) && !facts_true(f, FK_DEVICES_DXG))
 		return; /* container.no-gpu names this case, with the container's own fix */
-	if (facts_int_or(f, 0, "container.wsl") == 1)
+	if (facts_int_or(f, 0, FK_CONTAINER_WSL) == 1)
 		return; /* wsl.v1 is the cause: WSL 1 cannot reach a GPU at all */
 	finding *x = rule_emit(c, "no NVIDIA GPU is visible on this machine");
 	finding_evidence(x, "no PCI display device with vendor 0x10de under /sys/bus/pci/devices");
 	finding_evidence(x, VERSION_FILE " does not exist");
-	if (facts_int_or(f, 0, "nvml.device_count") == 0 && facts_get(f, "nvml.device_count"))
+	if (facts_int_or(f, 0, FK_NVML_DEVICE_COUNT) == 0 && facts_get(f, FK_NVML_DEVICE_COUNT))
 		finding_evidence(x, "NVML reports no devices");
 	finding_fix(x, "if this machine should have a GPU: check that it is seated and powered, and listed by "
 		       "`lspci -nn | grep -i nvidia`");
@@ -69,21 +70,21 @@ static void driver_not_loaded(rule_ctx *c)
 	if (pci_count(f) == 0 || driver_proc_present(f))
 		return;
 	for (int i = 0; i < pci_count(f); i++) {
-		const char *drv = facts_str(f, "hardware.pci.%d.driver", i);
+		const char *drv = facts_str(f, FK_HARDWARE_PCI_DRIVER(d), i);
 		if (drv && strcmp(drv, "nouveau") == 0)
 			return; /* driver.nouveau explains it */
 	}
 	finding *x = rule_emit(c, "an NVIDIA GPU is present but the NVIDIA kernel driver is not loaded");
 	for (int i = 0; i < pci_count(f); i++)
-		finding_evidence(x, "PCI %s (device %s): driver %s", facts_str(f, "hardware.pci.%d.address", i),
-				 facts_str(f, "hardware.pci.%d.device_id", i) ? facts_str(f, "hardware.pci.%d.device_id", i) : "?",
-				 facts_str(f, "hardware.pci.%d.driver", i) ? facts_str(f, "hardware.pci.%d.driver", i) : "none");
+		finding_evidence(x, "PCI %s (device %s): driver %s", facts_str(f, FK_HARDWARE_PCI_ADDRESS(d), i),
+				 facts_str(f, FK_HARDWARE_PCI_DEVICE_ID(d), i) ? facts_str(f, FK_HARDWARE_PCI_DEVICE_ID(d), i) : "?",
+				 facts_str(f, FK_HARDWARE_PCI_DRIVER(d), i) ? facts_str(f, FK_HARDWARE_PCI_DRIVER(d), i) : "none");
 	finding_evidence(x, VERSION_FILE " does not exist");
-	const char *release = facts_str(f, "hardware.kernel_release");
-	const char *modfile = facts_str(f, "hardware.module_file");
+	const char *release = facts_str(f, FK_HARDWARE_KERNEL_RELEASE);
+	const char *modfile = facts_str(f, FK_HARDWARE_MODULE_FILE);
 	if (modfile) {
 		finding_evidence(x, "module file for the running kernel: %s", modfile);
-		if (facts_true(f, "hardware.secure_boot")) {
+		if (facts_true(f, FK_HARDWARE_SECURE_BOOT)) {
 			finding_evidence(x, "Secure Boot is enabled: an unsigned module is refused at load time");
 			finding_fix(x, "enroll the DKMS signing key: sudo mokutil --import /var/lib/dkms/mok.pub, reboot and "
 				       "complete the enrollment; or disable Secure Boot in the firmware");
@@ -92,7 +93,7 @@ static void driver_not_loaded(rule_ctx *c)
 			       "if it fails");
 	} else {
 		finding_evidence(x, "no nvidia.ko under /lib/modules/%s", release ? release : "(unknown kernel)");
-		if (facts_str(f, "hardware.dkms_module"))
+		if (facts_str(f, FK_HARDWARE_DKMS_MODULE))
 			finding_fix(x, "rebuild the DKMS module for this kernel: sudo dkms autoinstall -k %s",
 				    release ? shell_word_or_comment((char[512]){0}, 512, "the kernel release", release)
 					    : "$(uname -r)");
@@ -118,15 +119,15 @@ static void driver_nouveau(rule_ctx *c)
 	bool bound = false;
 	finding *x = NULL;
 	for (int i = 0; i < pci_count(f); i++) {
-		const char *drv = facts_str(f, "hardware.pci.%d.driver", i);
+		const char *drv = facts_str(f, FK_HARDWARE_PCI_DRIVER(d), i);
 		if (drv && strcmp(drv, "nouveau") == 0) {
 			if (!x)
 				x = rule_emit(c, "the open-source nouveau driver holds the GPU, so the NVIDIA driver cannot");
-			finding_evidence(x, "PCI %s is bound to nouveau", facts_str(f, "hardware.pci.%d.address", i));
+			finding_evidence(x, "PCI %s is bound to nouveau", facts_str(f, FK_HARDWARE_PCI_ADDRESS(d), i));
 			bound = true;
 		}
 	}
-	if (facts_true(f, "hardware.module.nouveau")) {
+	if (facts_true(f, FK_HARDWARE_MODULE, "nouveau")) {
 		if (!x)
 			x = rule_emit(c, "the nouveau module is loaded and will conflict with the NVIDIA driver");
 		finding_evidence(x, "nouveau is listed in /proc/modules");
@@ -148,14 +149,14 @@ static void driver_nouveau(rule_ctx *c)
 static void driver_proc_unreadable(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const fact *ft = facts_get(f, "hardware.kernel_module_version");
+	const fact *ft = facts_get(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
 	if (!ft || (!fact_seen_but_unknown(ft) && ft->state != FACT_ERROR))
 		return;
 	char what[512];
 	fact_problem_text(ft, what, sizeof(what));
 	finding *x = rule_emit(c, "%s is there but does not say which NVIDIA driver is loaded", VERSION_FILE);
 	finding_evidence(x, "%s %s", VERSION_FILE, what);
-	const char *nver = facts_str(f, "nvml.driver_version");
+	const char *nver = facts_str(f, FK_NVML_DRIVER_VERSION);
 	if (nver)
 		finding_evidence(x, "NVML answers with driver %s", nver);
 	if (pci_count(f) > 0)
@@ -175,13 +176,13 @@ static void driver_proc_unreadable(rule_ctx *c)
 }
 
 const rule rules_hardware[] = {
-	{"gpu.none", "hardware", SEV_FAIL, "hardware.pci.count", gpu_none,
+	{"gpu.none", "hardware", SEV_FAIL, FK_HARDWARE_PCI_COUNT, gpu_none,
 	 "no NVIDIA GPU on the PCI bus and no NVIDIA driver", .root_cause = 1},
-	{"driver.not-loaded", "hardware", SEV_FAIL, "hardware.pci.count", driver_not_loaded,
+	{"driver.not-loaded", "hardware", SEV_FAIL, FK_HARDWARE_PCI_COUNT, driver_not_loaded,
 	 "an NVIDIA GPU is present but the kernel driver is not loaded", .root_cause = 3},
-	{"driver.nouveau", "hardware", SEV_FAIL, "hardware.pci.count", driver_nouveau,
+	{"driver.nouveau", "hardware", SEV_FAIL, FK_HARDWARE_PCI_COUNT, driver_nouveau,
 	 "nouveau is bound to the GPU or loaded", .root_cause = 2},
-	{"driver.proc-unreadable", "hardware", SEV_WARN, "hardware.kernel_module_version", driver_proc_unreadable,
+	{"driver.proc-unreadable", "hardware", SEV_WARN, FK_HARDWARE_KERNEL_MODULE_VERSION, driver_proc_unreadable,
 	 "/proc/driver/nvidia/version is there but cannot be read or is not the module's text"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/factkeys.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
@@ -16,8 +17,9 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* Calls fn for every probe NAME with an isolation.NAME.outcome fact, in name order (children end
- * in any order), once per library file: the cudalib and cuda probes load the same libcuda. */
-static void each_child(rule_ctx *c, const char *file_key, void (*fn)(rule_ctx *c, const char *name, const char *outcome))
+ * in any order), once per library file (printed: the file that printed): the cudalib and cuda
+ * probes load the same libcuda. */
+static void each_child(rule_ctx *c, bool printed, void (*fn)(rule_ctx *c, const char *name, const char *outcome))
 {
 	const facts *f = c->facts;
 	strlist names = {0}, files = {0};
@@ -32,11 +34,11 @@ static void each_child(rule_ctx *c, const char *file_key, void (*fn)(rule_ctx *c
 	if (names.n > 1)
 		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
 	for (size_t i = 0; i < names.n; i++) {
-		const char *file = facts_str(f, "isolation.%s.%s", names.v[i], file_key);
+		const char *file = facts_str(f, printed ? FK_ISOLATION_STDOUT_FILE : FK_ISOLATION_FILE, names.v[i]);
 		if (file && sl_contains(&files, file))
 			continue;
 		size_t before = c->out->n;
-		fn(c, names.v[i], facts_str(f, "isolation.%s.outcome", names.v[i]));
+		fn(c, names.v[i], facts_str(f, FK_ISOLATION_OUTCOME, names.v[i]));
 		if (file && c->out->n > before)
 			sl_push(&files, file);
 	}
@@ -44,10 +46,10 @@ static void each_child(rule_ctx *c, const char *file_key, void (*fn)(rule_ctx *c
 	sl_free(&files);
 }
 
-/* "libnvidia-ml.so.1", else "the nvml probe's library" */
-static const char *lib_of(const facts *f, const char *name, const char *key, char *buf, size_t size)
+/* "libnvidia-ml.so.1", else "the nvml probe's library"; printed: the library that printed */
+static const char *lib_of(const facts *f, const char *name, bool printed, char *buf, size_t size)
 {
-	const char *lib = facts_str(f, "isolation.%s.%s", name, key);
+	const char *lib = facts_str(f, printed ? FK_ISOLATION_STDOUT_LIBRARY : FK_ISOLATION_LIBRARY, name);
 	if (lib && *lib)
 		return lib;
 	snprintf(buf, size, "a library of the %s probe", name);
@@ -56,9 +58,9 @@ static const char *lib_of(const facts *f, const char *name, const char *key, cha
 
 static void evidence_where(const facts *f, finding *x, const char *name)
 {
-	const char *file = facts_str(f, "isolation.%s.file", name);
-	const char *call = facts_str(f, "isolation.%s.call", name);
-	bool in_call = facts_true(f, "isolation.%s.in_call", name);
+	const char *file = facts_str(f, FK_ISOLATION_FILE, name);
+	const char *call = facts_str(f, FK_ISOLATION_CALL, name);
+	bool in_call = facts_true(f, FK_ISOLATION_IN_CALL, name);
 	if (file)
 		finding_evidence(x, "file: %s", file);
 	if (call)
@@ -73,11 +75,11 @@ static void evidence_where(const facts *f, finding *x, const char *name)
 /* Where the file came from, and the reinstall line of the driver's libraries. */
 static void fix_reinstall(const facts *f, finding *x, const char *name)
 {
-	const char *file = facts_str(f, "isolation.%s.file", name);
+	const char *file = facts_str(f, FK_ISOLATION_FILE, name);
 	if (file)
 		finding_fix(x, "find the package that owns it: dpkg -S %s (Debian, Ubuntu) or rpm -qf %s", file, file);
 	char branch[16];
-	nv_driver_branch(facts_str(f, "hardware.kernel_module_version"), branch, sizeof(branch));
+	nv_driver_branch(facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION), branch, sizeof(branch));
 	if (strcmp(name, "nvml") == 0 || strcmp(name, "cuda") == 0 || strcmp(name, "cudalib") == 0) {
 		if (branch[0])
 			finding_fix(x, "reinstall the driver's user-space libraries: sudo apt install --reinstall "
@@ -98,10 +100,10 @@ static void hung_one(rule_ctx *c, const char *name, const char *outcome)
 		return;
 	const facts *f = c->facts;
 	char buf[96];
-	const char *lib = lib_of(f, name, "library", buf, sizeof(buf));
-	const char *call = facts_str(f, "isolation.%s.call", name);
+	const char *lib = lib_of(f, name, false, buf, sizeof(buf));
+	const char *call = facts_str(f, FK_ISOLATION_CALL, name);
 	double limit = 0;
-	facts_real(f, &limit, "isolation.%s.limit_seconds", name);
+	facts_real(f, &limit, FK_ISOLATION_LIMIT_SECONDS, name);
 	finding *x = rule_emit(c, "%s hangs%s%s: every program that loads it hangs the same way", lib,
 			       call ? " in " : "", call ? call : "");
 	evidence_where(f, x, name);
@@ -121,7 +123,7 @@ static void hung_one(rule_ctx *c, const char *name, const char *outcome)
 
 static void library_hung(rule_ctx *c)
 {
-	each_child(c, "file", hung_one);
+	each_child(c, false, hung_one);
 }
 
 static void crashed_one(rule_ctx *c, const char *name, const char *outcome)
@@ -130,15 +132,15 @@ static void crashed_one(rule_ctx *c, const char *name, const char *outcome)
 		return;
 	const facts *f = c->facts;
 	char buf[96];
-	const char *lib = lib_of(f, name, "library", buf, sizeof(buf));
-	const char *call = facts_str(f, "isolation.%s.call", name);
-	const char *sig = facts_str(f, "isolation.%s.signal", name);
-	const char *sigtext = facts_str(f, "isolation.%s.signal_text", name);
+	const char *lib = lib_of(f, name, false, buf, sizeof(buf));
+	const char *call = facts_str(f, FK_ISOLATION_CALL, name);
+	const char *sig = facts_str(f, FK_ISOLATION_SIGNAL, name);
+	const char *sigtext = facts_str(f, FK_ISOLATION_SIGNAL_TEXT, name);
 	finding *x = rule_emit(c, "%s crashes with %s (%s)%s%s: every program that loads it dies the same way", lib,
 			       sig ? sig : "a signal", sigtext ? sigtext : "?", call ? " in " : "", call ? call : "");
 	evidence_where(f, x, name);
 	long long have = 0, claim = 0;
-	if (facts_int(f, &have, "isolation.%s.file_bytes", name) && facts_int(f, &claim, "isolation.%s.file_elf_bytes", name))
+	if (facts_int(f, &have, FK_ISOLATION_FILE_BYTES, name) && facts_int(f, &claim, FK_ISOLATION_FILE_ELF_BYTES, name))
 		finding_evidence(x, "the file is %lld bytes but its ELF headers describe %lld: it is truncated (a "
 				    "half-written driver upgrade, a full disk, a copy cut short)",
 				 have, claim);
@@ -151,7 +153,7 @@ static void crashed_one(rule_ctx *c, const char *name, const char *outcome)
 
 static void library_crashed(rule_ctx *c)
 {
-	each_child(c, "file", crashed_one);
+	each_child(c, false, crashed_one);
 }
 
 static void exited_one(rule_ctx *c, const char *name, const char *outcome)
@@ -160,9 +162,9 @@ static void exited_one(rule_ctx *c, const char *name, const char *outcome)
 		return;
 	const facts *f = c->facts;
 	char buf[96];
-	const char *lib = lib_of(f, name, "library", buf, sizeof(buf));
-	const char *call = facts_str(f, "isolation.%s.call", name);
-	long long st = facts_int_or(f, -1, "isolation.%s.exit_status", name);
+	const char *lib = lib_of(f, name, false, buf, sizeof(buf));
+	const char *call = facts_str(f, FK_ISOLATION_CALL, name);
+	long long st = facts_int_or(f, -1, FK_ISOLATION_EXIT_STATUS, name);
 	finding *x = rule_emit(c, "%s ends the program that loads it (exit status %lld%s%s)", lib, st, call ? " in " : "",
 			       call ? call : "");
 	evidence_where(f, x, name);
@@ -175,20 +177,20 @@ static void exited_one(rule_ctx *c, const char *name, const char *outcome)
 
 static void library_exited(rule_ctx *c)
 {
-	each_child(c, "file", exited_one);
+	each_child(c, false, exited_one);
 }
 
 static void prints_one(rule_ctx *c, const char *name, const char *outcome)
 {
 	(void)outcome;
 	const facts *f = c->facts;
-	const char *text = facts_str(f, "isolation.%s.stdout", name);
+	const char *text = facts_str(f, FK_ISOLATION_STDOUT, name);
 	if (!text)
 		return;
 	char buf[96];
-	const char *lib = lib_of(f, name, "stdout_library", buf, sizeof(buf));
-	const char *call = facts_str(f, "isolation.%s.stdout_call", name);
-	const char *file = facts_str(f, "isolation.%s.stdout_file", name);
+	const char *lib = lib_of(f, name, true, buf, sizeof(buf));
+	const char *call = facts_str(f, FK_ISOLATION_STDOUT_CALL, name);
+	const char *file = facts_str(f, FK_ISOLATION_STDOUT_FILE, name);
 	finding *x = rule_emit(c, "%s prints on standard output%s%s: \"%.80s\"", lib,
 			       call && strcmp(call, "dlopen") == 0 ? " when it is loaded" : call ? " in " : "",
 			       call && strcmp(call, "dlopen") != 0 ? call : "", text);
@@ -196,7 +198,7 @@ static void prints_one(rule_ctx *c, const char *name, const char *outcome)
 		finding_evidence(x, "file: %s", file);
 	finding_evidence(x, "%lld byte(s) on fd 1; a program's own output (JSON, CSV, `eval` lines) gets this text "
 			    "mixed in. gpuvet kept it out of its own output (the %s probe's child)",
-			 facts_int_or(f, 0, "isolation.%s.stdout_bytes", name), name);
+			 facts_int_or(f, 0, FK_ISOLATION_STDOUT_BYTES, name), name);
 	if (strstr(text, "stub") || (file && strstr(file, "/stubs/"))) {
 		finding_evidence(x, "this is the CUDA toolkit's link-time stub, not the real library: programs that load "
 				    "it get no GPU work done");
@@ -209,17 +211,17 @@ static void prints_one(rule_ctx *c, const char *name, const char *outcome)
 
 static void library_prints(rule_ctx *c)
 {
-	each_child(c, "stdout_file", prints_one);
+	each_child(c, true, prints_one);
 }
 
 /* NVML initialised but cannot count or open the GPUs that the PCI tree shows. */
 static void nvml_failed(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	long long pci = facts_int_or(f, 0, "hardware.pci.count");
+	long long pci = facts_int_or(f, 0, FK_HARDWARE_PCI_COUNT);
 	if (pci <= 0 && !nv_driver_expected(f))
 		return;
-	const fact *cnt = facts_get(f, "nvml.device_count_error");
+	const fact *cnt = facts_get(f, FK_NVML_DEVICE_COUNT_ERROR);
 	int n = nv_gpu_count(f);
 	finding *x = NULL;
 	if (cnt && cnt->state == FACT_ERROR) {
@@ -227,7 +229,7 @@ static void nvml_failed(rule_ctx *c)
 		finding_evidence(x, "nvmlDeviceGetCount: %s", cnt->error ? cnt->error : "unknown error");
 	}
 	for (int i = 0; i < n; i++) {
-		const fact *name = facts_get(f, "nvml.gpu.%d.name", i);
+		const fact *name = facts_get(f, FK_NVML_GPU_NAME(d), i);
 		if (!name || name->state != FACT_ERROR || !name->source ||
 		    strcmp(name->source, "nvmlDeviceGetHandleByIndex") != 0)
 			continue;
@@ -237,24 +239,24 @@ static void nvml_failed(rule_ctx *c)
 	}
 	/* NVML answers for fewer GPUs than the nvidia driver has bound (a GPU that fell off, one the
 	 * driver failed to initialise). Not in a container: its sysfs shows the host's GPUs. */
-	const fact *nc = facts_get(f, "nvml.device_count");
+	const fact *nc = facts_get(f, FK_NVML_DEVICE_COUNT);
 	int bound = 0;
 	for (long long i = 0; i < pci && i < 256; i++) {
-		const char *drv = facts_str(f, "hardware.pci.%lld.driver", i);
+		const char *drv = facts_str(f, FK_HARDWARE_PCI_DRIVER(lld), i);
 		bound += drv && strcmp(drv, "nvidia") == 0;
 	}
-	if (nc && nc->state == FACT_OK && n < bound && !facts_true(f, "container.inside")) {
+	if (nc && nc->state == FACT_OK && n < bound && !facts_true(f, FK_CONTAINER_INSIDE)) {
 		if (!x)
 			x = rule_emit(c, "NVML sees %d of the %d GPUs the nvidia driver has on the PCI bus", n, bound);
 		finding_evidence(x, "nvmlDeviceGetCount: %d", n);
 		for (long long i = 0; i < pci && i < 256; i++) {
-			const char *drv = facts_str(f, "hardware.pci.%lld.driver", i);
-			const char *addr = facts_str(f, "hardware.pci.%lld.address", i);
+			const char *drv = facts_str(f, FK_HARDWARE_PCI_DRIVER(lld), i);
+			const char *addr = facts_str(f, FK_HARDWARE_PCI_ADDRESS(lld), i);
 			if (!drv || strcmp(drv, "nvidia") != 0 || !addr)
 				continue;
 			bool seen = false;
 			for (int g = 0; g < n && !seen; g++) {
-				const char *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", g);
+				const char *bus = facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), g);
 				size_t la = strlen(addr), lb = bus ? strlen(bus) : 0;
 				/* NVML: 00000000:18:00.0, sysfs: 0000:18:00.0 */
 				seen = bus && lb >= la && strcasecmp(bus + lb - la, addr) == 0;
@@ -286,7 +288,7 @@ const rule rules_isolation[] = {
 	 "a vendor library ends the process that loads it (exit() in a constructor)"},
 	{"driver.library-prints", "driver", SEV_WARN, "", library_prints,
 	 "a vendor library prints on standard output (the stub cuBLASLt), which corrupts programs' output"},
-	{"driver.nvml-failed", "driver", SEV_FAIL, "nvml.init", nvml_failed,
+	{"driver.nvml-failed", "driver", SEV_FAIL, FK_NVML_INIT, nvml_failed,
 	 "NVML initialises but nvmlDeviceGetCount or nvmlDeviceGetHandleByIndex fails, or it sees fewer GPUs than the nvidia driver has bound"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
@@ -48,7 +49,7 @@ static bool component_version(const facts *f, const char *comp, char *ver, size_
 {
 	const char *s;
 	if (strcmp(comp, "torch") == 0) {
-		if ((s = facts_str(f, "python.live.torch.version")) || (s = facts_str(f, "python.torch.version"))) {
+		if ((s = facts_str(f, FK_PYTHON_LIVE_TORCH_VERSION)) || (s = facts_str(f, FK_PYTHON_TORCH_VERSION))) {
 			str_copy(ver, n, s);
 			*how = "torch.__version__";
 			return true;
@@ -56,7 +57,7 @@ static bool component_version(const facts *f, const char *comp, char *ver, size_
 		return false;
 	}
 	if (strcmp(comp, "driver") == 0) {
-		if ((s = facts_str(f, "nvml.driver_version")) || (s = facts_str(f, "hardware.kernel_module_version"))) {
+		if ((s = facts_str(f, FK_NVML_DRIVER_VERSION)) || (s = facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION))) {
 			str_copy(ver, n, s);
 			*how = "the NVIDIA driver";
 			return true;
@@ -67,26 +68,29 @@ static bool component_version(const facts *f, const char *comp, char *ver, size_
 	if (!lib)
 		return false;
 	long long iv;
-	if (strcmp(lib, "cudnn") == 0 && facts_int(f, &iv, "python.live.cudnn.version") && iv > 0) {
+	if (strcmp(lib, "cudnn") == 0 && facts_int(f, &iv, FK_PYTHON_LIVE_CUDNN_VERSION) && iv > 0) {
 		cudnn_int_text(iv, ver, n);
 		*how = "torch.backends.cudnn.version()";
 		return true;
 	}
-	if (strcmp(lib, "nccl") == 0 && (s = facts_str(f, "python.live.nccl_version"))) {
+	if (strcmp(lib, "nccl") == 0 && (s = facts_str(f, FK_PYTHON_LIVE_NCCL_VERSION))) {
 		str_copy(ver, n, s);
 		*how = "torch.cuda.nccl.version()";
 		return true;
 	}
 	static const char *const cu[] = {"cu13", "cu12", "cu11"};
-	for (size_t i = 0; i < GV_ARRAY_LEN(cu); i++)
-		if ((s = facts_str(f, "python.pip.nvidia-%s-%s", lib, cu[i]))) {
+	for (size_t i = 0; i < GV_ARRAY_LEN(cu); i++) {
+		char pkg[64];
+		snprintf(pkg, sizeof(pkg), "nvidia-%s-%s", lib, cu[i]);
+		if ((s = facts_str(f, FK_PYTHON_PIP, pkg))) {
 			str_copy(ver, n, s);
 			*how = "the pip package";
 			return true;
 		}
-	for (long long p = 0; p < facts_int_or(f, 0, "loader.pick.count") && p < 256; p++) {
-		const char *name = facts_str(f, "loader.pick.%lld.name", p);
-		if (name && strcmp(name, lib) == 0 && (s = facts_str(f, "loader.pick.%lld.version", p))) {
+	}
+	for (long long p = 0; p < facts_int_or(f, 0, FK_LOADER_PICK_COUNT) && p < 256; p++) {
+		const char *name = facts_str(f, FK_LOADER_PICK_NAME(lld), p);
+		if (name && strcmp(name, lib) == 0 && (s = facts_str(f, FK_LOADER_PICK_VERSION(lld), p))) {
 			str_copy(ver, n, s);
 			*how = "the library the loader picks";
 			return true;
@@ -106,9 +110,9 @@ static bool hardware_matches(const facts *f, const char *hw, char *buf, size_t n
 		char want[8];
 		snprintf(want, sizeof(want), "%c.%s", hw[3], hw + 4);
 		for (int i = 0; i < gpus; i++) {
-			const char *cc = facts_str(f, "nvml.gpu.%d.cc", i);
+			const char *cc = facts_str(f, FK_NVML_GPU_CC(d), i);
 			if (!cc)
-				cc = facts_str(f, "cuda.dev.%d.cc", i);
+				cc = facts_str(f, FK_CUDA_DEV_CC(d), i);
 			if (cc && strcmp(cc, want) == 0) {
 				char label[160];
 				snprintf(buf, n, "%s, compute capability %s", nv_gpu_label(f, i, label, sizeof(label)), cc);
@@ -119,7 +123,7 @@ static bool hardware_matches(const facts *f, const char *hw, char *buf, size_t n
 	}
 	if (strcmp(hw, "nvswitch") == 0) {
 		for (int i = 0; i < gpus; i++) {
-			const char *st = facts_str(f, "nvml.gpu.%d.fabric_state", i);
+			const char *st = facts_str(f, FK_NVML_GPU_FABRIC_STATE(d), i);
 			if (st && strcmp(st, "not_supported") != 0) {
 				snprintf(buf, n, "an NVSwitch system (fabric state %s)", st);
 				return true;
@@ -163,7 +167,7 @@ static const char *component_name(const char *c)
 
 static void known_bad_fix(const facts *f, finding *x, const char *comp, const char *fixed)
 {
-	const char *py = facts_str(f, "python.selected");
+	const char *py = facts_str(f, FK_PYTHON_SELECTED);
 	if (strcmp(comp, "torch") == 0)
 		finding_fix(x, "%s -m pip install 'torch>=%s'   (gpuvet fix prints the build that fits this driver)",
 			    py ? py : "python3", fixed);
@@ -172,7 +176,7 @@ static void known_bad_fix(const facts *f, finding *x, const char *comp, const ch
 			       "installer), then reboot", fixed);
 	else {
 		/* the pip package of torch's CUDA major: cu117 -> nvidia-nccl-cu11 */
-		const char *v = facts_str(f, "python.torch.variant");
+		const char *v = facts_str(f, FK_PYTHON_TORCH_VARIANT);
 		char cu[8] = "cu12";
 		if (v && str_starts(v, "cu") && strlen(v) >= 4)
 			snprintf(cu, sizeof(cu), "cu%.2s", v + 2);
@@ -196,7 +200,7 @@ static void known_bad(rule_ctx *c)
 		if (!component_version(f, comp, ver, sizeof(ver), &how) || !in_range(ver, csv_cell(t, r, "affected")))
 			continue;
 		const char *variant = csv_cell(t, r, "variant");
-		const char *have_variant = facts_str(f, "python.torch.variant");
+		const char *have_variant = facts_str(f, FK_PYTHON_TORCH_VARIANT);
 		if (*variant && (!have_variant || strcmp(variant, have_variant) != 0))
 			continue;
 		char hw[224];

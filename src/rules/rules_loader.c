@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "kb/kb_cudnn.h"
 #include "loader/loader.h"
 #include "toolkit/cudalibs.h"
@@ -13,23 +14,23 @@
 
 static int lib_count(const facts *f)
 {
-	return (int)facts_int_or(f, 0, "loader.lib.count");
+	return (int)facts_int_or(f, 0, FK_LOADER_LIB_COUNT);
 }
 
 static int pick_count(const facts *f)
 {
-	return (int)facts_int_or(f, 0, "loader.pick.count");
+	return (int)facts_int_or(f, 0, FK_LOADER_PICK_COUNT);
 }
 
 /* The pick whose real file is copy k, as text for evidence ("picked by dlopen via ld.so.cache"). */
 static const char *picked_note(const facts *f, int k)
 {
 	for (int p = 0; p < pick_count(f); p++)
-		if (facts_int_or(f, -1, "loader.pick.%d.lib", p) == k) {
-			const char *via = facts_str(f, "loader.pick.%d.via", p);
+		if (facts_int_or(f, -1, FK_LOADER_PICK_LIB(d), p) == k) {
+			const char *via = facts_str(f, FK_LOADER_PICK_VIA(d), p);
 			static __thread char buf[128];
 			snprintf(buf, sizeof(buf), " <- dlopen(\"%s\") picks this one (%s)",
-				 facts_str(f, "loader.pick.%d.soname", p), via ? via : "?");
+				 facts_str(f, FK_LOADER_PICK_SONAME(d), p), via ? via : "?");
 			return buf;
 		}
 	return "";
@@ -48,8 +49,8 @@ static void lib_duplicates(rule_ctx *c)
 		/* distinct known versions of this library */
 		strlist versions = {0};
 		for (int k = 0; k < n; k++) {
-			const char *name = facts_str(f, "loader.lib.%d.name", k), *v = facts_str(f, "loader.lib.%d.version", k);
-			if (name && v && strcmp(name, main_libs[m]) == 0 && !facts_true(f, "loader.lib.%d.stub", k) &&
+			const char *name = facts_str(f, FK_LOADER_LIB_NAME(d), k), *v = facts_str(f, FK_LOADER_LIB_VERSION(d), k);
+			if (name && v && strcmp(name, main_libs[m]) == 0 && !facts_true(f, FK_LOADER_LIB_STUB(d), k) &&
 			    !sl_contains(&versions, v))
 				sl_push(&versions, v);
 		}
@@ -57,12 +58,12 @@ static void lib_duplicates(rule_ctx *c)
 			if (!x)
 				x = rule_emit(c, "several copies of CUDA libraries with different versions are on the search paths");
 			for (int k = 0; k < n; k++) {
-				const char *name = facts_str(f, "loader.lib.%d.name", k);
-				if (!name || strcmp(name, main_libs[m]) != 0 || facts_true(f, "loader.lib.%d.stub", k))
+				const char *name = facts_str(f, FK_LOADER_LIB_NAME(d), k);
+				if (!name || strcmp(name, main_libs[m]) != 0 || facts_true(f, FK_LOADER_LIB_STUB(d), k))
 					continue;
-				const char *v = facts_str(f, "loader.lib.%d.version", k);
+				const char *v = facts_str(f, FK_LOADER_LIB_VERSION(d), k);
 				finding_evidence(x, "lib%s %s: %s%s", name, v ? v : "(version unknown)",
-						 facts_str(f, "loader.lib.%d.path", k), picked_note(f, k));
+						 facts_str(f, FK_LOADER_LIB_PATH(d), k), picked_note(f, k));
 			}
 		}
 		sl_free(&versions);
@@ -70,19 +71,19 @@ static void lib_duplicates(rule_ctx *c)
 	/* cuDNN's sub-libraries must all come from the same release as libcudnn */
 	const char *main_v = NULL;
 	for (int p = 0; p < pick_count(f); p++) {
-		const char *name = facts_str(f, "loader.pick.%d.name", p);
+		const char *name = facts_str(f, FK_LOADER_PICK_NAME(d), p);
 		if (name && strcmp(name, "cudnn") == 0)
-			main_v = facts_str(f, "loader.pick.%d.version", p);
+			main_v = facts_str(f, FK_LOADER_PICK_VERSION(d), p);
 	}
 	for (int p = 0; main_v && p < pick_count(f); p++) {
-		const char *name = facts_str(f, "loader.pick.%d.name", p), *v = facts_str(f, "loader.pick.%d.version", p);
+		const char *name = facts_str(f, FK_LOADER_PICK_NAME(d), p), *v = facts_str(f, FK_LOADER_PICK_VERSION(d), p);
 		if (!name || !str_starts(name, "cudnn_") || !v || strcmp(v, main_v) == 0)
 			continue;
 		if (!x)
 			x = rule_emit(c, "several copies of CUDA libraries with different versions are on the search paths");
 		finding_evidence(x, "dlopen(\"%s\") picks cuDNN %s at %s, but libcudnn is %s: cuDNN fails with "
 				    "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
-				 facts_str(f, "loader.pick.%d.soname", p), v, facts_str(f, "loader.pick.%d.path", p), main_v);
+				 facts_str(f, FK_LOADER_PICK_SONAME(d), p), v, facts_str(f, FK_LOADER_PICK_PATH(d), p), main_v);
 	}
 	if (!x)
 		return;
@@ -94,13 +95,13 @@ static void lib_duplicates(rule_ctx *c)
 static void ld_path_stale(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	int n = (int)facts_int_or(f, 0, "loader.ld_library_path.count");
+	int n = (int)facts_int_or(f, 0, FK_LOADER_LD_LIBRARY_PATH_COUNT);
 	if (n == 0)
 		return;
 	/* the reference runtime: CUDA_HOME's install, else the toolkit in use */
-	int ref = cf_int(f, "toolkit.cuda_home_install");
+	int ref = cf_int(f, FK_TOOLKIT_CUDA_HOME_INSTALL);
 	if (ref < 0)
-		ref = cf_int(f, "toolkit.active");
+		ref = cf_int(f, FK_TOOLKIT_ACTIVE);
 	char ref_mm[32] = "";
 	bool have_ref = ref >= 0 && cf_install_mm(f, ref, ref_mm, sizeof(ref_mm));
 	finding *x = NULL;
@@ -108,20 +109,20 @@ static void ld_path_stale(rule_ctx *c)
 	sb_init(&keep);
 	int stale = 0;
 	for (int i = 0; i < n; i++) {
-		const char *d = facts_str(f, "loader.ld_library_path.%d.dir", i);
+		const char *d = facts_str(f, FK_LOADER_LD_LIBRARY_PATH_DIR(d), i);
 		if (!d)
 			continue;
 		const char *why = NULL;
 		char buf[256];
-		const char *cudart = facts_str(f, "loader.ld_library_path.%d.cudart_version", i);
+		const char *cudart = facts_str(f, FK_LOADER_LD_LIBRARY_PATH_CUDART_VERSION(d), i);
 		char mm[32];
 		if (strcmp(d, ".") == 0)
 			why = "an empty entry: the current directory, whatever it is when a program starts";
-		else if (!facts_true(f, "loader.ld_library_path.%d.exists", i))
+		else if (!facts_true(f, FK_LOADER_LD_LIBRARY_PATH_EXISTS(d), i))
 			why = "does not exist";
 		else if (have_ref && cudart && version_major_minor_text(cudart, mm, sizeof(mm)) && strcmp(mm, ref_mm) != 0) {
 			snprintf(buf, sizeof(buf), "holds the CUDA %s runtime, but %s is CUDA %s", mm,
-				 facts_str(f, "toolkit.%d.root", ref), ref_mm);
+				 facts_str(f, FK_TOOLKIT_ROOT(d), ref), ref_mm);
 			why = buf;
 		}
 		if (!why) {
@@ -157,8 +158,8 @@ static void runtime_newer_than_driver(rule_ctx *c)
 	const char *drv = cf_driver_version(f);
 	/* the cuda-compat package's libcuda, when it is what loads, raises the limit */
 	for (int p = 0; p < pick_count(f); p++) {
-		const char *name = facts_str(f, "loader.pick.%d.name", p), *path = facts_str(f, "loader.pick.%d.path", p);
-		const char *v = facts_str(f, "loader.pick.%d.version", p);
+		const char *name = facts_str(f, FK_LOADER_PICK_NAME(d), p), *path = facts_str(f, FK_LOADER_PICK_PATH(d), p);
+		const char *v = facts_str(f, FK_LOADER_PICK_VERSION(d), p);
 		char cmax[32];
 		if (name && strcmp(name, "cuda") == 0 && path && strstr(path, "/compat/") && v &&
 		    kb_driver_max_cuda(c->kb, v, cmax, sizeof(cmax)) && version_cmp(cmax, max) > 0) {
@@ -169,7 +170,7 @@ static void runtime_newer_than_driver(rule_ctx *c)
 		}
 	}
 	for (int p = 0; p < pick_count(f); p++) {
-		const char *name = facts_str(f, "loader.pick.%d.name", p), *v = facts_str(f, "loader.pick.%d.version", p);
+		const char *name = facts_str(f, FK_LOADER_PICK_NAME(d), p), *v = facts_str(f, FK_LOADER_PICK_VERSION(d), p);
 		if (!name || strcmp(name, "cudart") != 0 || !v)
 			continue;
 		char mm[32];
@@ -183,8 +184,8 @@ static void runtime_newer_than_driver(rule_ctx *c)
 				continue;
 		}
 		finding *x = rule_emit(c, "the CUDA runtime that loads (%s) is newer than the driver supports (CUDA %s)", mm, max);
-		finding_evidence(x, "dlopen(\"%s\") picks %s (CUDA %s, via %s)", facts_str(f, "loader.pick.%d.soname", p),
-				 facts_str(f, "loader.pick.%d.path", p), v, facts_str(f, "loader.pick.%d.via", p));
+		finding_evidence(x, "dlopen(\"%s\") picks %s (CUDA %s, via %s)", facts_str(f, FK_LOADER_PICK_SONAME(d), p),
+				 facts_str(f, FK_LOADER_PICK_PATH(d), p), v, facts_str(f, FK_LOADER_PICK_VIA(d), p));
 		finding_evidence(x, "%s", why);
 		finding_evidence(x, "programs using it fail with \"CUDA driver version is insufficient for CUDA runtime version\"");
 		if (kb_ok)
@@ -203,15 +204,15 @@ static unsigned long runtime_majors(const facts *f, strbuf *desc)
 {
 	unsigned long set = 0;
 	for (int p = 0; p < pick_count(f); p++) {
-		const char *name = facts_str(f, "loader.pick.%d.name", p);
-		if (!name || strcmp(name, "cudart") != 0 || !facts_str(f, "loader.pick.%d.path", p))
+		const char *name = facts_str(f, FK_LOADER_PICK_NAME(d), p);
+		if (!name || strcmp(name, "cudart") != 0 || !facts_str(f, FK_LOADER_PICK_PATH(d), p))
 			continue;
-		const char *so = facts_str(f, "loader.pick.%d.soname", p);
+		const char *so = facts_str(f, FK_LOADER_PICK_SONAME(d), p);
 		const char *dot = so ? strstr(so, ".so.") : NULL;
 		int m = dot ? atoi(dot + 4) : -1;
 		if (m > 0 && m < 64) {
 			set |= 1ul << m;
-			sb_addf(desc, "%s%s -> %s", desc->len ? "; " : "", so, facts_str(f, "loader.pick.%d.path", p));
+			sb_addf(desc, "%s%s -> %s", desc->len ? "; " : "", so, facts_str(f, FK_LOADER_PICK_PATH(d), p));
 		}
 	}
 	return set;
@@ -228,19 +229,19 @@ static void cudnn_cuda_major(rule_ctx *c)
 		return;
 	}
 	for (int p = 0; p < pick_count(f); p++) {
-		const char *name = facts_str(f, "loader.pick.%d.name", p);
+		const char *name = facts_str(f, FK_LOADER_PICK_NAME(d), p);
 		if (!name || strcmp(name, "cudnn") != 0)
 			continue;
-		int k = (int)facts_int_or(f, -1, "loader.pick.%d.lib", p);
+		int k = (int)facts_int_or(f, -1, FK_LOADER_PICK_LIB(d), p);
 		if (k < 0)
 			continue;
-		const char *v = facts_str(f, "loader.lib.%d.version", k);
-		long long built = facts_int_or(f, -1, "loader.lib.%d.cuda_major", k);
+		const char *v = facts_str(f, FK_LOADER_LIB_VERSION(d), k);
+		long long built = facts_int_or(f, -1, FK_LOADER_LIB_CUDA_MAJOR(d), k);
 		unsigned long can = 0;
 		const char *how;
 		if (built > 0 && built < 64) {
 			can = 1ul << built;
-			how = facts_str(f, "loader.lib.%d.cuda_major_source", k);
+			how = facts_str(f, FK_LOADER_LIB_CUDA_MAJOR_SOURCE(d), k);
 		} else if (v && (can = kb_cudnn_cuda_majors(c->kb, v))) {
 			how = "the cuDNN support matrix (knowledge base)";
 		} else {
@@ -255,8 +256,8 @@ static void cudnn_cuda_major(rule_ctx *c)
 				break;
 			}
 		finding *x = rule_emit(c, "cuDNN %s is built for another CUDA major than the runtime", v ? v : "");
-		finding_evidence(x, "dlopen(\"%s\") picks %s", facts_str(f, "loader.pick.%d.soname", p),
-				 facts_str(f, "loader.pick.%d.path", p));
+		finding_evidence(x, "dlopen(\"%s\") picks %s", facts_str(f, FK_LOADER_PICK_SONAME(d), p),
+				 facts_str(f, FK_LOADER_PICK_PATH(d), p));
 		if (built > 0)
 			finding_evidence(x, "it is built for CUDA %lld (%s)", built, how ? how : "?");
 		else
@@ -267,7 +268,7 @@ static void cudnn_cuda_major(rule_ctx *c)
 			       "(NVIDIA's apt repository), or pip install nvidia-cudnn-cu%d",
 			    want, cm > 0 ? cm : 9, want, want);
 		finding_fix(x, "and remove the other build from the search path (dpkg -S %s names its package)",
-			    shell_word_or_comment((char[4608]){0}, 4608, "the library", facts_str(f, "loader.lib.%d.path", k)));
+			    shell_word_or_comment((char[4608]){0}, 4608, "the library", facts_str(f, FK_LOADER_LIB_PATH(d), k)));
 	}
 	sb_free(&desc);
 }
@@ -297,9 +298,9 @@ static const char *stub_symptom(const char *lib)
 static int real_copy(const facts *f, const char *lib)
 {
 	for (int k = 0; k < lib_count(f); k++) {
-		const char *name = facts_str(f, "loader.lib.%d.name", k);
-		const char *path = facts_str(f, "loader.lib.%d.path", k);
-		if (name && strcmp(name, lib) == 0 && !facts_true(f, "loader.lib.%d.stub", k) && path) {
+		const char *name = facts_str(f, FK_LOADER_LIB_NAME(d), k);
+		const char *path = facts_str(f, FK_LOADER_LIB_PATH(d), k);
+		if (name && strcmp(name, lib) == 0 && !facts_true(f, FK_LOADER_LIB_STUB(d), k) && path) {
 			char *d = xstrdup(path);
 			char *slash = strrchr(d, '/');
 			if (slash)
@@ -335,9 +336,9 @@ static bool stub_dir_evidence(const facts *f, finding *x, const char *dir, const
 		const char *sym = stub_symptom(lib);
 		if (k >= 0) {
 			*shadows = true;
-			const char *v = facts_str(f, "loader.lib.%d.version", k);
+			const char *v = facts_str(f, FK_LOADER_LIB_VERSION(d), k);
 			finding_evidence(x, "%s/%s shadows %s%s%s%s for a program that loads lib%s.so%s", dir, names.v[i],
-					 facts_str(f, "loader.lib.%d.path", k), v ? " (" : "", v ? v : "", v ? ")" : "", lib,
+					 facts_str(f, FK_LOADER_LIB_PATH(d), k), v ? " (" : "", v ? v : "", v ? ")" : "", lib,
 					 ver ? " or its soname" : "");
 			if (sym)
 				finding_evidence(x, "with the stub lib%s: %s", lib, sym);
@@ -355,30 +356,30 @@ static void stubs_on_path(rule_ctx *c)
 	const facts *f = c->facts;
 	finding *x = NULL;
 	bool fail = false, conf = false, shadows = false;
-	const char *llp = facts_str(f, "loader.ld_library_path");
-	for (int i = 0; i < facts_int_or(f, 0, "loader.ld_library_path.count") && i < 512; i++) {
-		const char *d = facts_str(f, "loader.ld_library_path.%d.dir", i);
+	const char *llp = facts_str(f, FK_LOADER_LD_LIBRARY_PATH);
+	for (int i = 0; i < facts_int_or(f, 0, FK_LOADER_LD_LIBRARY_PATH_COUNT) && i < 512; i++) {
+		const char *d = facts_str(f, FK_LOADER_LD_LIBRARY_PATH_DIR(d), i);
 		if (!loader_is_stubs_dir(d))
 			continue;
 		if (!x)
 			x = rule_emit(c, "the CUDA toolkit's stubs directory is on the loader's search path: programs can load "
 					 "link-time placeholders instead of the driver's libraries");
-		fail |= stub_dir_evidence(f, x, d, facts_str(f, "loader.ld_library_path.%d.stub_files", i), "in LD_LIBRARY_PATH",
+		fail |= stub_dir_evidence(f, x, d, facts_str(f, FK_LOADER_LD_LIBRARY_PATH_STUB_FILES(d), i), "in LD_LIBRARY_PATH",
 					  &shadows);
 	}
-	for (int i = 0; i < facts_int_or(f, 0, "loader.conf.count") && i < 512; i++) {
-		const char *d = facts_str(f, "loader.conf.%d.dir", i);
+	for (int i = 0; i < facts_int_or(f, 0, FK_LOADER_CONF_COUNT) && i < 512; i++) {
+		const char *d = facts_str(f, FK_LOADER_CONF_DIR(d), i);
 		if (!loader_is_stubs_dir(d))
 			continue;
 		if (!x)
 			x = rule_emit(c, "the CUDA toolkit's stubs directory is on the loader's search path: programs can load "
 					 "link-time placeholders instead of the driver's libraries");
 		conf = true;
-		fail |= stub_dir_evidence(f, x, d, facts_str(f, "loader.conf.%d.stub_files", i), "in /etc/ld.so.conf",
+		fail |= stub_dir_evidence(f, x, d, facts_str(f, FK_LOADER_CONF_STUB_FILES(d), i), "in /etc/ld.so.conf",
 					  &shadows);
 	}
 	for (int p = 0; p < pick_count(f); p++) {
-		const char *real = facts_str(f, "loader.pick.%d.real", p);
+		const char *real = facts_str(f, FK_LOADER_PICK_REAL(d), p);
 		if (!real)
 			continue;
 		char *d = xstrdup(real);
@@ -391,14 +392,14 @@ static void stubs_on_path(rule_ctx *c)
 			if (!x)
 				x = rule_emit(c, "a CUDA library the loader picks is the toolkit's stub: programs load a link-time "
 						 "placeholder instead of the driver's library");
-			const char *path = facts_str(f, "loader.pick.%d.path", p);
-			const char *name = facts_str(f, "loader.pick.%d.name", p);
+			const char *path = facts_str(f, FK_LOADER_PICK_PATH(d), p);
+			const char *name = facts_str(f, FK_LOADER_PICK_NAME(d), p);
 			const char *sym = stub_symptom(name);
 			if (path && strcmp(path, real) != 0)
-				finding_evidence(x, "dlopen(\"%s\") picks %s -> %s: the stub", facts_str(f, "loader.pick.%d.soname", p),
+				finding_evidence(x, "dlopen(\"%s\") picks %s -> %s: the stub", facts_str(f, FK_LOADER_PICK_SONAME(d), p),
 						 path, real);
 			else
-				finding_evidence(x, "dlopen(\"%s\") picks %s: the stub", facts_str(f, "loader.pick.%d.soname", p), real);
+				finding_evidence(x, "dlopen(\"%s\") picks %s: the stub", facts_str(f, FK_LOADER_PICK_SONAME(d), p), real);
 			if (sym)
 				finding_evidence(x, "with the stub lib%s: %s", name, sym);
 			char *pd = path ? xstrdup(path) : NULL;
@@ -416,7 +417,7 @@ static void stubs_on_path(rule_ctx *c)
 	}
 	if (!x)
 		return;
-	if (facts_int_or(f, 0, "cuda.init_code") == 34) {
+	if (facts_int_or(f, 0, FK_CUDA_INIT_CODE) == 34) {
 		finding_evidence(x, "cuInit answered 34 (CUDA_ERROR_STUB_LIBRARY): a stub libcuda was loaded");
 		fail = true;
 	}
@@ -442,15 +443,15 @@ static void stubs_on_path(rule_ctx *c)
 }
 
 const rule rules_loader[] = {
-	{"lib.duplicates", "loader", SEV_INFO, "loader.lib.count", lib_duplicates,
+	{"lib.duplicates", "loader", SEV_INFO, FK_LOADER_LIB_COUNT, lib_duplicates,
 	 "several copies of a CUDA library with different versions on the search paths"},
-	{"lib.ld-path-stale", "loader", SEV_INFO, "loader.ld_library_path", ld_path_stale,
+	{"lib.ld-path-stale", "loader", SEV_INFO, FK_LOADER_LD_LIBRARY_PATH, ld_path_stale,
 	 "LD_LIBRARY_PATH entries that do not exist or hold another CUDA version than CUDA_HOME"},
-	{"lib.runtime-newer-than-driver", "loader", SEV_FAIL, "loader.pick.count", runtime_newer_than_driver,
+	{"lib.runtime-newer-than-driver", "loader", SEV_FAIL, FK_LOADER_PICK_COUNT, runtime_newer_than_driver,
 	 "the libcudart that loads is newer than the driver supports", .root_cause = 17},
-	{"lib.stubs-on-path", "loader", SEV_WARN, "loader.ld_library_path", stubs_on_path,
+	{"lib.stubs-on-path", "loader", SEV_WARN, FK_LOADER_LD_LIBRARY_PATH, stubs_on_path,
 	 "the CUDA toolkit's stubs directory on LD_LIBRARY_PATH or in ld.so.conf (placeholders shadow the driver)", .root_cause = 11},
-	{"lib.cudnn-cuda-major", "loader", SEV_FAIL, "loader.pick.count", cudnn_cuda_major,
+	{"lib.cudnn-cuda-major", "loader", SEV_FAIL, FK_LOADER_PICK_COUNT, cudnn_cuda_major,
 	 "the cuDNN that loads is built for another CUDA major than the runtime"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "parse/envparse.h"
 #include "rules/registry.h"
 
@@ -27,11 +28,11 @@ static bool nccl_active(const env_nccl_var *d, const char *v)
 
 static long long gpu_count(const facts *f)
 {
-	long long n = facts_int_or(f, -1, "nvml.device_count");
+	long long n = facts_int_or(f, -1, FK_NVML_DEVICE_COUNT);
 	if (n < 0)
-		n = facts_int_or(f, -1, "cuda.device_count");
+		n = facts_int_or(f, -1, FK_CUDA_DEVICE_COUNT);
 	if (n < 0)
-		n = facts_int_or(f, 0, "devices.gpu.present");
+		n = facts_int_or(f, 0, FK_DEVICES_GPU_PRESENT);
 	return n;
 }
 
@@ -39,16 +40,16 @@ static long long gpu_count(const facts *f)
 static void candidates(const facts *f, const char *what, strlist *names, strlist *states)
 {
 	if (strcmp(what, "ib") == 0) {
-		const char *ib = facts_str(f, "net.ib_devices");
+		const char *ib = facts_str(f, FK_NET_IB_DEVICES);
 		if (ib)
 			sl_split(names, ib, ",", false);
 		for (size_t i = 0; i < names->n; i++)
 			sl_push(states, "");
 		return;
 	}
-	for (long long i = 0; i < facts_int_or(f, 0, "net.if.count") && i < 256; i++) {
-		const char *n = facts_str(f, "net.if.%lld.name", i);
-		const char *st = facts_str(f, "net.if.%lld.operstate", i);
+	for (long long i = 0; i < facts_int_or(f, 0, FK_NET_IF_COUNT) && i < 256; i++) {
+		const char *n = facts_str(f, FK_NET_IF_NAME(lld), i);
+		const char *st = facts_str(f, FK_NET_IF_OPERSTATE(lld), i);
 		if (!n)
 			continue;
 		sl_push(names, n);
@@ -69,7 +70,7 @@ static void interface_missing(rule_ctx *c)
 		if (!v || !*v)
 			continue;
 		bool ib = strcmp(d->what, "ib") == 0;
-		if (!ib && !facts_str(f, "net.interfaces"))
+		if (!ib && !facts_str(f, FK_NET_INTERFACES))
 			continue; /* no /sys/class/net to compare with */
 		strlist names = {0}, states = {0};
 		candidates(f, d->what, &names, &states);
@@ -92,7 +93,7 @@ static void interface_missing(rule_ctx *c)
 		if (!usable.len) {
 			/* a fail where multi-GPU or multi-node jobs run (2+ GPUs, or network adapters for
 			 * them); on a one-GPU machine only a distributed job is hit: a warning */
-			const char *ibd = facts_str(f, "net.ib_devices");
+			const char *ibd = facts_str(f, FK_NET_IB_DEVICES);
 			bool multi = gpu_count(f) >= 2 || (ibd && *ibd);
 			severity sev = d->sev >= 2 && multi ? SEV_FAIL : SEV_WARN;
 			if (!x) {
@@ -123,7 +124,7 @@ static void interface_missing(rule_ctx *c)
 				finding_evidence(x, "it selects only %s, which %s down", down.buf, strchr(down.buf, ',') ? "are" : "is");
 			finding_evidence(x, "%s here: %s", ib ? "InfiniBand adapters (/sys/class/infiniband)" : "interfaces (/sys/class/net)",
 					 have.len ? have.buf : "none");
-			const char *route = facts_str(f, "net.default_route");
+			const char *route = facts_str(f, FK_NET_DEFAULT_ROUTE);
 			if (!ib && route)
 				finding_fix_export(x, d->name, route,
 						   "the interface of the default route; on a cluster, the one the nodes reach each "
@@ -160,7 +161,7 @@ static bool path_present(const facts *f, const char *what, char *buf, size_t n)
 		int pairs = 0, ok = 0;
 		for (long long i = 0; i < gpus && i < 16; i++)
 			for (long long j = 0; j < gpus && j < 16; j++) {
-				const fact *p = i == j ? NULL : facts_get(f, "cuda.peer.%lld.%lld", i, j);
+				const fact *p = i == j ? NULL : facts_get(f, FK_CUDA_PEER(lld, lld), i, j);
 				if (p && p->state == FACT_OK) {
 					pairs++;
 					ok += p->i != 0;
@@ -181,7 +182,7 @@ static bool path_present(const facts *f, const char *what, char *buf, size_t n)
 		return true;
 	}
 	if (strcmp(what, "ib") == 0) {
-		const char *ib = facts_str(f, "net.ib_devices");
+		const char *ib = facts_str(f, FK_NET_IB_DEVICES);
 		if (!ib || !*ib)
 			return false;
 		snprintf(buf, n, "InfiniBand/RoCE adapters here: %s", ib);
@@ -243,11 +244,11 @@ static void forced(rule_ctx *c)
 }
 
 const rule rules_nccl[] = {
-	{"nccl.interface-missing", "env", SEV_FAIL, "env.cuda_visible_devices", interface_missing,
+	{"nccl.interface-missing", "env", SEV_FAIL, FK_ENV_CUDA_VISIBLE_DEVICES, interface_missing,
 	 "NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME / NCCL_IB_HCA select no interface or adapter of this machine"},
-	{"nccl.transport-disabled", "env", SEV_WARN, "env.cuda_visible_devices", transport_disabled,
+	{"nccl.transport-disabled", "env", SEV_WARN, FK_ENV_CUDA_VISIBLE_DEVICES, transport_disabled,
 	 "NCCL_P2P_DISABLE, NCCL_SHM_DISABLE or NCCL_IB_DISABLE set where the hardware has that path"},
-	{"nccl.forced", "env", SEV_INFO, "env.cuda_visible_devices", forced,
+	{"nccl.forced", "env", SEV_INFO, FK_ENV_CUDA_VISIBLE_DEVICES, forced,
 	 "NCCL_DEBUG, NCCL_ALGO, NCCL_PROTO and other NCCL choices forced"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -1,18 +1,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "core/util.h"
 #include "rules/rules_nvidia.h"
 
 bool nv_driver_expected(const facts *f)
 {
 	/* a version file that is there but unreadable or garbled still means something of the driver is */
-	const fact *kmod = facts_get(f, "hardware.kernel_module_version");
-	if ((kmod && kmod->state != FACT_ABSENT) || facts_true(f, "devices.dxg"))
+	const fact *kmod = facts_get(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
+	if ((kmod && kmod->state != FACT_ABSENT) || facts_true(f, FK_DEVICES_DXG))
 		return true;
-	long long n = facts_int_or(f, 0, "hardware.pci.count");
+	long long n = facts_int_or(f, 0, FK_HARDWARE_PCI_COUNT);
 	for (long long i = 0; i < n && i < 256; i++) {
-		const char *drv = facts_str(f, "hardware.pci.%lld.driver", i);
+		const char *drv = facts_str(f, FK_HARDWARE_PCI_DRIVER(lld), i);
 		if (drv && strcmp(drv, "nvidia") == 0)
 			return true;
 	}
@@ -21,14 +22,14 @@ bool nv_driver_expected(const facts *f)
 
 int nv_gpu_count(const facts *f)
 {
-	long long n = facts_int_or(f, 0, "nvml.device_count");
+	long long n = facts_int_or(f, 0, FK_NVML_DEVICE_COUNT);
 	return n < 0 ? 0 : n > 256 ? 256 : (int)n;
 }
 
 const char *nv_gpu_label(const facts *f, int i, char *buf, size_t size)
 {
-	const char *name = facts_str(f, "nvml.gpu.%d.name", i);
-	const char *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
+	const char *name = facts_str(f, FK_NVML_GPU_NAME(d), i);
+	const char *bus = facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), i);
 	if (name && bus)
 		snprintf(buf, size, "GPU %d (%s, %s)", i, name, bus);
 	else if (name || bus)

@@ -8,34 +8,46 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/factkeys.h"
 #include "rules/registry.h"
 #include "rules/rules_nvidia.h"
 
 #define NVLINK_MAX 18
 #define SLOW_PCT 5.0 /* a link this much below the fastest is slow (rates are discrete steps) */
 
-/* The error counters of a link: fact suffix, words, and whether growth is a failure. */
+/* The error counters of a link: its fact now (GPU, link) and in the previous check's run
+ * (history.nvlink's GPU, link), words, and whether growth is a failure. */
 static const struct {
-	const char *key, *words;
+	const char *key, *previous, *words;
 	bool grave;
 } counters[] = {
-	{"crc_flit_errors", "CRC flit errors", false},
-	{"crc_data_errors", "CRC data errors", false},
-	{"replay_errors", "replay errors", false},
+	{FK_NVML_GPU_NVLINK_CRC_FLIT_ERRORS(d, d), FK_HISTORY_NVLINK_GPU_CRC_FLIT_ERRORS(d, d), "CRC flit errors", false},
+	{FK_NVML_GPU_NVLINK_CRC_DATA_ERRORS(d, d), FK_HISTORY_NVLINK_GPU_CRC_DATA_ERRORS(d, d), "CRC data errors", false},
+	{FK_NVML_GPU_NVLINK_REPLAY_ERRORS(d, d), FK_HISTORY_NVLINK_GPU_REPLAY_ERRORS(d, d), "replay errors", false},
 	/* a recovery is a link that went down and retrained: traffic stopped meanwhile */
-	{"recovery_errors", "recovery errors", true},
+	{FK_NVML_GPU_NVLINK_RECOVERY_ERRORS(d, d), FK_HISTORY_NVLINK_GPU_RECOVERY_ERRORS(d, d), "recovery errors", true},
 };
+
+/* A counter of the table for a GPU (or the previous check's GPU) and link. The format is a
+ * registry constant of the table taking two ints: the one key format not written at the call. */
+static bool counter_of(const facts *f, const char *keyfmt, int gpu, int link, long long *v)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	return facts_int(f, v, keyfmt, gpu, link);
+#pragma GCC diagnostic pop
+}
 
 static int link_count(const facts *f, int i)
 {
-	long long n = facts_int_or(f, 0, "nvml.gpu.%d.nvlink.count", i);
+	long long n = facts_int_or(f, 0, FK_NVML_GPU_NVLINK_COUNT(d), i);
 	return n < 0 ? 0 : n > NVLINK_MAX ? NVLINK_MAX : (int)n;
 }
 
 /* 1 active, 0 inactive, -1 not known (no such link, or its state could not be read) */
 static int link_active(const facts *f, int i, int l)
 {
-	const char *s = facts_str(f, "nvml.gpu.%d.nvlink.%d.state", i, l);
+	const char *s = facts_str(f, FK_NVML_GPU_NVLINK_STATE(d, d), i, l);
 	if (!s)
 		return -1;
 	return strcmp(s, "active") == 0;
@@ -78,7 +90,7 @@ static void link_down(rule_ctx *c)
 		 * may simply have no bridge installed: said, as information */
 		bool nvswitch = false;
 		for (int i = 0; i < n; i++) {
-			const char *fs = facts_str(f, "nvml.gpu.%d.fabric_state", i);
+			const char *fs = facts_str(f, FK_NVML_GPU_FABRIC_STATE(d), i);
 			nvswitch |= fs && strcmp(fs, "not_supported") != 0;
 		}
 		x = rule_emit_sev(c, nvswitch ? SEV_WARN : SEV_INFO,
@@ -92,7 +104,7 @@ static void link_down(rule_ctx *c)
 			char label[160];
 			nv_gpu_label(f, i, label, sizeof(label));
 			finding_evidence(x, "%s: 0 of %d links active", label, link_count(f, i));
-			const char *fs = facts_str(f, "nvml.gpu.%d.fabric_state", i);
+			const char *fs = facts_str(f, FK_NVML_GPU_FABRIC_STATE(d), i);
 			if (fs && strcmp(fs, "completed") != 0 && strcmp(fs, "not_supported") != 0)
 				fabric_pending = true;
 		}
@@ -128,7 +140,7 @@ static void link_down(rule_ctx *c)
 				x->sev = SEV_FAIL;
 				finding_evidence(x, "GPU %d has no active link while other GPUs have theirs", i);
 			}
-			const char *fs = facts_str(f, "nvml.gpu.%d.fabric_state", i);
+			const char *fs = facts_str(f, FK_NVML_GPU_FABRIC_STATE(d), i);
 			if (fs && strcmp(fs, "completed") != 0 && strcmp(fs, "not_supported") != 0)
 				fabric_pending = true;
 		}
@@ -153,10 +165,10 @@ static void slow_link(rule_ctx *c)
 	finding *x = NULL;
 	/* links are compared among GPUs of one model: an A100 beside an H100 is slower by design */
 	for (int m = 0; m < n; m++) {
-		const char *model = facts_str(f, "nvml.gpu.%d.name", m);
+		const char *model = facts_str(f, FK_NVML_GPU_NAME(d), m);
 		bool first = true;
 		for (int k = 0; k < m && first; k++) {
-			const char *other = facts_str(f, "nvml.gpu.%d.name", k);
+			const char *other = facts_str(f, FK_NVML_GPU_NAME(d), k);
 			first = !((model && other && strcmp(model, other) == 0) || (!model && !other));
 		}
 		if (first)
@@ -171,7 +183,7 @@ static void slow_link(rule_ctx *c)
 
 static bool same_model(const facts *f, int i, const char *model)
 {
-	const char *name = facts_str(f, "nvml.gpu.%d.name", i);
+	const char *name = facts_str(f, FK_NVML_GPU_NAME(d), i);
 	return (name && model && strcmp(name, model) == 0) || (!name && !model);
 }
 
@@ -185,8 +197,8 @@ static void slow_links_of_model(rule_ctx *c, const char *model, finding **xp)
 		for (int l = 0; l < link_count(f, i); l++) {
 			if (!same_model(f, i, model) || link_active(f, i, l) != 1)
 				continue;
-			long long s = facts_int_or(f, 0, "nvml.gpu.%d.nvlink.%d.speed_mbps", i, l);
-			long long v = facts_int_or(f, 0, "nvml.gpu.%d.nvlink.%d.version", i, l);
+			long long s = facts_int_or(f, 0, FK_NVML_GPU_NVLINK_SPEED_MBPS(d, d), i, l);
+			long long v = facts_int_or(f, 0, FK_NVML_GPU_NVLINK_VERSION(d, d), i, l);
 			if (s > best_speed)
 				best_speed = s;
 			if (v > best_version)
@@ -197,8 +209,8 @@ static void slow_links_of_model(rule_ctx *c, const char *model, finding **xp)
 			if (!same_model(f, i, model) || link_active(f, i, l) != 1)
 				continue;
 			long long s = 0, v = 0;
-			bool has_s = facts_int(f, &s, "nvml.gpu.%d.nvlink.%d.speed_mbps", i, l) && s > 0;
-			bool has_v = facts_int(f, &v, "nvml.gpu.%d.nvlink.%d.version", i, l) && v > 0;
+			bool has_s = facts_int(f, &s, FK_NVML_GPU_NVLINK_SPEED_MBPS(d, d), i, l) && s > 0;
+			bool has_v = facts_int(f, &v, FK_NVML_GPU_NVLINK_VERSION(d, d), i, l) && v > 0;
 			bool slow_s = has_s && best_speed > 0 && s < best_speed * (1.0 - SLOW_PCT / 100.0);
 			bool slow_v = has_v && v < best_version;
 			if (!slow_s && !slow_v)
@@ -222,9 +234,9 @@ static int previous_index(const facts *f, const char *uuid)
 {
 	if (!uuid)
 		return -1;
-	long long n = facts_int_or(f, 0, "history.nvlink.gpu_count");
+	long long n = facts_int_or(f, 0, FK_HISTORY_NVLINK_GPU_COUNT);
 	for (long long p = 0; p < n && p < 256; p++) {
-		const char *u = facts_str(f, "history.nvlink.gpu.%lld.uuid", p);
+		const char *u = facts_str(f, FK_HISTORY_NVLINK_GPU_UUID(lld), p);
 		if (u && strcmp(u, uuid) == 0)
 			return (int)p;
 	}
@@ -234,21 +246,21 @@ static int previous_index(const facts *f, const char *uuid)
 static void errors_grew(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const char *when = facts_str(f, "history.nvlink.previous_utc");
+	const char *when = facts_str(f, FK_HISTORY_NVLINK_PREVIOUS_UTC);
 	if (!when)
 		return;
 	int n = nv_gpu_count(f);
 	finding *x = NULL;
 	bool reset = false;
 	for (int i = 0; i < n; i++) {
-		int p = previous_index(f, facts_str(f, "nvml.gpu.%d.uuid", i));
+		int p = previous_index(f, facts_str(f, FK_NVML_GPU_UUID(d), i));
 		if (p < 0)
 			continue;
 		for (int l = 0; l < link_count(f, i); l++)
 			for (size_t k = 0; k < GV_ARRAY_LEN(counters); k++) {
 				long long now = 0, before = 0;
-				if (!facts_int(f, &now, "nvml.gpu.%d.nvlink.%d.%s", i, l, counters[k].key) ||
-				    !facts_int(f, &before, "history.nvlink.gpu.%d.%d.%s", p, l, counters[k].key))
+				if (!counter_of(f, counters[k].key, i, l, &now) ||
+				    !counter_of(f, counters[k].previous, p, l, &before))
 					continue;
 				if (now < before) {
 					reset = true; /* the driver reloaded (reboot, reset): counters start again */
@@ -283,16 +295,18 @@ static void errors(rule_ctx *c)
 	const facts *f = c->facts;
 	int n = nv_gpu_count(f);
 	finding *x = NULL;
-	bool have_previous = facts_str(f, "history.nvlink.previous_utc") != NULL;
+	bool have_previous = facts_str(f, FK_HISTORY_NVLINK_PREVIOUS_UTC) != NULL;
 	for (int i = 0; i < n; i++) {
 		/* a GPU the last check saw is judged by errors-grew */
-		if (have_previous && previous_index(f, facts_str(f, "nvml.gpu.%d.uuid", i)) >= 0)
+		if (have_previous && previous_index(f, facts_str(f, FK_NVML_GPU_UUID(d), i)) >= 0)
 			continue;
 		for (int l = 0; l < link_count(f, i); l++) {
 			char text[256] = "";
 			size_t len = 0;
 			for (size_t k = 0; k < GV_ARRAY_LEN(counters); k++) {
-				long long v = facts_int_or(f, 0, "nvml.gpu.%d.nvlink.%d.%s", i, l, counters[k].key);
+				long long v = 0;
+				if (!counter_of(f, counters[k].key, i, l, &v))
+					v = 0;
 				if (v <= 0)
 					continue;
 				int w = snprintf(text + len, sizeof(text) - len, "%s%lld %s", len ? ", " : "", v,
@@ -324,7 +338,7 @@ static int nvml_index_of(const facts *f, const char *bus)
 		return -1;
 	int n = nv_gpu_count(f);
 	for (int i = 0; i < n; i++) {
-		const char *b = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
+		const char *b = facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), i);
 		if (!b)
 			continue;
 		/* NVML: 8-digit domain; CUDA: 4 */
@@ -337,19 +351,19 @@ static int nvml_index_of(const facts *f, const char *bus)
 
 const char *nv_cuda_pair_path(const facts *f, long long i, long long j)
 {
-	int a = nvml_index_of(f, facts_str(f, "cuda.dev.%lld.pci_bus_id", i));
-	int b = nvml_index_of(f, facts_str(f, "cuda.dev.%lld.pci_bus_id", j));
-	return a < 0 || b < 0 ? NULL : facts_str(f, "topology.gpu.%d.gpu.%d", a, b);
+	int a = nvml_index_of(f, facts_str(f, FK_CUDA_DEV_PCI_BUS_ID(lld), i));
+	int b = nvml_index_of(f, facts_str(f, FK_CUDA_DEV_PCI_BUS_ID(lld), j));
+	return a < 0 || b < 0 ? NULL : facts_str(f, FK_TOPOLOGY_GPU_GPU(d, d), a, b);
 }
 
 const rule rules_nvlink[] = {
-	{"nvlink.link-down", "gpu", SEV_WARN, "nvml.init", link_down,
+	{"nvlink.link-down", "gpu", SEV_WARN, FK_NVML_INIT, link_down,
 	 "NVLink links inactive while others are active (or none active on a multi-GPU machine)"},
-	{"nvlink.slow-link", "gpu", SEV_WARN, "nvml.init", slow_link,
+	{"nvlink.slow-link", "gpu", SEV_WARN, FK_NVML_INIT, slow_link,
 	 "NVLink links at a lower speed or version than the machine's other links"},
-	{"nvlink.errors-grew", "gpu", SEV_WARN, "nvml.init", errors_grew,
+	{"nvlink.errors-grew", "gpu", SEV_WARN, FK_NVML_INIT, errors_grew,
 	 "NVLink CRC, replay or recovery counters grew since the last check (history)"},
-	{"nvlink.errors", "gpu", SEV_INFO, "nvml.init", errors,
+	{"nvlink.errors", "gpu", SEV_INFO, FK_NVML_INIT, errors,
 	 "NVLink error counters not zero, with no earlier check to compare"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "kb/kb_torch.h"
 #include "cuda/archlist.h"
 #include "python/fixplan.h"
@@ -27,54 +28,54 @@ enum { RANK_ROOT_CAUSE = 1, RANK_SYMPTOM = 2 };
 
 static bool live_ok(const facts *f)
 {
-	const char *s = facts_str(f, "python.live.status");
+	const char *s = facts_str(f, FK_PYTHON_LIVE_STATUS);
 	return s && strcmp(s, "ok") == 0;
 }
 
 static bool live_torch(const facts *f)
 {
-	return live_ok(f) && facts_true(f, "python.live.torch.installed");
+	return live_ok(f) && facts_true(f, FK_PYTHON_LIVE_TORCH_INSTALLED);
 }
 
 static bool torch_installed(const facts *f)
 {
-	if (live_ok(f) && facts_get(f, "python.live.torch.installed"))
-		return facts_true(f, "python.live.torch.installed");
-	return facts_true(f, "python.torch.installed");
+	if (live_ok(f) && facts_get(f, FK_PYTHON_LIVE_TORCH_INSTALLED))
+		return facts_true(f, FK_PYTHON_LIVE_TORCH_INSTALLED);
+	return facts_true(f, FK_PYTHON_TORCH_INSTALLED);
 }
 
 static const char *torch_version(const facts *f)
 {
-	const char *v = live_torch(f) ? facts_str(f, "python.live.torch.version") : NULL;
-	return v ? v : facts_str(f, "python.torch.version");
+	const char *v = live_torch(f) ? facts_str(f, FK_PYTHON_LIVE_TORCH_VERSION) : NULL;
+	return v ? v : facts_str(f, FK_PYTHON_TORCH_VERSION);
 }
 
 /* torch.version.cuda; NULL for a CPU (or ROCm) build or when unknown. */
 static const char *torch_cuda(const facts *f)
 {
-	if (live_torch(f) && facts_get(f, "python.live.torch.version"))
-		return facts_str(f, "python.live.torch.cuda");
-	return facts_str(f, "python.torch.cuda");
+	if (live_torch(f) && facts_get(f, FK_PYTHON_LIVE_TORCH_VERSION))
+		return facts_str(f, FK_PYTHON_LIVE_TORCH_CUDA);
+	return facts_str(f, FK_PYTHON_TORCH_CUDA);
 }
 
 static bool torch_is_rocm(const facts *f)
 {
-	return (live_torch(f) && facts_str(f, "python.live.torch.hip")) || facts_str(f, "python.torch.hip");
+	return (live_torch(f) && facts_str(f, FK_PYTHON_LIVE_TORCH_HIP)) || facts_str(f, FK_PYTHON_TORCH_HIP);
 }
 
 static bool torch_cuda_known_none(const facts *f)
 {
-	if (live_torch(f) && facts_get(f, "python.live.torch.version")) {
-		const fact *x = facts_get(f, "python.live.torch.cuda");
+	if (live_torch(f) && facts_get(f, FK_PYTHON_LIVE_TORCH_VERSION)) {
+		const fact *x = facts_get(f, FK_PYTHON_LIVE_TORCH_CUDA);
 		return x && x->state == FACT_ABSENT;
 	}
-	const fact *x = facts_get(f, "python.torch.cuda");
+	const fact *x = facts_get(f, FK_PYTHON_TORCH_CUDA);
 	return x && x->state == FACT_ABSENT;
 }
 
 static const char *python_path(const facts *f)
 {
-	const char *p = facts_str(f, "python.selected");
+	const char *p = facts_str(f, FK_PYTHON_SELECTED);
 	return p ? p : "python3";
 }
 
@@ -88,14 +89,14 @@ static const char *python_cmd(const facts *f)
 /* The arch list torch carries and where it was read. */
 static const char *torch_arch(const facts *f, const kb *k, char *buf, size_t n, const char **source)
 {
-	const char *live = live_torch(f) ? facts_str(f, "python.live.cuda.arch_list") : NULL;
+	const char *live = live_torch(f) ? facts_str(f, FK_PYTHON_LIVE_CUDA_ARCH_LIST) : NULL;
 	if (live && *live) {
 		*source = "torch.cuda.get_arch_list()";
 		return live;
 	}
-	const char *st = facts_str(f, "python.torch.arch");
+	const char *st = facts_str(f, FK_PYTHON_TORCH_ARCH);
 	if (st && *st) {
-		*source = facts_true(f, "python.torch.arch_complete") ? "the .nv_fatbin of libtorch_cuda.so"
+		*source = facts_true(f, FK_PYTHON_TORCH_ARCH_COMPLETE) ? "the .nv_fatbin of libtorch_cuda.so"
 								       : "the .nv_fatbin of libtorch_cuda.so (partly read)";
 		return st;
 	}
@@ -157,7 +158,7 @@ static void torch_not_installed(rule_ctx *c)
 	const facts *f = c->facts;
 	if (torch_installed(f))
 		return;
-	const fact *sel = facts_get(f, "python.selected");
+	const fact *sel = facts_get(f, FK_PYTHON_SELECTED);
 	finding *x;
 	if (!sel || sel->state != FACT_OK) {
 		x = rule_emit(c, "no Python interpreter was found, so there is no PyTorch to examine");
@@ -166,22 +167,22 @@ static void torch_not_installed(rule_ctx *c)
 		add_pip_fix(x, f, c->kb, NULL);
 		return;
 	}
-	const fact *ex = facts_get(f, "python.exists");
+	const fact *ex = facts_get(f, FK_PYTHON_EXISTS);
 	if (ex && ex->state == FACT_OK && !ex->i) {
 		x = rule_emit(c, "the Python interpreter %s does not exist", python_path(f));
-		finding_evidence(x, "given by %s", facts_str(f, "python.selected_origin") ? facts_str(f, "python.selected_origin")
+		finding_evidence(x, "given by %s", facts_str(f, FK_PYTHON_SELECTED_ORIGIN) ? facts_str(f, FK_PYTHON_SELECTED_ORIGIN)
 											     : "?");
 		finding_fix(x, "give the path of an existing interpreter: gpuvet check --python /path/to/venv/bin/python");
 		return;
 	}
 	x = rule_emit(c, "PyTorch is not installed for %s", python_path(f));
-	const char *ver = facts_str(f, "python.version");
+	const char *ver = facts_str(f, FK_PYTHON_VERSION);
 	finding_evidence(x, "interpreter %s (%s, Python %s), found through %s", python_path(f),
-			 facts_str(f, "python.kind") ? facts_str(f, "python.kind") : "?", ver ? ver : "?",
-			 facts_str(f, "python.selected_origin") ? facts_str(f, "python.selected_origin") : "?");
-	long long nsite = facts_int_or(f, 0, "python.site.count");
+			 facts_str(f, FK_PYTHON_KIND) ? facts_str(f, FK_PYTHON_KIND) : "?", ver ? ver : "?",
+			 facts_str(f, FK_PYTHON_SELECTED_ORIGIN) ? facts_str(f, FK_PYTHON_SELECTED_ORIGIN) : "?");
+	long long nsite = facts_int_or(f, 0, FK_PYTHON_SITE_COUNT);
 	for (long long i = 0; i < nsite && i < 6; i++)
-		finding_evidence(x, "no torch in %s", facts_str(f, "python.site.%lld.path", i));
+		finding_evidence(x, "no torch in %s", facts_str(f, FK_PYTHON_SITE_PATH(lld), i));
 	if (live_ok(f))
 		finding_evidence(x, "the interpreter itself says: No module named 'torch'");
 	add_pip_fix(x, f, c->kb, NULL);
@@ -191,8 +192,8 @@ static void torch_not_installed(rule_ctx *c)
 
 static bool gpu_present(const facts *f)
 {
-	return facts_int_or(f, 0, "nvml.device_count") > 0 || facts_int_or(f, 0, "hardware.pci.count") > 0 ||
-	       facts_int_or(f, 0, "cuda.device_count") > 0;
+	return facts_int_or(f, 0, FK_NVML_DEVICE_COUNT) > 0 || facts_int_or(f, 0, FK_HARDWARE_PCI_COUNT) > 0 ||
+	       facts_int_or(f, 0, FK_CUDA_DEVICE_COUNT) > 0;
 }
 
 static void torch_cpu_build(rule_ctx *c)
@@ -210,21 +211,21 @@ static void torch_cpu_build(rule_ctx *c)
 	finding *x = rocm ? rule_emit(c, "torch %s is a ROCm (AMD) build: it cannot use the NVIDIA GPU", ver ? ver : "?")
 			  : rule_emit(c, "torch %s is a CPU-only build: it cannot use the NVIDIA GPU", ver ? ver : "?");
 	finding_evidence(x, "torch.__version__ = %s, torch.version.cuda = None", ver ? ver : "?");
-	if (facts_str(f, "python.torch.location"))
-		finding_evidence(x, "installed in %s", facts_str(f, "python.torch.location"));
-	const char *conda_cpu = facts_str(f, "python.conda.cpuonly.version");
+	if (facts_str(f, FK_PYTHON_TORCH_LOCATION))
+		finding_evidence(x, "installed in %s", facts_str(f, FK_PYTHON_TORCH_LOCATION));
+	const char *conda_cpu = facts_str(f, FK_PYTHON_CONDA_VERSION, "cpuonly");
 	if (conda_cpu)
 		finding_evidence(x, "the conda package cpuonly is installed: it forces CPU builds of pytorch");
-	long long n = facts_int_or(f, 0, "nvml.device_count");
+	long long n = facts_int_or(f, 0, FK_NVML_DEVICE_COUNT);
 	if (n > 0)
 		finding_evidence(x, "%lld NVIDIA GPU%s present (%s)", n, n == 1 ? "" : "s",
-				 facts_str(f, "nvml.gpu.0.name") ? facts_str(f, "nvml.gpu.0.name") : "?");
+				 facts_str(f, FK_NVML_GPU_NAME(d), 0) ? facts_str(f, FK_NVML_GPU_NAME(d), 0) : "?");
 	else
 		finding_evidence(x, "an NVIDIA GPU is on the PCI bus");
 	/* the CPU build goes first where the new one is installed into the same interpreter; pip
 	 * refuses to uninstall from an externally-managed one as it refuses to install, and the venv
 	 * the fix makes there starts empty */
-	if (!facts_true(f, "python.externally_managed")) {
+	if (!facts_true(f, FK_PYTHON_EXTERNALLY_MANAGED)) {
 		finding_fix(x, "%s -m pip uninstall -y torch torchvision torchaudio", python_cmd(f));
 		add_pip_fix(x, f, c->kb, "then: ");
 	} else {
@@ -262,7 +263,7 @@ static void torch_driver_too_old(rule_ctx *c)
 	if (kb_cuda_min_driver(c->kb, cuda, tk, sizeof(tk), compat, sizeof(compat)))
 		finding_evidence(x, "CUDA %s needs driver >= %s%s%s%s", cuda, tk, compat[0] ? " (or >= " : "", compat,
 				 compat[0] ? " through minor-version compatibility)" : "");
-	const char *w = facts_str(f, "python.live.cuda.warning");
+	const char *w = facts_str(f, FK_PYTHON_LIVE_CUDA_WARNING);
 	if (w)
 		finding_evidence(x, "torch says: %s", w);
 	finding_fix(x, "upgrade the NVIDIA driver to >= %s (for example sudo apt install nvidia-driver-%.3s), then reboot",
@@ -296,7 +297,7 @@ static void torch_arch_unsupported(rule_ctx *c)
 				miss = rule_emit(c, "torch %s has no code for the %s (compute capability %s, sm_%d%d)",
 						 torch_version(f), g->name, g->cc, g->major, g->minor);
 				finding_evidence(miss, "torch's architectures (from %s): %s", source, arch);
-				const char *w = facts_str(f, "python.live.cuda.warning");
+				const char *w = facts_str(f, FK_PYTHON_LIVE_CUDA_WARNING);
 				if (w && strstr(w, "capability"))
 					finding_evidence(miss, "torch says: %s", w);
 				finding_evidence(miss, "kernels fail with \"no kernel image is available for execution on the "
@@ -325,11 +326,11 @@ static void ext_arch_missing(rule_ctx *c)
 	const facts *f = c->facts;
 	fix_machine m;
 	fix_machine_read(f, c->kb, &m);
-	long long n = facts_int_or(f, 0, "python.ext.count");
+	long long n = facts_int_or(f, 0, FK_PYTHON_EXT_COUNT);
 	for (long long e = 0; e < n; e++) {
-		const char *arch = facts_str(f, "python.ext.%lld.arch", e);
-		const char *path = facts_str(f, "python.ext.%lld.path", e);
-		const char *pkg = facts_str(f, "python.ext.%lld.package", e);
+		const char *arch = facts_str(f, FK_PYTHON_EXT_ARCH(lld), e);
+		const char *path = facts_str(f, FK_PYTHON_EXT_PATH(lld), e);
+		const char *pkg = facts_str(f, FK_PYTHON_EXT_PACKAGE(lld), e);
 		if (!arch || !*arch || !path)
 			continue;
 		finding *x = NULL;
@@ -395,16 +396,16 @@ static void torch_bf16(rule_ctx *c)
 static void torch_multiple(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	long long n = facts_int_or(f, 0, "python.torch.installs.count");
+	long long n = facts_int_or(f, 0, FK_PYTHON_TORCH_INSTALLS_COUNT);
 	if (n > 1) {
 		finding *x = rule_emit(c, "%lld copies of torch are reachable from %s; the first one wins", n, python_path(f));
 		for (long long i = 0; i < n && i < 8; i++)
-			finding_evidence(x, "%s %s%s", facts_str(f, "python.torch.installs.%lld.path", i),
-					 facts_str(f, "python.torch.installs.%lld.version", i)
-						 ? facts_str(f, "python.torch.installs.%lld.version", i)
+			finding_evidence(x, "%s %s%s", facts_str(f, FK_PYTHON_TORCH_INSTALLS_PATH(lld), i),
+					 facts_str(f, FK_PYTHON_TORCH_INSTALLS_VERSION(lld), i)
+						 ? facts_str(f, FK_PYTHON_TORCH_INSTALLS_VERSION(lld), i)
 						 : "(version unknown)",
 					 i == 0 ? "  <- imported" : "  (hidden)");
-		const char *first = facts_str(f, "python.torch.installs.0.path");
+		const char *first = facts_str(f, FK_PYTHON_TORCH_INSTALLS_PATH(d), 0);
 		if (first && strstr(first, "/.local/lib/"))
 			finding_fix(x, "the user site (~/.local) shadows the environment's torch: %s -m pip uninstall torch "
 				       "(run outside the environment with --user installs), or run with PYTHONNOUSERSITE=1",
@@ -416,18 +417,18 @@ static void torch_multiple(rule_ctx *c)
 		return;
 	}
 	/* torch elsewhere, but not for the interpreter in use */
-	if (!torch_installed(f) && facts_get(f, "python.selected") && facts_str(f, "python.selected")) {
-		long long k = facts_int_or(f, 0, "python.interpreters.count");
+	if (!torch_installed(f) && facts_get(f, FK_PYTHON_SELECTED) && facts_str(f, FK_PYTHON_SELECTED)) {
+		long long k = facts_int_or(f, 0, FK_PYTHON_INTERPRETERS_COUNT);
 		finding *x = NULL;
 		for (long long i = 0; i < k; i++) {
-			const char *tv = facts_str(f, "python.interpreters.%lld.torch", i);
-			const char *p = facts_str(f, "python.interpreters.%lld.path", i);
+			const char *tv = facts_str(f, FK_PYTHON_INTERPRETERS_TORCH(lld), i);
+			const char *p = facts_str(f, FK_PYTHON_INTERPRETERS_PATH(lld), i);
 			if (!tv || !p || strcmp(p, python_path(f)) == 0)
 				continue;
 			if (!x) {
 				x = rule_emit(c, "torch is installed for another interpreter, not for %s", python_path(f));
 				finding_evidence(x, "in use: %s (found through %s), no torch", python_path(f),
-						 facts_str(f, "python.selected_origin") ? facts_str(f, "python.selected_origin")
+						 facts_str(f, FK_PYTHON_SELECTED_ORIGIN) ? facts_str(f, FK_PYTHON_SELECTED_ORIGIN)
 											: "?");
 				finding_fix(x, "run your program with the interpreter that has torch (%s), or activate its "
 					       "environment; `gpuvet check --python PATH` examines another one",
@@ -439,11 +440,11 @@ static void torch_multiple(rule_ctx *c)
 			return;
 	}
 	/* an activated environment that PATH does not lead to */
-	const char *origin = facts_str(f, "python.selected_origin");
-	const char *pp = facts_str(f, "python.path_python");
-	long long sel = facts_int_or(f, -1, "python.selected_index");
+	const char *origin = facts_str(f, FK_PYTHON_SELECTED_ORIGIN);
+	const char *pp = facts_str(f, FK_PYTHON_PATH_PYTHON);
+	long long sel = facts_int_or(f, -1, FK_PYTHON_SELECTED_INDEX);
 	if (origin && pp && sel >= 0 && (strcmp(origin, "VIRTUAL_ENV") == 0 || strcmp(origin, "CONDA_PREFIX") == 0)) {
-		const char *prefix = facts_str(f, "python.prefix");
+		const char *prefix = facts_str(f, FK_PYTHON_PREFIX);
 		if (prefix && !str_starts(pp, prefix)) {
 			finding *x = rule_emit(c, "%s points at %s, but python3 on PATH is %s", origin, prefix, pp);
 			finding_evidence(x, "the environment is set but its bin directory is not first on PATH");
@@ -463,21 +464,21 @@ static void torch_multiple(rule_ctx *c)
 static void torch_conda_cudatoolkit(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (!facts_true(f, "python.conda.env") || !torch_installed(f))
+	if (!facts_true(f, FK_PYTHON_CONDA_ENV) || !torch_installed(f))
 		return;
 	const char *cuda = torch_cuda(f);
-	const char *tk = facts_str(f, "python.conda.cudatoolkit.version");
+	const char *tk = facts_str(f, FK_PYTHON_CONDA_VERSION, "cudatoolkit");
 	if (!tk)
-		tk = facts_str(f, "python.conda.cuda-version.version");
-	const char *cudnn = facts_str(f, "python.conda.cudnn.version");
-	const char *build = facts_str(f, "python.conda.pytorch.build");
+		tk = facts_str(f, FK_PYTHON_CONDA_VERSION, "cuda-version");
+	const char *cudnn = facts_str(f, FK_PYTHON_CONDA_VERSION, "cudnn");
+	const char *build = facts_str(f, FK_PYTHON_CONDA_BUILD, "pytorch");
 	char bcuda[16] = "", bcudnn[32] = "";
 	bool bcpu = false;
 	if (build)
 		pyparse_conda_torch_build(build, bcuda, sizeof(bcuda), bcudnn, sizeof(bcudnn), &bcpu);
 	/* torch's own cuDNN: the live answer, the conda build string, the wheel pin, the KB */
 	char want_cudnn[32] = "";
-	long long lv = facts_int_or(f, 0, "python.live.cudnn.version");
+	long long lv = facts_int_or(f, 0, FK_PYTHON_LIVE_CUDNN_VERSION);
 	if (live_torch(f) && lv > 0)
 		cudnn_version_text(lv, want_cudnn, sizeof(want_cudnn));
 	else if (bcudnn[0])
@@ -486,8 +487,8 @@ static void torch_conda_cudatoolkit(rule_ctx *c)
 	if (tk && cuda && lib_versions_differ(tk, cuda, 2)) {
 		x = rule_emit(c, "the conda environment's CUDA toolkit %s differs from torch's CUDA %s", tk, cuda);
 		finding_evidence(x, "conda package %s %s in %s/conda-meta",
-				 facts_str(f, "python.conda.cudatoolkit.version") ? "cudatoolkit" : "cuda-version", tk,
-				 facts_str(f, "python.prefix"));
+				 facts_str(f, FK_PYTHON_CONDA_VERSION, "cudatoolkit") ? "cudatoolkit" : "cuda-version", tk,
+				 facts_str(f, FK_PYTHON_PREFIX));
 		finding_evidence(x, "torch %s was built with CUDA %s", torch_version(f), cuda);
 	}
 	if (cudnn && want_cudnn[0] && lib_versions_differ(cudnn, want_cudnn, 2)) {
@@ -517,8 +518,8 @@ static void torch_cudnn_disabled(rule_ctx *c)
 	const facts *f = c->facts;
 	if (!live_torch(f) || !torch_cuda(f))
 		return;
-	const fact *en = facts_get(f, "python.live.cudnn.enabled");
-	const fact *av = facts_get(f, "python.live.cudnn.available");
+	const fact *en = facts_get(f, FK_PYTHON_LIVE_CUDNN_ENABLED);
+	const fact *av = facts_get(f, FK_PYTHON_LIVE_CUDNN_AVAILABLE);
 	if (en && en->state == FACT_OK && !en->i) {
 		finding *x = rule_emit(c, "cuDNN is disabled in torch (torch.backends.cudnn.enabled is False)");
 		finding_evidence(x, "convolutions fall back to much slower native kernels");
@@ -527,15 +528,15 @@ static void torch_cudnn_disabled(rule_ctx *c)
 			       "names it)");
 	} else if (av && av->state == FACT_OK && !av->i) {
 		finding *x = rule_emit(c, "torch %s is a CUDA build but cuDNN is not available to it", torch_version(f));
-		const char *e = facts_str(f, "python.live.cudnn.error");
+		const char *e = facts_str(f, FK_PYTHON_LIVE_CUDNN_ERROR);
 		if (e)
 			finding_evidence(x, "%s", e);
 		finding_evidence(x, "torch.backends.cudnn.is_available() = False");
 		const char *pin = NULL;
-		for (long long i = 0; i < facts_int_or(f, 0, "python.lib.count") && !pin; i++) {
-			const char *so = facts_str(f, "python.lib.%lld.soname", i);
+		for (long long i = 0; i < facts_int_or(f, 0, FK_PYTHON_LIB_COUNT) && !pin; i++) {
+			const char *so = facts_str(f, FK_PYTHON_LIB_SONAME(lld), i);
 			if (so && str_starts(so, "libcudnn.so"))
-				pin = facts_str(f, "python.lib.%lld.expected_package", i);
+				pin = facts_str(f, FK_PYTHON_LIB_EXPECTED_PACKAGE(lld), i);
 		}
 		finding_fix(x, "reinstall torch's cuDNN: %s -m pip install --force-reinstall %s", python_cmd(f),
 			    pin ? pin : "nvidia-cudnn-cu12 (or -cu13, matching torch.version.cuda)");
@@ -546,13 +547,13 @@ static void torch_cudnn_disabled(rule_ctx *c)
 static int mapped_cudnn(const facts *f, const char **paths, const char **versions, int max)
 {
 	int n = 0;
-	long long m = facts_int_or(f, 0, "python.live.maps.count");
+	long long m = facts_int_or(f, 0, FK_PYTHON_LIVE_MAPS_COUNT);
 	for (long long i = 0; i < m && n < max; i++) {
-		const char *name = facts_str(f, "python.live.maps.%lld.name", i);
+		const char *name = facts_str(f, FK_PYTHON_LIVE_MAPS_NAME(lld), i);
 		if (!name || !str_starts(name, "libcudnn"))
 			continue;
-		paths[n] = facts_str(f, "python.live.maps.%lld.real", i);
-		versions[n] = facts_str(f, "python.live.maps.%lld.version", i);
+		paths[n] = facts_str(f, FK_PYTHON_LIVE_MAPS_REAL(lld), i);
+		versions[n] = facts_str(f, FK_PYTHON_LIVE_MAPS_VERSION(lld), i);
 		if (!versions[n])
 			versions[n] = "";
 		n++;
@@ -564,7 +565,7 @@ static const char *cudnn_pin(const facts *f, const char **pkg)
 {
 	static const char *const names[] = {"nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11"};
 	for (size_t i = 0; i < GV_ARRAY_LEN(names); i++) {
-		const char *v = facts_str(f, "python.torch.requires.%s", names[i]);
+		const char *v = facts_str(f, FK_PYTHON_TORCH_REQUIRES, names[i]);
 		if (v) {
 			*pkg = names[i];
 			return v;
@@ -582,7 +583,7 @@ static void torch_cudnn_mismatch(rule_ctx *c)
 	const char *paths[32], *vers[32];
 	int n = live_torch(f) ? mapped_cudnn(f, paths, vers, 32) : 0;
 	char runtime[32] = "";
-	long long lv = facts_int_or(f, 0, "python.live.cudnn.version");
+	long long lv = facts_int_or(f, 0, FK_PYTHON_LIVE_CUDNN_VERSION);
 	if (live_torch(f) && lv > 0)
 		cudnn_version_text(lv, runtime, sizeof(runtime));
 	/* mixed copies in one process, or a mapped file of another version than cudnn.version() */
@@ -602,7 +603,7 @@ static void torch_cudnn_mismatch(rule_ctx *c)
 	}
 	const char *pkg = NULL;
 	const char *pin = cudnn_pin(f, &pkg);
-	const char *inst = pkg ? facts_str(f, "python.pip.%s", pkg) : NULL;
+	const char *inst = pkg ? facts_str(f, FK_PYTHON_PIP, pkg) : NULL;
 	if (pin && inst && lib_versions_differ(pin, inst, 3)) {
 		if (!x)
 			x = rule_emit(c, "torch %s pins %s==%s but %s is installed", torch_version(f), pkg, pin, inst);
@@ -679,45 +680,45 @@ static void ld_path_without(const char *value, const strlist *drop, char *out, s
 static void lib_shadowed(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	long long n = facts_int_or(f, 0, "python.lib.count");
+	long long n = facts_int_or(f, 0, FK_PYTHON_LIB_COUNT);
 	finding *x = NULL;
 	bool versions_differ = false;
 	strlist drop = {0};
 	bool via_rpath = false, first_differ = false;
 	char title[256] = "";
 	for (long long i = 0; i < n; i++) {
-		const char *so = facts_str(f, "python.lib.%lld.soname", i);
-		const char *exp = facts_str(f, "python.lib.%lld.expected", i);
-		const char *exp_real = facts_str(f, "python.lib.%lld.expected_real", i);
-		const char *exp_ver = facts_str(f, "python.lib.%lld.expected_version", i);
+		const char *so = facts_str(f, FK_PYTHON_LIB_SONAME(lld), i);
+		const char *exp = facts_str(f, FK_PYTHON_LIB_EXPECTED(lld), i);
+		const char *exp_real = facts_str(f, FK_PYTHON_LIB_EXPECTED_REAL(lld), i);
+		const char *exp_ver = facts_str(f, FK_PYTHON_LIB_EXPECTED_VERSION(lld), i);
 		if (!so || !exp)
 			continue;
 		const char *got = NULL, *got_ver = NULL, *how = NULL;
-		if (live_torch(f) && facts_int_or(f, 0, "python.live.maps.count") > 0) {
+		if (live_torch(f) && facts_int_or(f, 0, FK_PYTHON_LIVE_MAPS_COUNT) > 0) {
 			/* what the process really mapped under this soname: /proc/self/maps names the file behind
 			 * the links, "libcudnn.so.9.14.0" for "libcudnn.so.9", so match on the soname as a prefix */
-			long long m = facts_int_or(f, 0, "python.live.maps.count");
+			long long m = facts_int_or(f, 0, FK_PYTHON_LIVE_MAPS_COUNT);
 			size_t sl = strlen(so);
 			for (long long k = 0; k < m && !got; k++) {
-				const char *path = facts_str(f, "python.live.maps.%lld.path", k);
-				const char *real = facts_str(f, "python.live.maps.%lld.real", k);
+				const char *path = facts_str(f, FK_PYTHON_LIVE_MAPS_PATH(lld), k);
+				const char *real = facts_str(f, FK_PYTHON_LIVE_MAPS_REAL(lld), k);
 				const char *base = path ? strrchr(path, '/') : NULL;
 				if (!base || strncmp(base + 1, so, sl) != 0 || (base[1 + sl] != '\0' && base[1 + sl] != '.'))
 					continue;
 				if (exp_real ? strcmp(real ? real : path, exp_real) != 0 : strcmp(path, exp) != 0) {
 					got = real ? real : path;
-					got_ver = facts_str(f, "python.live.maps.%lld.version", k);
+					got_ver = facts_str(f, FK_PYTHON_LIVE_MAPS_VERSION(lld), k);
 					how = "mapped by the running torch (/proc/self/maps)";
 				}
 			}
 		} else {
-			const char *picked = facts_str(f, "python.lib.%lld.picked", i);
-			const char *preal = facts_str(f, "python.lib.%lld.picked_real", i);
+			const char *picked = facts_str(f, FK_PYTHON_LIB_PICKED(lld), i);
+			const char *preal = facts_str(f, FK_PYTHON_LIB_PICKED_REAL(lld), i);
 			bool same = picked && (strcmp(picked, exp) == 0 || (preal && exp_real && strcmp(preal, exp_real) == 0));
 			if (picked && !same) {
 				got = picked;
-				got_ver = facts_str(f, "python.lib.%lld.picked_version", i);
-				how = facts_str(f, "python.lib.%lld.picked_via", i);
+				got_ver = facts_str(f, FK_PYTHON_LIB_PICKED_VERSION(lld), i);
+				how = facts_str(f, FK_PYTHON_LIB_PICKED_VIA(lld), i);
 				if (how && strcmp(how, "RPATH") == 0)
 					via_rpath = true;
 			}
@@ -735,13 +736,13 @@ static void lib_shadowed(rule_ctx *c)
 		}
 		finding_evidence(x, "%s: torch expects %s (%s%s%s), the loader gives it %s (%s) via %s", so, exp,
 				 exp_ver ? exp_ver : "version unknown",
-				 facts_str(f, "python.lib.%lld.expected_package", i) ? ", " : "",
-				 facts_str(f, "python.lib.%lld.expected_package", i) ? facts_str(f, "python.lib.%lld.expected_package", i)
+				 facts_str(f, FK_PYTHON_LIB_EXPECTED_PACKAGE(lld), i) ? ", " : "",
+				 facts_str(f, FK_PYTHON_LIB_EXPECTED_PACKAGE(lld), i) ? facts_str(f, FK_PYTHON_LIB_EXPECTED_PACKAGE(lld), i)
 										   : "",
 				 got, got_ver ? got_ver : "version unknown", how ? how : "?");
 		char d[512];
 		dir_part(got, d, sizeof(d));
-		const char *picked = facts_str(f, "python.lib.%lld.picked", i);
+		const char *picked = facts_str(f, FK_PYTHON_LIB_PICKED(lld), i);
 		char pd[512];
 		if (picked)
 			dir_part(picked, pd, sizeof(pd));
@@ -759,7 +760,7 @@ static void lib_shadowed(rule_ctx *c)
 		free(x->title);
 		x->title = xstrdup(title);
 	}
-	const char *llp = facts_str(f, "python.ld_library_path");
+	const char *llp = facts_str(f, FK_PYTHON_LD_LIBRARY_PATH);
 	if (llp) {
 		char rest[2048];
 		ld_path_without(llp, &drop, rest, sizeof(rest));
@@ -796,40 +797,40 @@ static void torch_libraries(rule_ctx *c)
 	if (!torch_installed(f) || !torch_cuda(f))
 		return;
 	static const char *const key_libs[] = {"libcudnn.so", "libcublas.so", "libcudart.so", "libnccl.so"};
-	bool live = live_torch(f) && facts_int_or(f, 0, "python.live.maps.count") > 0;
-	long long nl = facts_int_or(f, 0, "python.lib.count");
+	bool live = live_torch(f) && facts_int_or(f, 0, FK_PYTHON_LIVE_MAPS_COUNT) > 0;
+	long long nl = facts_int_or(f, 0, FK_PYTHON_LIB_COUNT);
 	strlist ev = {0};
 	char title[512] = "", others[256] = "";
 	for (size_t k = 0; k < GV_ARRAY_LEN(key_libs); k++) {
 		const char *path = NULL, *ver = NULL, *pkg = NULL;
 		long long li = -1;
 		for (long long i = 0; i < nl && li < 0; i++) {
-			const char *so = facts_str(f, "python.lib.%lld.soname", i);
+			const char *so = facts_str(f, FK_PYTHON_LIB_SONAME(lld), i);
 			if (so && str_starts(so, key_libs[k]))
 				li = i;
 		}
 		if (live) {
-			long long m = facts_int_or(f, 0, "python.live.maps.count");
+			long long m = facts_int_or(f, 0, FK_PYTHON_LIVE_MAPS_COUNT);
 			for (long long i = 0; i < m && !path; i++) {
-				const char *name = facts_str(f, "python.live.maps.%lld.name", i);
+				const char *name = facts_str(f, FK_PYTHON_LIVE_MAPS_NAME(lld), i);
 				if (name && str_starts(name, key_libs[k])) {
-					path = facts_str(f, "python.live.maps.%lld.real", i);
-					ver = facts_str(f, "python.live.maps.%lld.version", i);
-					pkg = facts_str(f, "python.live.maps.%lld.package", i);
+					path = facts_str(f, FK_PYTHON_LIVE_MAPS_REAL(lld), i);
+					ver = facts_str(f, FK_PYTHON_LIVE_MAPS_VERSION(lld), i);
+					pkg = facts_str(f, FK_PYTHON_LIVE_MAPS_PACKAGE(lld), i);
 				}
 			}
 		} else if (li >= 0) {
-			path = facts_str(f, "python.lib.%lld.picked", li);
-			ver = facts_str(f, "python.lib.%lld.picked_version", li);
-			const char *exp = facts_str(f, "python.lib.%lld.expected", li);
+			path = facts_str(f, FK_PYTHON_LIB_PICKED(lld), li);
+			ver = facts_str(f, FK_PYTHON_LIB_PICKED_VERSION(lld), li);
+			const char *exp = facts_str(f, FK_PYTHON_LIB_EXPECTED(lld), li);
 			if (exp && strcmp(exp, path ? path : "") == 0)
-				pkg = facts_str(f, "python.lib.%lld.expected_package", li);
+				pkg = facts_str(f, FK_PYTHON_LIB_EXPECTED_PACKAGE(lld), li);
 		}
 		if (!path)
 			continue;
 		char v[64] = "";
-		if (k == 0 && live && facts_int_or(f, 0, "python.live.cudnn.version") > 0)
-			cudnn_version_text(facts_int_or(f, 0, "python.live.cudnn.version"), v, sizeof(v));
+		if (k == 0 && live && facts_int_or(f, 0, FK_PYTHON_LIVE_CUDNN_VERSION) > 0)
+			cudnn_version_text(facts_int_or(f, 0, FK_PYTHON_LIVE_CUDNN_VERSION), v, sizeof(v));
 		const char *shown = ver ? ver : v[0] ? v : "(version unknown)";
 		sl_pushf(&ev, "%s %s%s%s%s: %s", lib_friendly(key_libs[k]), shown, pkg ? " from pip (" : "", pkg ? pkg : "",
 			 pkg ? ")" : "", path);
@@ -837,15 +838,15 @@ static void torch_libraries(rule_ctx *c)
 			snprintf(title, sizeof(title), "torch %s cuDNN %s%s%s", live ? "loads" : "would load", shown,
 				 pkg ? " from pip, " : "", pkg ? pkg : "");
 		/* other copies on the loader path that torch does not use */
-		long long nc = li >= 0 ? facts_int_or(f, 0, "python.lib.%lld.copies_count", li) : 0;
-		const char *used_real = live ? path : facts_str(f, "python.lib.%lld.picked_real", li);
+		long long nc = li >= 0 ? facts_int_or(f, 0, FK_PYTHON_LIB_COPIES_COUNT(lld), li) : 0;
+		const char *used_real = live ? path : facts_str(f, FK_PYTHON_LIB_PICKED_REAL(lld), li);
 		for (long long k2 = 0; k2 < nc && k2 < 16; k2++) {
-			const char *cp = facts_str(f, "python.lib.%lld.copy.%lld.path", li, k2);
-			const char *cr = facts_str(f, "python.lib.%lld.copy.%lld.real", li, k2);
+			const char *cp = facts_str(f, FK_PYTHON_LIB_COPY_PATH(lld, lld), li, k2);
+			const char *cr = facts_str(f, FK_PYTHON_LIB_COPY_REAL(lld, lld), li, k2);
 			if (!cp || strcmp(cp, path) == 0 || (cr && used_real && strcmp(cr, used_real) == 0))
 				continue;
-			const char *cv = facts_str(f, "python.lib.%lld.copy.%lld.version", li, k2);
-			const char *via = facts_str(f, "python.lib.%lld.copy.%lld.via", li, k2);
+			const char *cv = facts_str(f, FK_PYTHON_LIB_COPY_VERSION(lld, lld), li, k2);
+			const char *via = facts_str(f, FK_PYTHON_LIB_COPY_VIA(lld, lld), li, k2);
 			sl_pushf(&ev, "  another %s on the loader path, not used by torch: %s (%s, found through %s)",
 				 lib_friendly(key_libs[k]), cp, cv ? cv : "version unknown", via ? via : "?");
 			if (k == 0 && !others[0])
@@ -871,9 +872,9 @@ static void toolkit_vs_torch(rule_ctx *c)
 	const facts *f = c->facts;
 	const char *cuda = torch_cuda(f);
 	/* the toolkit in use (PATH's nvcc, else CUDA_HOME, else /usr/local/cuda): toolkit layer's facts */
-	long long active = facts_int_or(f, -1, "toolkit.active");
-	const char *nvcc = active >= 0 ? facts_str(f, "toolkit.%lld.version", active) : NULL;
-	const char *where = active >= 0 ? facts_str(f, "toolkit.%lld.root", active) : NULL;
+	long long active = facts_int_or(f, -1, FK_TOOLKIT_ACTIVE);
+	const char *nvcc = active >= 0 ? facts_str(f, FK_TOOLKIT_VERSION(lld), active) : NULL;
+	const char *where = active >= 0 ? facts_str(f, FK_TOOLKIT_ROOT(lld), active) : NULL;
 	if (!nvcc || !cuda || !torch_installed(f))
 		return;
 	int na, nb, ta, tb;
@@ -904,8 +905,8 @@ static void cudnn_init_failed(rule_ctx *c)
 	const facts *f = c->facts;
 	if (!live_torch(f))
 		return;
-	const char *conv = facts_str(f, "python.live.smoke.conv");
-	const char *err = facts_str(f, "python.live.cudnn.error");
+	const char *conv = facts_str(f, FK_PYTHON_LIVE_SMOKE_CONV);
+	const char *err = facts_str(f, FK_PYTHON_LIVE_CUDNN_ERROR);
 	const char *text = conv && strcmp(conv, "ok") != 0 && is_cudnn_error(conv) ? conv : is_cudnn_error(err) ? err : NULL;
 	if (!text)
 		return;
@@ -913,11 +914,11 @@ static void cudnn_init_failed(rule_ctx *c)
 	finding_evidence(x, "conv2d on the GPU: %s", text);
 	bool cause = false;
 	/* memory: cuDNN's handle needs workspace; another process holding the GPU's memory starves it */
-	long long n = facts_int_or(f, 0, "nvml.device_count");
+	long long n = facts_int_or(f, 0, FK_NVML_DEVICE_COUNT);
 	for (long long i = 0; i < n; i++) {
-		long long used = facts_int_or(f, -1, "nvml.gpu.%lld.memory_used_bytes", i);
-		long long total = facts_int_or(f, -1, "nvml.gpu.%lld.memory_total_bytes", i);
-		long long procs = facts_int_or(f, 0, "nvml.gpu.%lld.processes.count", i);
+		long long used = facts_int_or(f, -1, FK_NVML_GPU_MEMORY_USED_BYTES(lld), i);
+		long long total = facts_int_or(f, -1, FK_NVML_GPU_MEMORY_TOTAL_BYTES(lld), i);
+		long long procs = facts_int_or(f, 0, FK_NVML_GPU_PROCESSES_COUNT(lld), i);
 		if (used < 0 || total <= 0 || used * 10 < total * 9)
 			continue;
 		finding_evidence(x, "cause: GPU %lld memory is nearly full, %lld of %lld MiB used by %lld other process%s "
@@ -951,15 +952,15 @@ static void cudnn_init_failed(rule_ctx *c)
 static void torch_smoke_failed(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (!live_torch(f) || !facts_true(f, "python.live.cuda.available"))
+	if (!live_torch(f) || !facts_true(f, FK_PYTHON_LIVE_CUDA_AVAILABLE))
 		return;
-	const char *mm = facts_str(f, "python.live.smoke.matmul");
-	const char *cv = facts_str(f, "python.live.smoke.conv");
+	const char *mm = facts_str(f, FK_PYTHON_LIVE_SMOKE_MATMUL);
+	const char *cv = facts_str(f, FK_PYTHON_LIVE_SMOKE_CONV);
 	bool mm_bad = mm && strcmp(mm, "ok") != 0;
 	bool cv_bad = cv && strcmp(cv, "ok") != 0 && !is_cudnn_error(cv); /* cuDNN errors: cudnn.init-failed */
 	if (!mm_bad && !cv_bad)
 		return;
-	long long dev = facts_int_or(f, 0, "python.live.smoke.device");
+	long long dev = facts_int_or(f, 0, FK_PYTHON_LIVE_SMOKE_DEVICE);
 	finding *x = rule_emit(c, "a small %s on GPU %lld %s", mm_bad && cv_bad ? "matmul and conv2d" : mm_bad ? "matmul" : "conv2d",
 			       dev, (mm_bad && strstr(mm, "wrong result")) || (cv_bad && strstr(cv, "wrong result")) ? "gave wrong results" : "failed");
 	if (mm_bad)
@@ -991,16 +992,16 @@ static void torch_smoke_failed(rule_ctx *c)
 static void torch_import_failed(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const char *e = live_ok(f) ? facts_str(f, "python.live.torch.import_error") : NULL;
+	const char *e = live_ok(f) ? facts_str(f, FK_PYTHON_LIVE_TORCH_IMPORT_ERROR) : NULL;
 	if (!e)
 		return;
 	finding *x = rule_emit(c, "import torch fails in %s", python_path(f));
 	finding_evidence(x, "%s", e);
 	/* libraries the loader model finds nowhere */
-	long long n = facts_int_or(f, 0, "python.lib.count");
+	long long n = facts_int_or(f, 0, FK_PYTHON_LIB_COUNT);
 	for (long long i = 0; i < n; i++)
-		if (facts_int_or(f, -1, "python.lib.%lld.copies_count", i) == 0)
-			finding_evidence(x, "%s is on no path the loader searches", facts_str(f, "python.lib.%lld.soname", i));
+		if (facts_int_or(f, -1, FK_PYTHON_LIB_COPIES_COUNT(lld), i) == 0)
+			finding_evidence(x, "%s is on no path the loader searches", facts_str(f, FK_PYTHON_LIB_SONAME(lld), i));
 	const char *so = strstr(e, "lib");
 	if (strstr(e, "undefined symbol") || strstr(e, "version `")) {
 		finding_fix(x, "a library of another version is loaded instead of torch's own: see lib.shadowed; usually "
@@ -1023,11 +1024,11 @@ static void torch_import_failed(rule_ctx *c)
 static void python_probe_failed(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const fact *st = facts_get(f, "python.live.status");
+	const fact *st = facts_get(f, FK_PYTHON_LIVE_STATUS);
 	if (!st || st->state != FACT_ERROR)
 		return;
-	const char *kind = facts_str(f, "python.live.failure");
-	const char *py = facts_str(f, "python.live.interpreter");
+	const char *kind = facts_str(f, FK_PYTHON_LIVE_FAILURE);
+	const char *py = facts_str(f, FK_PYTHON_LIVE_INTERPRETER);
 	finding *x = rule_emit(c, "the live PyTorch probe %s", !kind ? "failed"
 							 : strcmp(kind, "timeout") == 0 ? "hung and was stopped"
 							 : strcmp(kind, "crash") == 0 ? "crashed"
@@ -1035,7 +1036,7 @@ static void python_probe_failed(rule_ctx *c)
 							 : strcmp(kind, "spawn") == 0 ? "could not start"
 										       : "gave no usable answer");
 	finding_evidence(x, "%s", st->error ? st->error : "?");
-	const char *tail = facts_str(f, "python.live.stderr_tail");
+	const char *tail = facts_str(f, FK_PYTHON_LIVE_STDERR_TAIL);
 	if (tail) {
 		/* the last two lines of stderr are where Python puts the error */
 		const char *end = tail + strlen(tail);
@@ -1108,13 +1109,13 @@ static void torch_cuda_unavailable(rule_ctx *c)
 	const facts *f = c->facts;
 	if (!live_torch(f))
 		return;
-	const fact *av = facts_get(f, "python.live.cuda.available");
+	const fact *av = facts_get(f, FK_PYTHON_LIVE_CUDA_AVAILABLE);
 	if (!av || av->state != FACT_OK || av->i)
 		return;
 	/* the root cause: the fail finding of the most fundamental rule marked root_cause */
 	long ri = rules_root_cause(c->out);
-	const char *w = facts_str(f, "python.live.cuda.warning");
-	const char *e = facts_str(f, "python.live.cuda.error");
+	const char *w = facts_str(f, FK_PYTHON_LIVE_CUDA_WARNING);
+	const char *e = facts_str(f, FK_PYTHON_LIVE_CUDA_ERROR);
 	char *root_id = ri >= 0 ? xstrdup(c->out->v[ri].id) : NULL;
 	char *root_title = ri >= 0 ? xstrdup(c->out->v[ri].title) : NULL;
 	if (ri >= 0 && c->out->v[ri].rank > RANK_ROOT_CAUSE)
@@ -1144,23 +1145,23 @@ static void torch_cuda_unavailable(rule_ctx *c)
 static void python_environments(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	long long n = facts_int_or(f, 0, "python.interpreters.count");
-	long long sel = facts_int_or(f, -1, "python.selected_index");
+	long long n = facts_int_or(f, 0, FK_PYTHON_INTERPRETERS_COUNT);
+	long long sel = facts_int_or(f, -1, FK_PYTHON_SELECTED_INDEX);
 	if (n <= 0 || sel < 0)
 		return;
 	const char *tv = torch_version(f);
 	finding *x = rule_emit(c, "examined %s (Python %s, %s, found through %s): %s%s%s", python_path(f),
-			       facts_str(f, "python.version") ? facts_str(f, "python.version") : "?",
-			       facts_str(f, "python.kind") ? facts_str(f, "python.kind") : "?",
-			       facts_str(f, "python.selected_origin") ? facts_str(f, "python.selected_origin") : "?",
+			       facts_str(f, FK_PYTHON_VERSION) ? facts_str(f, FK_PYTHON_VERSION) : "?",
+			       facts_str(f, FK_PYTHON_KIND) ? facts_str(f, FK_PYTHON_KIND) : "?",
+			       facts_str(f, FK_PYTHON_SELECTED_ORIGIN) ? facts_str(f, FK_PYTHON_SELECTED_ORIGIN) : "?",
 			       tv ? "torch " : "no torch", tv ? tv : "", n > 1 ? "; other interpreters below" : "");
 	for (long long i = 0; i < n && i < 16; i++) {
 		if (i == sel)
 			continue;
-		const char *t = facts_str(f, "python.interpreters.%lld.torch", i);
-		finding_evidence(x, "%s (Python %s, %s, %s): %s%s", facts_str(f, "python.interpreters.%lld.path", i),
-				 facts_str(f, "python.interpreters.%lld.version", i) ? facts_str(f, "python.interpreters.%lld.version", i) : "?",
-				 facts_str(f, "python.interpreters.%lld.kind", i), facts_str(f, "python.interpreters.%lld.origin", i),
+		const char *t = facts_str(f, FK_PYTHON_INTERPRETERS_TORCH(lld), i);
+		finding_evidence(x, "%s (Python %s, %s, %s): %s%s", facts_str(f, FK_PYTHON_INTERPRETERS_PATH(lld), i),
+				 facts_str(f, FK_PYTHON_INTERPRETERS_VERSION(lld), i) ? facts_str(f, FK_PYTHON_INTERPRETERS_VERSION(lld), i) : "?",
+				 facts_str(f, FK_PYTHON_INTERPRETERS_KIND(lld), i), facts_str(f, FK_PYTHON_INTERPRETERS_ORIGIN(lld), i),
 				 t ? "torch " : "no torch", t ? t : "");
 	}
 	if (n > 1)
@@ -1169,43 +1170,43 @@ static void python_environments(rule_ctx *c)
 }
 
 const rule rules_python[] = {
-	{"python.environments", "python", SEV_INFO, "python.interpreters.count", python_environments,
+	{"python.environments", "python", SEV_INFO, FK_PYTHON_INTERPRETERS_COUNT, python_environments,
 	 "the Python interpreters found and the one examined"},
-	{"python.probe-failed", "python", SEV_WARN, "python.live.status", python_probe_failed,
+	{"python.probe-failed", "python", SEV_WARN, FK_PYTHON_LIVE_STATUS, python_probe_failed,
 	 "the live PyTorch probe hung, crashed, flooded or answered garbage"},
-	{"torch.not-installed", "python", SEV_INFO, "python.torch.installed", torch_not_installed,
+	{"torch.not-installed", "python", SEV_INFO, FK_PYTHON_TORCH_INSTALLED, torch_not_installed,
 	 "no torch in the chosen interpreter (or no interpreter)"},
-	{"torch.import-failed", "python", SEV_FAIL, "python.live.status", torch_import_failed,
+	{"torch.import-failed", "python", SEV_FAIL, FK_PYTHON_LIVE_STATUS, torch_import_failed,
 	 "import torch raises in the chosen interpreter", .root_cause = 19},
-	{"torch.cpu-build", "python", SEV_FAIL, "python.torch.installed", torch_cpu_build,
+	{"torch.cpu-build", "python", SEV_FAIL, FK_PYTHON_TORCH_INSTALLED, torch_cpu_build,
 	 "a CPU-only (or ROCm) torch while an NVIDIA GPU is present", .root_cause = 15},
-	{"torch.driver-too-old", "python", SEV_FAIL, "python.torch.installed", torch_driver_too_old,
+	{"torch.driver-too-old", "python", SEV_FAIL, FK_PYTHON_TORCH_INSTALLED, torch_driver_too_old,
 	 "torch's CUDA needs a newer driver than the installed one", .root_cause = 16},
-	{"torch.arch-unsupported", "python", SEV_FAIL, "python.torch.installed", torch_arch_unsupported,
+	{"torch.arch-unsupported", "python", SEV_FAIL, FK_PYTHON_TORCH_INSTALLED, torch_arch_unsupported,
 	 "torch's architecture list does not cover a GPU's compute capability"},
-	{"torch.multiple", "python", SEV_WARN, "python.torch.installed", torch_multiple,
+	{"torch.multiple", "python", SEV_WARN, FK_PYTHON_TORCH_INSTALLED, torch_multiple,
 	 "several torch installs, or torch only in another interpreter"},
-	{"torch.conda-cudatoolkit", "python", SEV_WARN, "python.torch.installed", torch_conda_cudatoolkit,
+	{"torch.conda-cudatoolkit", "python", SEV_WARN, FK_PYTHON_TORCH_INSTALLED, torch_conda_cudatoolkit,
 	 "conda cudatoolkit/cudnn packages that differ from torch's"},
-	{"lib.shadowed", "loader", SEV_FAIL, "python.torch.installed", lib_shadowed,
+	{"lib.shadowed", "loader", SEV_FAIL, FK_PYTHON_TORCH_INSTALLED, lib_shadowed,
 	 "another copy of a CUDA library shadows the one torch ships", .root_cause = 18},
-	{"torch.cudnn-mismatch", "python", SEV_WARN, "python.torch.installed", torch_cudnn_mismatch,
+	{"torch.cudnn-mismatch", "python", SEV_WARN, FK_PYTHON_TORCH_INSTALLED, torch_cudnn_mismatch,
 	 "the cuDNN torch mapped differs from cudnn.version() or the wheel's pin"},
-	{"torch.cudnn-disabled", "python", SEV_WARN, "python.torch.installed", torch_cudnn_disabled,
+	{"torch.cudnn-disabled", "python", SEV_WARN, FK_PYTHON_TORCH_INSTALLED, torch_cudnn_disabled,
 	 "cudnn.enabled is False or cuDNN unavailable in a CUDA build"},
-	{"torch.libraries", "python", SEV_INFO, "python.torch.installed", torch_libraries,
+	{"torch.libraries", "python", SEV_INFO, FK_PYTHON_TORCH_INSTALLED, torch_libraries,
 	 "which cuDNN, cuBLAS, CUDA runtime and NCCL files torch uses, and other copies on the loader path"},
-	{"toolkit.vs-torch", "toolkit", SEV_INFO, "python.torch.installed toolkit.count", toolkit_vs_torch,
+	{"toolkit.vs-torch", "toolkit", SEV_INFO, FK_PYTHON_TORCH_INSTALLED " " FK_TOOLKIT_COUNT, toolkit_vs_torch,
 	 "nvcc's CUDA version differs from torch.version.cuda"},
-	{"ext.arch-missing", "ext", SEV_FAIL, "python.ext.count", ext_arch_missing,
+	{"ext.arch-missing", "ext", SEV_FAIL, FK_PYTHON_EXT_COUNT, ext_arch_missing,
 	 "a CUDA extension module carries no code for a GPU here"},
-	{"torch.bf16-unsupported", "python", SEV_INFO, "python.torch.installed", torch_bf16,
+	{"torch.bf16-unsupported", "python", SEV_INFO, FK_PYTHON_TORCH_INSTALLED, torch_bf16,
 	 "compute capability below 8.0: no native bfloat16"},
-	{"cudnn.init-failed", "loader", SEV_FAIL, "python.live.status", cudnn_init_failed,
+	{"cudnn.init-failed", "loader", SEV_FAIL, FK_PYTHON_LIVE_STATUS, cudnn_init_failed,
 	 "cuDNN fails to initialise in torch (memory, shadowed or mismatched libraries)"},
-	{"torch.smoke-failed", "python", SEV_FAIL, "python.live.status", torch_smoke_failed,
+	{"torch.smoke-failed", "python", SEV_FAIL, FK_PYTHON_LIVE_STATUS, torch_smoke_failed,
 	 "a small matmul or conv2d on the GPU fails or gives wrong results"},
-	{"torch.cuda-unavailable", "python", SEV_FAIL, "python.live.status", torch_cuda_unavailable,
+	{"torch.cuda-unavailable", "python", SEV_FAIL, FK_PYTHON_LIVE_STATUS, torch_cuda_unavailable,
 	 "torch.cuda.is_available() is False; names the root cause"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/factkeys.h"
 #include "loader/loader.h"
 #include "core/shell.h"
 #include "rules/cuda_facts.h"
@@ -12,17 +13,17 @@
 /* The install a fix should point at: CUDA_HOME's, /usr/local/cuda's, else the newest with nvcc. */
 static int preferred_install(const facts *f)
 {
-	int i = cf_int(f, "toolkit.cuda_home_install");
-	if (i >= 0 && facts_str(f, "toolkit.%d.nvcc", i))
+	int i = cf_int(f, FK_TOOLKIT_CUDA_HOME_INSTALL);
+	if (i >= 0 && facts_str(f, FK_TOOLKIT_NVCC(d), i))
 		return i;
-	i = cf_int(f, "toolkit.usr_local_cuda_install");
-	if (i >= 0 && facts_str(f, "toolkit.%d.nvcc", i))
+	i = cf_int(f, FK_TOOLKIT_USR_LOCAL_CUDA_INSTALL);
+	if (i >= 0 && facts_str(f, FK_TOOLKIT_NVCC(d), i))
 		return i;
 	int best = -1;
 	for (int k = 0; k < cf_install_count(f); k++) {
-		if (!facts_str(f, "toolkit.%d.nvcc", k))
+		if (!facts_str(f, FK_TOOLKIT_NVCC(d), k))
 			continue;
-		if (best < 0 || version_cmp(facts_str(f, "toolkit.%d.version", k), facts_str(f, "toolkit.%d.version", best)) > 0)
+		if (best < 0 || version_cmp(facts_str(f, FK_TOOLKIT_VERSION(d), k), facts_str(f, FK_TOOLKIT_VERSION(d), best)) > 0)
 			best = k;
 	}
 	return best;
@@ -31,14 +32,14 @@ static int preferred_install(const facts *f)
 static void toolkit_none(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (cf_install_count(f) > 0 || facts_str(f, "toolkit.path_nvcc"))
+	if (cf_install_count(f) > 0 || facts_str(f, FK_TOOLKIT_PATH_NVCC))
 		return;
 	finding *x = rule_emit(c, "no CUDA toolkit (nvcc) is installed");
 	finding_evidence(x, "no nvcc in any PATH entry");
 	finding_evidence(x, "nothing under /usr/local/cuda*, /opt/cuda*, /opt/nvidia/hpc_sdk or conda environments");
-	const char *home = facts_str(f, "toolkit.cuda_home");
+	const char *home = facts_str(f, FK_TOOLKIT_CUDA_HOME);
 	if (home)
-		finding_evidence(x, "%s=%s holds no CUDA install", facts_str(f, "toolkit.cuda_home_var"), home);
+		finding_evidence(x, "%s=%s holds no CUDA install", facts_str(f, FK_TOOLKIT_CUDA_HOME_VAR), home);
 	finding_fix(x, "nothing to do to run PyTorch: its wheels bring their own CUDA runtime libraries");
 	char max[32], why[256];
 	if (cf_driver_max_cuda(f, c->kb, max, sizeof(max), why, sizeof(why))) {
@@ -58,12 +59,12 @@ static void toolkit_none(rule_ctx *c)
 static void nvcc_not_on_path(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	if (facts_str(f, "toolkit.path_nvcc"))
+	if (facts_str(f, FK_TOOLKIT_PATH_NVCC))
 		return;
 	int i = preferred_install(f);
 	if (i < 0)
 		return;
-	const char *root = facts_str(f, "toolkit.%d.root", i);
+	const char *root = facts_str(f, FK_TOOLKIT_ROOT(d), i);
 	char label[512];
 	finding *x = rule_emit(c, "a CUDA toolkit is installed but nvcc is not on PATH");
 	finding_evidence(x, "installed: %s", cf_install_label(f, i, label, sizeof(label)));
@@ -86,26 +87,26 @@ static void nvcc_not_on_path(rule_ctx *c)
 static void pointer_evidence(finding *x, const facts *f)
 {
 	char label[512];
-	int i = cf_int(f, "toolkit.path_nvcc_install");
-	const char *nvcc = facts_str(f, "toolkit.path_nvcc");
+	int i = cf_int(f, FK_TOOLKIT_PATH_NVCC_INSTALL);
+	const char *nvcc = facts_str(f, FK_TOOLKIT_PATH_NVCC);
 	if (nvcc)
 		finding_evidence(x, "PATH's nvcc: %s -> %s", nvcc, i >= 0 ? cf_install_label(f, i, label, sizeof(label)) : "?");
 	else
 		finding_evidence(x, "PATH's nvcc: none");
-	const char *home = facts_str(f, "toolkit.cuda_home");
-	i = cf_int(f, "toolkit.cuda_home_install");
+	const char *home = facts_str(f, FK_TOOLKIT_CUDA_HOME);
+	i = cf_int(f, FK_TOOLKIT_CUDA_HOME_INSTALL);
 	if (home)
-		finding_evidence(x, "%s=%s -> %s", facts_str(f, "toolkit.cuda_home_var"), home,
+		finding_evidence(x, "%s=%s -> %s", facts_str(f, FK_TOOLKIT_CUDA_HOME_VAR), home,
 				 i >= 0 ? cf_install_label(f, i, label, sizeof(label)) : "does not exist");
 	else
 		finding_evidence(x, "CUDA_HOME: not set");
-	const char *ulc = facts_str(f, "toolkit.usr_local_cuda");
-	i = cf_int(f, "toolkit.usr_local_cuda_install");
+	const char *ulc = facts_str(f, FK_TOOLKIT_USR_LOCAL_CUDA);
+	i = cf_int(f, FK_TOOLKIT_USR_LOCAL_CUDA_INSTALL);
 	if (ulc && i >= 0)
 		finding_evidence(x, "/usr/local/cuda -> %s", cf_install_label(f, i, label, sizeof(label)));
 	else if (ulc)
-		finding_evidence(x, "/usr/local/cuda: %s%s%s", ulc, facts_str(f, "toolkit.usr_local_cuda_target") ? " link to " : "",
-				 facts_str(f, "toolkit.usr_local_cuda_target") ? facts_str(f, "toolkit.usr_local_cuda_target") : "");
+		finding_evidence(x, "/usr/local/cuda: %s%s%s", ulc, facts_str(f, FK_TOOLKIT_USR_LOCAL_CUDA_TARGET) ? " link to " : "",
+				 facts_str(f, FK_TOOLKIT_USR_LOCAL_CUDA_TARGET) ? facts_str(f, FK_TOOLKIT_USR_LOCAL_CUDA_TARGET) : "");
 	else
 		finding_evidence(x, "/usr/local/cuda: does not exist");
 }
@@ -121,7 +122,7 @@ static void toolkit_multiple(rule_ctx *c)
 	for (int i = 0; i < n; i++)
 		finding_evidence(x, "%s", cf_install_label(f, i, label, sizeof(label)));
 	pointer_evidence(x, f);
-	int a = cf_int(f, "toolkit.active");
+	int a = cf_int(f, FK_TOOLKIT_ACTIVE);
 	char mm[32];
 	if (a >= 0 && cf_install_mm(f, a, mm, sizeof(mm)))
 		finding_fix(x, "switch this shell to one of them: eval \"$(gpuvet env use %s)\"", mm);
@@ -133,17 +134,17 @@ static void toolkit_multiple(rule_ctx *c)
 static void toolkit_inconsistent(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	int p = cf_int(f, "toolkit.path_nvcc_install");
-	int h = cf_int(f, "toolkit.cuda_home_install");
-	int u = cf_int(f, "toolkit.usr_local_cuda_install");
-	const char *home = facts_str(f, "toolkit.cuda_home");
-	const char *var = facts_str(f, "toolkit.cuda_home_var");
-	bool home_missing = home && !facts_true(f, "toolkit.cuda_home_exists");
+	int p = cf_int(f, FK_TOOLKIT_PATH_NVCC_INSTALL);
+	int h = cf_int(f, FK_TOOLKIT_CUDA_HOME_INSTALL);
+	int u = cf_int(f, FK_TOOLKIT_USR_LOCAL_CUDA_INSTALL);
+	const char *home = facts_str(f, FK_TOOLKIT_CUDA_HOME);
+	const char *var = facts_str(f, FK_TOOLKIT_CUDA_HOME_VAR);
+	bool home_missing = home && !facts_true(f, FK_TOOLKIT_CUDA_HOME_EXISTS);
 	/* the reference is what a build uses: PATH's nvcc, else CUDA_HOME, else /usr/local/cuda */
 	int ref = p >= 0 ? p : (h >= 0 ? h : u);
 	bool home_off = home && (home_missing || (h >= 0 && ref >= 0 && h != ref));
 	bool link_off = u >= 0 && ref >= 0 && u != ref;
-	int cp = cf_int(f, "toolkit.cuda_path_install");
+	int cp = cf_int(f, FK_TOOLKIT_CUDA_PATH_INSTALL);
 	bool cpath_off = cp >= 0 && ref >= 0 && cp != ref;
 	if (!home_off && !link_off && !cpath_off)
 		return;
@@ -154,12 +155,12 @@ static void toolkit_inconsistent(rule_ctx *c)
 		x = rule_emit(c, "PATH's nvcc, CUDA_HOME and /usr/local/cuda point to different CUDA installs");
 	pointer_evidence(x, f);
 	if (cpath_off)
-		finding_evidence(x, "CUDA_PATH=%s points to yet another install", facts_str(f, "toolkit.cuda_path"));
+		finding_evidence(x, "CUDA_PATH=%s points to yet another install", facts_str(f, FK_TOOLKIT_CUDA_PATH));
 	if (ref < 0) {
 		finding_fix_unset(x, var, NULL);
 		return;
 	}
-	const char *root = facts_str(f, "toolkit.%d.root", ref);
+	const char *root = facts_str(f, FK_TOOLKIT_ROOT(d), ref);
 	char mm[32];
 	bool have_mm = cf_install_mm(f, ref, mm, sizeof(mm));
 	finding_evidence(x, "builds use %s (%s)", root, p >= 0 ? "PATH's nvcc" : var ? var : "/usr/local/cuda");
@@ -172,7 +173,7 @@ static void toolkit_inconsistent(rule_ctx *c)
 		finding_fix_export(x, var ? var : "CUDA_HOME", qr, NULL);
 	if (cpath_off)
 		finding_fix_export(x, "CUDA_PATH", qr, NULL);
-	const char *uroot = facts_str(f, "toolkit.%d.root", u);
+	const char *uroot = facts_str(f, FK_TOOLKIT_ROOT(d), u);
 	char *ubin = xasprintf("%s/bin", uroot ? uroot : "/usr/local/cuda");
 	if (link_off && shell_word(qu, sizeof(qu), ubin))
 		finding_fix(x, "sudo ln -sfn %s /usr/local/cuda   (or use the install /usr/local/cuda points to: "
@@ -188,10 +189,10 @@ static void toolkit_inconsistent(rule_ctx *c)
 static void symlink_dangling(rule_ctx *c)
 {
 	const facts *f = c->facts;
-	const char *s = facts_str(f, "toolkit.usr_local_cuda");
+	const char *s = facts_str(f, FK_TOOLKIT_USR_LOCAL_CUDA);
 	if (!s || (strcmp(s, "dangling") != 0 && strcmp(s, "loop") != 0))
 		return;
-	const char *target = facts_str(f, "toolkit.usr_local_cuda_target");
+	const char *target = facts_str(f, FK_TOOLKIT_USR_LOCAL_CUDA_TARGET);
 	finding *x = rule_emit(c, strcmp(s, "loop") == 0 ? "/usr/local/cuda is a symlink loop"
 							  : "/usr/local/cuda points to a directory that does not exist");
 	finding_evidence(x, "/usr/local/cuda -> %s (%s)", target ? target : "?",
@@ -199,18 +200,18 @@ static void symlink_dangling(rule_ctx *c)
 	/* the newest real install with nvcc */
 	int best = -1;
 	for (int i = 0; i < cf_install_count(f); i++) {
-		const char *r = facts_str(f, "toolkit.%d.root", i);
-		if (!r || !facts_str(f, "toolkit.%d.nvcc", i))
+		const char *r = facts_str(f, FK_TOOLKIT_ROOT(d), i);
+		if (!r || !facts_str(f, FK_TOOLKIT_NVCC(d), i))
 			continue;
-		if (best < 0 || version_cmp(facts_str(f, "toolkit.%d.version", i), facts_str(f, "toolkit.%d.version", best)) > 0)
+		if (best < 0 || version_cmp(facts_str(f, FK_TOOLKIT_VERSION(d), i), facts_str(f, FK_TOOLKIT_VERSION(d), best)) > 0)
 			best = i;
 	}
 	finding_evidence(x, "builds and tools that default to /usr/local/cuda (CMake, PyTorch extensions) will not find CUDA");
 	char qb[4096];
-	if (best >= 0 && shell_word(qb, sizeof(qb), facts_str(f, "toolkit.%d.root", best)))
+	if (best >= 0 && shell_word(qb, sizeof(qb), facts_str(f, FK_TOOLKIT_ROOT(d), best)))
 		finding_fix(x, "sudo ln -sfn %s /usr/local/cuda", qb);
 	else if (best >= 0)
-		finding_fix_refused(x, "the toolkit directory", facts_str(f, "toolkit.%d.root", best));
+		finding_fix_refused(x, "the toolkit directory", facts_str(f, FK_TOOLKIT_ROOT(d), best));
 	else
 		finding_fix(x, "no CUDA toolkit is installed to point it to: sudo rm /usr/local/cuda");
 }
@@ -221,13 +222,13 @@ static void newer_than_driver(rule_ctx *c)
 	char max[32], why[256];
 	if (!cf_driver_max_cuda(f, c->kb, max, sizeof(max), why, sizeof(why)))
 		return; /* no driver seen: other findings say so */
-	int i = cf_int(f, "toolkit.active");
+	int i = cf_int(f, FK_TOOLKIT_ACTIVE);
 	if (i < 0)
 		return;
 	char mm[32];
 	if (!cf_install_mm(f, i, mm, sizeof(mm)) || version_cmp(mm, max) <= 0)
 		return;
-	if (facts_true(f, "toolkit.%d.compat", i))
+	if (facts_true(f, FK_TOOLKIT_COMPAT(d), i))
 		return; /* the forward-compatibility package is there */
 	char label[512];
 	finding *x = rule_emit(c, "the CUDA %s toolkit in use is newer than the driver supports (CUDA %s)", mm, max);
@@ -240,7 +241,7 @@ static void newer_than_driver(rule_ctx *c)
 	else
 		finding_evidence(x, "different major version: programs it builds fail with \"CUDA driver version is "
 				    "insufficient for CUDA runtime version\"");
-	finding_evidence(x, "no cuda-compat package under %s/compat", facts_str(f, "toolkit.%d.root", i));
+	finding_evidence(x, "no cuda-compat package under %s/compat", facts_str(f, FK_TOOLKIT_ROOT(d), i));
 	char tk_min[64] = "", compat_min[64] = "";
 	if (kb_cuda_min_driver(c->kb, mm, tk_min, sizeof(tk_min), compat_min, sizeof(compat_min)))
 		finding_fix(x, "upgrade the driver to %s or newer (CUDA %s's own driver)", tk_min, mm);
@@ -248,7 +249,7 @@ static void newer_than_driver(rule_ctx *c)
 		finding_fix(x, "upgrade the driver to one that supports CUDA %s", mm);
 	int a = 0, b = 0;
 	version_parse(mm, &a, &b, NULL);
-	const char *llp = facts_str(f, "loader.ld_library_path");
+	const char *llp = facts_str(f, FK_LOADER_LD_LIBRARY_PATH);
 	char *rest = llp ? loader_path_without_stubs(llp) : NULL;
 	bool had_stubs = llp && strcmp(rest, llp) != 0; /* a rewritten path drops the stubs */
 	finding_fix(x, "datacenter GPUs only (not GeForce/RTX): sudo apt install cuda-compat-%d-%d, then "
@@ -259,7 +260,7 @@ static void newer_than_driver(rule_ctx *c)
 	int fit = -1;
 	char fm[32], best[32] = "";
 	for (int k = 0; k < cf_install_count(f); k++)
-		if (facts_str(f, "toolkit.%d.nvcc", k) && cf_install_mm(f, k, fm, sizeof(fm)) && version_cmp(fm, max) <= 0 &&
+		if (facts_str(f, FK_TOOLKIT_NVCC(d), k) && cf_install_mm(f, k, fm, sizeof(fm)) && version_cmp(fm, max) <= 0 &&
 		    (fit < 0 || version_cmp(fm, best) > 0)) {
 			fit = k;
 			str_copy(best, sizeof(best), fm);
@@ -270,17 +271,17 @@ static void newer_than_driver(rule_ctx *c)
 }
 
 const rule rules_toolkit[] = {
-	{"toolkit.none", "toolkit", SEV_INFO, "toolkit.count", toolkit_none,
+	{"toolkit.none", "toolkit", SEV_INFO, FK_TOOLKIT_COUNT, toolkit_none,
 	 "no CUDA toolkit: no nvcc on PATH and no toolkit directory"},
-	{"toolkit.nvcc-not-on-path", "toolkit", SEV_WARN, "toolkit.count", nvcc_not_on_path,
+	{"toolkit.nvcc-not-on-path", "toolkit", SEV_WARN, FK_TOOLKIT_COUNT, nvcc_not_on_path,
 	 "a toolkit is installed but nvcc is not on PATH"},
-	{"toolkit.multiple", "toolkit", SEV_INFO, "toolkit.count", toolkit_multiple,
+	{"toolkit.multiple", "toolkit", SEV_INFO, FK_TOOLKIT_COUNT, toolkit_multiple,
 	 "several CUDA installs; which one PATH, CUDA_HOME and /usr/local/cuda point to"},
-	{"toolkit.inconsistent", "toolkit", SEV_WARN, "toolkit.count", toolkit_inconsistent,
+	{"toolkit.inconsistent", "toolkit", SEV_WARN, FK_TOOLKIT_COUNT, toolkit_inconsistent,
 	 "PATH's nvcc, CUDA_HOME and /usr/local/cuda disagree (or CUDA_HOME is missing)"},
-	{"toolkit.symlink-dangling", "toolkit", SEV_WARN, "toolkit.count", symlink_dangling,
+	{"toolkit.symlink-dangling", "toolkit", SEV_WARN, FK_TOOLKIT_COUNT, symlink_dangling,
 	 "/usr/local/cuda points to a missing directory"},
-	{"toolkit.newer-than-driver", "toolkit", SEV_WARN, "toolkit.count", newer_than_driver,
+	{"toolkit.newer-than-driver", "toolkit", SEV_WARN, FK_TOOLKIT_COUNT, newer_than_driver,
 	 "the toolkit in use is newer than the driver's CUDA (no cuda-compat package)"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -5,12 +5,14 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "store/history_internal.h"
+#include "core/factkeys.h"
 
 /* the GPUs and the metadata are the rows history_read gives back (store/history.h) */
 typedef struct run_result {
@@ -167,46 +169,54 @@ void history_run_gpu_conditions(hist_run *r, int index, double sm_clock_mhz, dou
 	replace(&g->throttle, throttle_reasons);
 }
 
-static double fact_num(const facts *f, const char *key, int i)
+/* a number fact; NAN when not collected */
+static double fact_num(const facts *f, const char *keyfmt, ...) GV_PRINTF(2, 3);
+static double fact_num(const facts *f, const char *keyfmt, ...)
 {
+	va_list ap;
+	va_start(ap, keyfmt);
+	char *key = xvasprintf(keyfmt, ap);
+	va_end(ap);
 	double d;
-	return facts_real(f, &d, "nvml.gpu.%d.%s", i, key) ? d : NAN;
+	bool ok = facts_real(f, &d, "%s", key);
+	free(key);
+	return ok ? d : NAN;
 }
 
 void history_run_context_from_facts(hist_run *r, const facts *f)
 {
 	if (!f)
 		return;
-	const char *drv = facts_str(f, "nvml.driver_version");
+	const char *drv = facts_str(f, FK_NVML_DRIVER_VERSION);
 	if (!drv)
-		drv = facts_str(f, "hardware.kernel_module_version");
+		drv = facts_str(f, FK_HARDWARE_KERNEL_MODULE_VERSION);
 	if (drv)
 		history_run_set(r, HIST_META_DRIVER, drv);
-	if (facts_str(f, "nvml.cuda_version"))
-		history_run_set(r, HIST_META_CUDA_DRIVER, facts_str(f, "nvml.cuda_version"));
+	if (facts_str(f, FK_NVML_CUDA_VERSION))
+		history_run_set(r, HIST_META_CUDA_DRIVER, facts_str(f, FK_NVML_CUDA_VERSION));
 	/* meta key <- fact, each only when the probe found it */
 	static const char *const pairs[][2] = {
-		{HIST_META_KERNEL, "hardware.kernel_release"},
-		{HIST_META_PYTHON, "python.version"},
-		{HIST_META_TORCH, "python.torch.version"},
-		{"torch.cuda", "python.torch.cuda"},
+		{HIST_META_KERNEL, FK_HARDWARE_KERNEL_RELEASE},
+		{HIST_META_PYTHON, FK_PYTHON_VERSION},
+		{HIST_META_TORCH, FK_PYTHON_TORCH_VERSION},
+		{"torch.cuda", FK_PYTHON_TORCH_CUDA},
 	};
 	for (size_t i = 0; i < GV_ARRAY_LEN(pairs); i++) {
 		const char *v = facts_str(f, "%s", pairs[i][1]);
 		if (v)
 			history_run_set(r, pairs[i][0], v);
 	}
-	long long n = facts_int_or(f, 0, "nvml.device_count");
+	long long n = facts_int_or(f, 0, FK_NVML_DEVICE_COUNT);
 	for (int i = 0; i < n && i < 1024; i++) {
-		const char *name = facts_str(f, "nvml.gpu.%d.name", i);
-		const char *uuid = facts_str(f, "nvml.gpu.%d.uuid", i);
-		const char *bus = facts_str(f, "nvml.gpu.%d.pci_bus_id", i);
+		const char *name = facts_str(f, FK_NVML_GPU_NAME(d), i);
+		const char *uuid = facts_str(f, FK_NVML_GPU_UUID(d), i);
+		const char *bus = facts_str(f, FK_NVML_GPU_PCI_BUS_ID(d), i);
 		if (!name && !uuid && !bus)
 			continue;
 		history_run_add_gpu(r, i, name, uuid, bus);
-		history_run_gpu_conditions(r, i, fact_num(f, "sm_clock_mhz", i), fact_num(f, "mem_clock_mhz", i),
-					   fact_num(f, "temperature_c", i), fact_num(f, "power_w", i),
-					   facts_str(f, "nvml.gpu.%d.clock_event_reasons_text", i));
+		history_run_gpu_conditions(r, i, fact_num(f, FK_NVML_GPU_SM_CLOCK_MHZ(d), i), fact_num(f, FK_NVML_GPU_MEM_CLOCK_MHZ(d), i),
+					   fact_num(f, FK_NVML_GPU_TEMPERATURE_C(d), i), fact_num(f, FK_NVML_GPU_POWER_W(d), i),
+					   facts_str(f, FK_NVML_GPU_CLOCK_EVENT_REASONS_TEXT(d), i));
 	}
 }
 

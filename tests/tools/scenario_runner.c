@@ -534,6 +534,19 @@ int main(int argc, char **argv)
 		sl_pushf(&env, "GPUVET_CUDA_LIB=%s", fake_cuda);
 		sl_pushf(&env, "GPUVET_FAKE_CONFIG=%s", fake_conf);
 	}
+	/* every fact key the run writes or reads must be in the registry (core/factkeys.def), each
+	 * value of the registered type: gpuvet notes any other in this file. A GPUVET_FACT_KEYS_LOG of our own environment is passed on
+	 * instead, unchecked (to collect the keys of the whole suite). */
+	const char *keys_log_env = getenv("GPUVET_FACT_KEYS_LOG");
+	char *keys_log = keys_log_env && *keys_log_env ? xstrdup(keys_log_env) : xasprintf("%s/unknown-fact-keys", tmpl);
+	bool check_keys = !(keys_log_env && *keys_log_env);
+	if (check_keys) {
+		FILE *kf = fopen(keys_log, "w");
+		if (kf)
+			fclose(kf);
+		chmod(keys_log, 0666); /* the run may be another user's */
+	}
+	sl_pushf(&env, "GPUVET_FACT_KEYS_LOG=%s", keys_log);
 	/* the environment probe must see only what the scenario sets */
 	strlist av = {0};
 	if (as_nobody && geteuid() == 0) {
@@ -654,6 +667,17 @@ int main(int argc, char **argv)
 		if (!cst || strcmp(cst, "ruled-out") != 0)
 			fail("cause %s: %s, expected it ruled out", ruled_out.v[i], cst ? cst : "not a candidate of any error recognised");
 	}
+	if (check_keys) {
+		FILE *kf = fopen(keys_log, "r");
+		char unknown[2048];
+		size_t klen = kf ? fread(unknown, 1, sizeof(unknown) - 1, kf) : 0;
+		unknown[klen] = '\0';
+		if (kf)
+			fclose(kf);
+		if (klen)
+			fail("fact keys the registry (src/core/factkeys.def) lacks, or values of another type than its:\n%s", unknown);
+	}
+	free(keys_log);
 	if (failures) {
 		printf("--- stdout (first 4000 bytes)\n%.4000s\n--- stderr\n%.2000s\n", r.out, r.err);
 	}
