@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/gpu.h"
 #include "core/util.h"
 #include "rules/rules.h"
 
@@ -46,6 +47,59 @@ bool bench_parse_groups(const char *list, unsigned *out, const char **bad)
 	if (ok)
 		*out = mask;
 	return ok;
+}
+
+void bench_window_close(bench_ctx *c)
+{
+	gpm_window_close(c->win);
+	c->win = NULL;
+	c->win_nvml = -1;
+}
+
+void bench_window_begin(bench_ctx *c, int ordinal)
+{
+	c->win_ok = false;
+	/* NVML is initialised by the monitor: without it there is nothing to sample */
+	if (!c->mon || !c->gpu || ordinal < 0 || ordinal >= c->gpu->count || c->gpu->dev[ordinal].nvml_index < 0)
+		return;
+	int idx = c->gpu->dev[ordinal].nvml_index;
+	if (idx != c->win_nvml) {
+		bench_window_close(c);
+		char why[256];
+		c->win = gpm_window_open((unsigned)idx, why, sizeof(why));
+		c->win_nvml = idx;
+		if (!c->win)
+			facts_put_state(c->r->facts, FACT_UNSUPPORTED, "nvmlGpmQueryDeviceSupport", why,
+					"bench.monitor.gpu.%d.gpm", idx);
+		else
+			facts_put_str(c->r->facts, "nvmlGpmQueryDeviceSupport", "supported", "bench.monitor.gpu.%d.gpm", idx);
+	}
+	gpm_window_begin(c->win);
+}
+
+void bench_window_end(bench_ctx *c, double busy_s)
+{
+	c->win_ok = c->win && gpm_window_end(c->win, busy_s, &c->win_ev);
+}
+
+void bench_window_evidence(bench_ctx *c, bench_figure *f)
+{
+	f->sm_active = f->tensor_active = f->dram_active = NAN;
+	if (!c->win_ok)
+		return;
+	c->win_ok = false; /* one window, one figure */
+	const gpm_evidence *e = &c->win_ev;
+	f->sm_active = e->busy[GV_GPM_SM_ACTIVE];
+	f->tensor_active = e->busy[GV_GPM_TENSOR_ACTIVE];
+	f->dram_active = e->busy[GV_GPM_DRAM_ACTIVE];
+	f->activity_window_s = e->window_s;
+	f->activity_busy_s = e->busy_s;
+	if (isfinite(f->sm_active))
+		figure_set_note(f, "GPM over the timed repeats (%.0f ms of GPU time in a %.0f ms window): SM active %.0f%%, "
+				   "tensor %.0f%%, DRAM %.0f%%",
+				e->busy_s * 1e3, e->window_s * 1e3, f->sm_active * 100,
+				isfinite(f->tensor_active) ? f->tensor_active * 100 : 0,
+				isfinite(f->dram_active) ? f->dram_active * 100 : 0);
 }
 
 static double t_start;

@@ -10,6 +10,7 @@
 
 #include "bench/dtype.h"
 #include "bench/report.h"
+#include "sampler/window.h"
 
 typedef struct bench_opts {
 	bool quick;
@@ -52,6 +53,10 @@ typedef struct bench_ctx {
 	char lt_error[1024];
 	void *lt_handle;          /* cublasLtHandle_t of the device in use */
 	int lt_device;
+	struct gpm_window *win;   /* the evidence window's GPM state (sampler/window.h), of GPU win_nvml */
+	int win_nvml;             /* -1: none open */
+	bool win_ok;              /* the last window gave counters (in win_ev) */
+	gpm_evidence win_ev;
 } bench_ctx;
 
 /* Progress line on stderr ("[3/14] GEMM bf16"), only when o->progress. */
@@ -75,8 +80,14 @@ void bench_gemm_cleanup(bench_ctx *c);
 
 /* The SM clock (MHz) NVML saw on CUDA device `ordinal` during `phase`, else 0. */
 double bench_phase_clock(bench_ctx *c, int ordinal, const char *phase);
-/* The GPM counters the monitor saw during a phase, into the figure (and a note saying them). */
-void bench_phase_activity(bench_ctx *c, int ordinal, const char *phase, bench_figure *f);
+/* The evidence window of one test on CUDA device `ordinal` (sampler/window.h): begin right
+ * before its first timed repeat, end right after its last with the GPU time the timed repeats
+ * took (their events), nothing called in between. Without GPM both do nothing. */
+void bench_window_begin(bench_ctx *c, int ordinal);
+void bench_window_end(bench_ctx *c, double busy_s);
+/* The last window's GPM counters into the figure, and a note saying them. */
+void bench_window_evidence(bench_ctx *c, bench_figure *f);
+void bench_window_close(bench_ctx *c);
 
 /* Runs the rules of layer "bench" (rules_bench.c) over a run's facts. */
 struct kb;

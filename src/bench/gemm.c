@@ -90,23 +90,6 @@ void bench_gemm_cleanup(bench_ctx *c)
 	}
 }
 
-void bench_phase_activity(bench_ctx *c, int ordinal, const char *phase, bench_figure *f)
-{
-	f->sm_active = f->tensor_active = f->dram_active = NAN;
-	if (!c->mon || !c->gpu || ordinal < 0 || ordinal >= c->gpu->count)
-		return;
-	monitor_summary ms;
-	if (!monitor_summary_get(c->mon, phase, c->gpu->dev[ordinal].nvml_index, &ms))
-		return;
-	f->sm_active = ms.act_mean[GV_GPM_SM_ACTIVE];
-	f->tensor_active = ms.act_mean[GV_GPM_TENSOR_ACTIVE];
-	f->dram_active = ms.act_mean[GV_GPM_DRAM_ACTIVE];
-	if (isfinite(f->sm_active))
-		figure_set_note(f, "GPM during the measurement: SM active %.0f%%, tensor %.0f%%, DRAM %.0f%%",
-				f->sm_active * 100, isfinite(f->tensor_active) ? f->tensor_active * 100 : 0,
-				isfinite(f->dram_active) ? f->dram_active * 100 : 0);
-}
-
 double bench_phase_clock(bench_ctx *c, int ordinal, const char *phase)
 {
 	if (!c->mon || !c->gpu || ordinal < 0 || ordinal >= c->gpu->count)
@@ -483,6 +466,8 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	 * 2026-11-29). The clocks are read once, after the last repeat. */
 	monitor_phase(c->mon, id);
 	monitor_pause(c->mon, true);
+	double busy = 0; /* GPU time of the timed GEMMs: the evidence window's rests excluded */
+	bench_window_begin(c, ordinal);
 	for (int r = 0; r < reps; r++) {
 		double ms = time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why));
 		if (ms < 0) {
@@ -490,11 +475,13 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 			break;
 		}
 		secs[got++] = ms / 1000.0;
+		busy += ms / 1000.0;
 		if (watchdog_expired())
 			break;
 		if (r + 1 < reps)
 			rest_after(ms);
 	}
+	bench_window_end(c, busy);
 	monitor_sample_now(c->mon);
 	monitor_pause(c->mon, false);
 	monitor_phase(c->mon, NULL);
@@ -516,7 +503,7 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	if (n != n_req)
 		figure_set_note(f, "size %d: %d x %d does not fit in the free GPU memory", n, n_req, n_req);
 	f->clock_mhz = bench_phase_clock(c, ordinal, id);
-	bench_phase_activity(c, ordinal, id, f);
+	bench_window_evidence(c, f);
 	char cc_text[16];
 	snprintf(cc_text, sizeof(cc_text), "%d.%d", d->cc_major, d->cc_minor);
 	kb_peak pk;

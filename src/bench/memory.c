@@ -161,6 +161,8 @@ static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	double secs[16];
 	int got = 0;
 	monitor_phase(c->mon, id);
+	double busy = 0;
+	bench_window_begin(c, ordinal);
 	for (int r = 0; r < reps && !watchdog_expired(); r++) {
 		double ms = time_memcpy(c, d, x, bytes, iters, why, sizeof(why));
 		if (ms < 0) {
@@ -168,7 +170,9 @@ static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 			break;
 		}
 		secs[got++] = ms / 1000.0;
+		busy += ms * iters / 1000.0;
 	}
+	bench_window_end(c, busy);
 	monitor_sample_now(c->mon);
 	monitor_phase(c->mon, NULL);
 	if (got <= 0) {
@@ -182,7 +186,7 @@ static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	f->size = (long long)bytes;
 	stats_rates(secs, (size_t)got, 2.0 * (double)bytes / 1e9, &f->st);
 	f->clock_mhz = bench_phase_clock(c, ordinal, id);
-	bench_phase_activity(c, ordinal, id, f);
+	bench_window_evidence(c, f);
 	if (pk)
 		figure_set_peak(f, pk->value, pk->how);
 	char check[160];
@@ -295,6 +299,8 @@ void bench_memory(bench_ctx *c)
 		double secs[16];
 		int got = 0;
 		monitor_phase(c->mon, ids[ki]);
+		double busy = 0;
+		bench_window_begin(c, ordinal);
 		for (int r = 0; r < reps; r++) {
 			double ms = time_kernel(c, d, k, &x, best, iters, why, sizeof(why));
 			if (ms < 0) {
@@ -302,9 +308,11 @@ void bench_memory(bench_ctx *c)
 				break;
 			}
 			secs[got++] = ms / 1000.0;
+			busy += ms * iters / 1000.0;
 			if (watchdog_expired())
 				break;
 		}
+		bench_window_end(c, busy);
 		monitor_sample_now(c->mon);
 		monitor_phase(c->mon, NULL);
 		if (got <= 0) {
@@ -317,7 +325,7 @@ void bench_memory(bench_ctx *c)
 		f->size = (long long)bytes;
 		stats_rates(secs, (size_t)got, moved / 1e9, &f->st);
 		f->clock_mhz = bench_phase_clock(c, ordinal, ids[ki]);
-		bench_phase_activity(c, ordinal, ids[ki], f);
+		bench_window_evidence(c, f);
 		if (have_peak)
 			figure_set_peak(f, pk.value, pk.how);
 		char check[160];

@@ -234,6 +234,10 @@ cJSON *report_json(const bench_report *r, const findings *fs)
 			cJSON_AddItemToObject(a, "sm_active_ratio", num_or_null(f->sm_active));
 			cJSON_AddItemToObject(a, "tensor_active_ratio", num_or_null(f->tensor_active));
 			cJSON_AddItemToObject(a, "dram_active_ratio", num_or_null(f->dram_active));
+			if (f->activity_window_s > 0) {
+				cJSON_AddNumberToObject(a, "window_seconds", f->activity_window_s);
+				cJSON_AddNumberToObject(a, "busy_seconds", f->activity_busy_s);
+			}
 		}
 		if (f->note)
 			cJSON_AddStringToObject(o, "note", f->note);

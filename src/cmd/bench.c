@@ -141,6 +141,7 @@ static void open_gpus(bench_ctx *c)
 static void close_gpus(bench_ctx *c)
 {
 	bench_gemm_cleanup(c);
+	bench_window_close(c);
 	if (c->mon) {
 		monitor_facts(c->mon, c->r->facts);
 	}
@@ -441,6 +442,7 @@ int cmd_bench(int argc, char **argv)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.o = &o;
 	ctx.r = &r;
+	ctx.win_nvml = -1;
 	watchdog_start();
 
 	const unsigned gpu_groups = BENCH_G_GEMM | BENCH_G_MEMORY | BENCH_G_TRANSFER | BENCH_G_LAUNCH | BENCH_G_MULTI;
