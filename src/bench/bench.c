@@ -85,6 +85,7 @@ void bench_window_end(bench_ctx *c, double busy_s)
 void bench_window_evidence(bench_ctx *c, bench_figure *f)
 {
 	f->sm_active = f->tensor_active = f->dram_active = NAN;
+	f->window_sm_active = f->window_tensor_active = f->window_dram_active = NAN;
 	if (!c->win_ok)
 		return;
 	c->win_ok = false; /* one window, one figure */
@@ -92,6 +93,9 @@ void bench_window_evidence(bench_ctx *c, bench_figure *f)
 	f->sm_active = e->busy[GV_GPM_SM_ACTIVE];
 	f->tensor_active = e->busy[GV_GPM_TENSOR_ACTIVE];
 	f->dram_active = e->busy[GV_GPM_DRAM_ACTIVE];
+	f->window_sm_active = e->window[GV_GPM_SM_ACTIVE];
+	f->window_tensor_active = e->window[GV_GPM_TENSOR_ACTIVE];
+	f->window_dram_active = e->window[GV_GPM_DRAM_ACTIVE];
 	f->activity_window_s = e->window_s;
 	f->activity_busy_s = e->busy_s;
 	if (isfinite(f->sm_active))

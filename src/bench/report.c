@@ -172,6 +172,15 @@ void report_facts(bench_report *r)
 			if (isfinite(f->dram_active))
 				facts_put_real(r->facts, src, f->dram_active, "bench.%s.dram_active", f->id);
 		}
+		if (f->activity_window_s > 0) {
+			facts_put_real(r->facts, src, f->activity_window_s, "bench.%s.activity_window_s", f->id);
+			facts_put_real(r->facts, src, f->activity_busy_s, "bench.%s.activity_busy_s", f->id);
+			const double win[] = {f->window_sm_active, f->window_tensor_active, f->window_dram_active};
+			const char *names[] = {"sm_active", "tensor_active", "dram_active"};
+			for (size_t k = 0; k < GV_ARRAY_LEN(win); k++)
+				if (isfinite(win[k]))
+					facts_put_real(r->facts, src, win[k], "bench.%s.window_%s", f->id, names[k]);
+		}
 		if (f->gpu >= 0)
 			facts_put_int(r->facts, src, f->gpu, "bench.%s.gpu", f->id);
 	}
@@ -237,6 +246,10 @@ cJSON *report_json(const bench_report *r, const findings *fs)
 			if (f->activity_window_s > 0) {
 				cJSON_AddNumberToObject(a, "window_seconds", f->activity_window_s);
 				cJSON_AddNumberToObject(a, "busy_seconds", f->activity_busy_s);
+				cJSON *w = cJSON_AddObjectToObject(a, "window");
+				cJSON_AddItemToObject(w, "sm_active_ratio", num_or_null(f->window_sm_active));
+				cJSON_AddItemToObject(w, "tensor_active_ratio", num_or_null(f->window_tensor_active));
+				cJSON_AddItemToObject(w, "dram_active_ratio", num_or_null(f->window_dram_active));
 			}
 		}
 		if (f->note)

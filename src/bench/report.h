@@ -37,6 +37,7 @@ typedef struct bench_figure {
 	 * the window they come from: its length and the GPU time of the repeats in it */
 	double sm_active, tensor_active, dram_active;
 	double activity_window_s, activity_busy_s;
+	double window_sm_active, window_tensor_active, window_dram_active; /* the window's own averages */
 } bench_figure;
 
 typedef struct bench_report {

@@ -92,6 +92,120 @@ static void test_window(void **s)
 	gv_nvml_unload();
 }
 
+/* bench's monitor on the sampler: the GPUs' identity and limits at start, other processes, a
+ * phase's clocks, reasons, link and power, and the facts of the whole run */
+static void test_monitor(void **s)
+{
+	(void)s;
+	use_fake("device_count = 2\n"
+		 "gpu.0.sm_clock = 1410\ngpu.0.mem_clock = 2619\ngpu.0.clock_reasons = 0x40\ngpu.0.temperature = 88\n"
+		 "gpu.0.power_mw = 650000\ngpu.0.pcie_gen = 4\ngpu.0.pcie_width = 8\n"
+		 "gpu.0.processes = 4194301:python3:20GiB\n"
+		 "gpu.1.pci_bus_id = 00000000:3B:00.0\n");
+	char err[512] = "";
+	monitor *m = monitor_start(5000, err, sizeof(err));
+	assert_non_null(m);
+	assert_int_equal(monitor_gpu_count(m), 2);
+	const monitor_gpu_info *g = monitor_gpu(m, 0);
+	assert_non_null(g);
+	assert_string_equal(g->name, "NVIDIA H200");
+	assert_int_equal(g->max_sm_clock_mhz, 1980);
+	assert_int_equal(g->pcie_gen_max, 5);
+	assert_int_equal(g->pcie_width_max, 16);
+	assert_true(fabs(g->power_limit_w - 700) < 1e-9);
+	assert_int_equal(g->temp_slowdown_c, 89);
+	assert_int_equal(g->nprocs_other, 1);
+	assert_non_null(strstr(g->procs_other, "python3 (pid 4194301, 20480 MiB)"));
+	assert_int_equal(monitor_gpu(m, 1)->nprocs_other, 0);
+	assert_null(monitor_gpu(m, 2));
+	/* CUDA's bus ids have a 4-digit domain, NVML's 8 */
+	assert_int_equal(monitor_find_bus(m, "0000:3b:00.0"), 1);
+	assert_int_equal(monitor_find_bus(m, "0000:99:00.0"), -1);
+
+	/* a phase measured with sampling paused gets its one sample at the end */
+	monitor_phase(m, "gemm.bf16");
+	monitor_pause(m, true);
+	monitor_sample_now(m);
+	monitor_pause(m, false);
+	monitor_phase(m, NULL);
+	monitor_summary ms;
+	assert_true(monitor_summary_get(m, "gemm.bf16", 0, &ms));
+	assert_true(ms.samples >= 1);
+	assert_true(ms.sm_clock_median == 1410 && ms.mem_clock_median == 2619);
+	assert_true(ms.reasons & 0x40);
+	assert_true(ms.temp_max_c == 88 && ms.power_max_w == 650);
+	assert_int_equal(ms.pcie_gen_min, 4);
+	assert_int_equal(ms.pcie_width_max, 8);
+	assert_int_equal(ms.other_procs, 1);
+	assert_false(monitor_summary_get(m, "never.ran", 0, &ms));
+	assert_true(isnan(ms.sm_clock_median));
+	/* the whole run */
+	facts *f = facts_new();
+	monitor_facts(m, f);
+	assert_true(facts_int_or(f, -1, "bench.monitor.gpu.0.other_processes") == 1);
+	assert_true(facts_int_or(f, -1, "bench.monitor.gpu.0.max_sm_clock_mhz") == 1980);
+	assert_non_null(facts_str(f, "bench.monitor.gpu.0.clock_event_reasons_text"));
+	assert_non_null(facts_str(f, "bench.monitor.gpu.1.pci_bus_id"));
+	facts_free(f);
+	monitor_stop(m);
+	gv_nvml_unload();
+
+	/* NVML that does not initialise: no monitor, and why */
+	use_fake("error.nvmlInit_v2 = 999\nerror.nvmlInit = 999\n");
+	err[0] = 0;
+	assert_null(monitor_start(100, err, sizeof(err)));
+	assert_true(err[0] != 0);
+	gv_nvml_unload();
+}
+
+/* tune's sampler on the sampler: the GPU the probe names by UUID, its utilization, and the
+ * conditions of the samples taken (only the reasons that slow a GPU against the user's will) */
+static void test_tune_sampler(void **s)
+{
+	(void)s;
+	use_fake("device_count = 2\n"
+		 "gpu.1.uuid = GPU-probe-1\ngpu.1.name = NVIDIA H100\ngpu.1.util_gpu = 40,60\n"
+		 "gpu.1.sm_clock = 1600\ngpu.1.temperature = 70,80\ngpu.1.power_mw = 300000,500000\n"
+		 "gpu.1.clock_reasons = 0x1,0x8\n"
+		 "gpu.0.util_gpu = 99\n");
+	const char *why = NULL;
+	tune_sampler *t = tune_sampler_open(&why);
+	assert_non_null(t);
+	tune_conditions c;
+	tune_sampler_conditions(t, &c);
+	assert_int_equal(c.index, -1); /* nothing read yet */
+	tune_sampler_select(t, "GPU-probe-1");
+	double pct = -1, sum = 0;
+	for (int i = 0; i < 2; i++) {
+		assert_true(tune_sampler_read(t, &pct));
+		sum += pct;
+	}
+	tune_sampler_conditions(t, &c);
+	assert_int_equal(c.index, 1);
+	assert_int_equal(c.samples, 2);
+	assert_string_equal(c.uuid, "GPU-probe-1");
+	assert_string_equal(c.name, "NVIDIA H100");
+	/* the fake's lists advance once per take: select took one, so the reads saw 60 then 40 */
+	assert_true(sum == 100);
+	assert_true(c.sm_clock_mhz == 1600 && c.temperature_max_c == 80 && fabs(c.power_w - 400) < 1e-9);
+	assert_true(c.slowed);
+	assert_non_null(c.reasons[0] ? c.reasons : NULL);
+	tune_sampler_close(t);
+
+	/* an unknown UUID: NVML's device 0 */
+	use_fake("device_count = 2\ngpu.0.util_gpu = 99\n");
+	t = tune_sampler_open(&why);
+	assert_non_null(t);
+	tune_sampler_select(t, "GPU-elsewhere");
+	assert_true(tune_sampler_read(t, &pct));
+	assert_true(pct == 99);
+	tune_sampler_conditions(t, &c);
+	assert_int_equal(c.index, 0);
+	assert_false(c.slowed);
+	tune_sampler_close(t);
+	gv_nvml_unload();
+}
+
 static int setup(void **s)
 {
 	(void)s;
@@ -114,6 +228,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evidence_scale),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_monitor),
+		cmocka_unit_test(test_tune_sampler),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
