@@ -1,4 +1,4 @@
-/* Shared pieces of gpuvet bench: groups, progress, time limits, the speedup tables. */
+/* Shared pieces of gpuvet bench: the group table, progress, time limits, evidence windows, the speedup tables. */
 #include "bench/bench.h"
 
 #include <math.h>
@@ -11,14 +11,41 @@
 #include "core/util.h"
 #include "rules/rules.h"
 
-static const struct {
-	const char *name;
-	unsigned bit;
-} group_names[] = {
-	{"gemm", BENCH_G_GEMM},         {"memory", BENCH_G_MEMORY}, {"transfer", BENCH_G_TRANSFER},
-	{"launch", BENCH_G_LAUNCH},     {"multi", BENCH_G_MULTI},   {"cpu", BENCH_G_CPU},
-	{"all", BENCH_G_ALL},
-};
+#define BENCH_GROUP_ROW_(ID, name, run, gpu, sections) {name, BENCH_G_##ID, run, gpu, sections},
+const bench_group bench_groups[BENCH_N_GROUPS] = {BENCH_GROUPS(BENCH_GROUP_ROW_)};
+#undef BENCH_GROUP_ROW_
+
+unsigned bench_gpu_groups(void)
+{
+	unsigned m = 0;
+	for (size_t g = 0; g < BENCH_N_GROUPS; g++)
+		if (bench_groups[g].gpu)
+			m |= bench_groups[g].bit;
+	return m;
+}
+
+void bench_run_groups(bench_ctx *c)
+{
+	for (size_t g = 0; g < BENCH_N_GROUPS; g++)
+		if (c->o->groups & bench_groups[g].bit)
+			bench_groups[g].run(c);
+}
+
+void bench_cpu_group(bench_ctx *c)
+{
+	bench_cpu(c);
+	/* the GPU at the CPU's size when that had to be smaller */
+	static const bench_dtype cmp[] = {DT_FP32, DT_FP64};
+	for (size_t i = 0; c->gpu && (c->o->groups & BENCH_G_GEMM) && i < GV_ARRAY_LEN(cmp); i++) {
+		char id[32], gid[32];
+		snprintf(id, sizeof(id), "cpu.gemm.%s", dtype_get(cmp[i])->name);
+		snprintf(gid, sizeof(gid), "gemm.%s", dtype_get(cmp[i])->name);
+		const bench_figure *f = report_find(c->r, id);
+		const bench_figure *g = report_find(c->r, gid);
+		if (f && !f->skipped && f->size > 0 && g && !g->skipped && g->size != f->size)
+			bench_gemm_at(c, cmp[i], (int)f->size);
+	}
+}
 
 bool bench_parse_groups(const char *list, unsigned *out, const char **bad)
 {
@@ -28,10 +55,12 @@ bool bench_parse_groups(const char *list, unsigned *out, const char **bad)
 	unsigned mask = 0;
 	bool ok = parts.n > 0;
 	for (size_t i = 0; i < parts.n && ok; i++) {
-		bool found = false;
-		for (size_t g = 0; g < GV_ARRAY_LEN(group_names); g++)
-			if (strcmp(parts.v[i], group_names[g].name) == 0) {
-				mask |= group_names[g].bit;
+		bool found = strcmp(parts.v[i], "all") == 0;
+		if (found)
+			mask |= BENCH_G_ALL;
+		for (size_t g = 0; g < BENCH_N_GROUPS; g++)
+			if (strcmp(parts.v[i], bench_groups[g].name) == 0) {
+				mask |= bench_groups[g].bit;
 				found = true;
 			}
 		if (!found) {
