@@ -165,8 +165,9 @@ void report_facts(bench_report *r)
 			facts_put_int(r->facts, src, f->size, "bench.%s.size", f->id);
 		if (f->clock_mhz > 0)
 			facts_put_real(r->facts, src, f->clock_mhz, "bench.%s.clock_mhz", f->id);
-		if (isfinite(f->sm_active) && f->sm_active > 0) {
-			facts_put_real(r->facts, src, f->sm_active, "bench.%s.sm_active", f->id);
+		if (f->activity_window_s > 0 || (isfinite(f->sm_active) && f->sm_active > 0)) {
+			if (isfinite(f->sm_active))
+				facts_put_real(r->facts, src, f->sm_active, "bench.%s.sm_active", f->id);
 			if (isfinite(f->tensor_active))
 				facts_put_real(r->facts, src, f->tensor_active, "bench.%s.tensor_active", f->id);
 			if (isfinite(f->dram_active))
@@ -238,7 +239,7 @@ cJSON *report_json(const bench_report *r, const findings *fs)
 			cJSON_AddNumberToObject(o, "size", (double)f->size);
 		if (f->clock_mhz > 0)
 			cJSON_AddNumberToObject(o, "sm_clock_mhz", f->clock_mhz);
-		if (isfinite(f->sm_active) && f->sm_active > 0) {
+		if (f->activity_window_s > 0 || (isfinite(f->sm_active) && f->sm_active > 0)) {
 			cJSON *a = cJSON_AddObjectToObject(o, "activity");
 			cJSON_AddItemToObject(a, "sm_active_ratio", num_or_null(f->sm_active));
 			cJSON_AddItemToObject(a, "tensor_active_ratio", num_or_null(f->tensor_active));
