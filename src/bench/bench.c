@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench/gpu.h"
+#include "bench/watchdog.h"
 #include "core/util.h"
 #include "rules/rules.h"
 
@@ -133,6 +134,20 @@ void bench_window_evidence(bench_ctx *c, bench_figure *f)
 				e->busy_s * 1e3, e->window_s * 1e3, f->sm_active * 100,
 				isfinite(f->tensor_active) ? f->tensor_active * 100 : 0,
 				isfinite(f->dram_active) ? f->dram_active * 100 : 0);
+}
+
+int bench_repeat(bench_once_fn once, void *arg, int reps, double *secs, char *why, size_t n)
+{
+	int got = 0;
+	for (int r = 0; r < reps; r++) {
+		double t = once(arg, why, n);
+		if (t < 0)
+			return -1;
+		secs[got++] = t;
+		if (watchdog_expired())
+			break;
+	}
+	return got;
 }
 
 static double t_start;

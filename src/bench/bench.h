@@ -87,6 +87,12 @@ typedef struct bench_ctx {
 	gpm_evidence win_ev;
 } bench_ctx;
 
+/* One timed repeat of a measurement: its time in seconds, or < 0 with why. */
+typedef double (*bench_once_fn)(void *arg, char *why, size_t n);
+/* Up to reps repeats into secs, stopping early when the watchdog expires (after at least one);
+ * their number, or -1 with why when one failed. Nothing else runs between the repeats. */
+int bench_repeat(bench_once_fn once, void *arg, int reps, double *secs, char *why, size_t n);
+
 /* Progress line on stderr ("[3/14] GEMM bf16"), only when o->progress. */
 void bench_progress(bench_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void bench_progress_done(bench_ctx *c);

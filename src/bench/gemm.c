@@ -396,6 +396,26 @@ static int gemm_choose(bench_ctx *c, gpu_dev *d, gemm_run *g, const cublasLtMatm
 	return best;
 }
 
+/* One timed repeat (bench_repeat): after a long GEMM (rest_after) the GPU rests as long as it
+ * took before the next. Seconds. */
+typedef struct gemm_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	gemm_run *g;
+	const cublasLtMatmulAlgo_t *algo;
+	const gemm_scalars *k;
+	double last_ms; /* < 0 before the first */
+} gemm_arg;
+
+static double gemm_once(void *arg, char *why, size_t whyn)
+{
+	gemm_arg *a = arg;
+	if (a->last_ms >= 0)
+		rest_after(a->last_ms);
+	a->last_ms = time_gemms(a->c, a->d, a->g, a->algo, WORKSPACE_BYTES, a->k->alpha, a->k->beta, 1, why, whyn);
+	return a->last_ms < 0 ? -1 : a->last_ms / 1000.0;
+}
+
 /* The timed repeats of the chosen algorithm into secs (at most reps); their number, or -1 with
  * why. Between GPM samples of the evidence window and with the monitor paused. */
 static int gemm_repeat(bench_ctx *c, gpu_dev *d, int ordinal, const char *id, gemm_run *g,
@@ -420,22 +440,12 @@ static int gemm_repeat(bench_ctx *c, gpu_dev *d, int ordinal, const char *id, ge
 	 * samples right before the first and right after the last. */
 	monitor_phase(c->mon, id);
 	monitor_pause(c->mon, true);
-	int got = 0;
-	double busy = 0; /* GPU time of the timed GEMMs: the evidence window's rests excluded */
+	gemm_arg ga = {c, d, g, algo, k, -1};
 	bench_window_begin(c, ordinal);
-	for (int r = 0; r < reps; r++) {
-		double ms = time_gemms(c, d, g, algo, WORKSPACE_BYTES, k->alpha, k->beta, 1, why, whyn);
-		if (ms < 0) {
-			got = -1;
-			break;
-		}
-		secs[got++] = ms / 1000.0;
-		busy += ms / 1000.0;
-		if (watchdog_expired())
-			break;
-		if (r + 1 < reps)
-			rest_after(ms);
-	}
+	int got = bench_repeat(gemm_once, &ga, reps, secs, why, whyn);
+	double busy = 0; /* GPU time of the timed GEMMs: the evidence window's rests excluded */
+	for (int i = 0; i < got; i++)
+		busy += secs[i];
 	bench_window_end(c, busy);
 	monitor_sample_now(c->mon);
 	monitor_pause(c->mon, false);

@@ -146,6 +146,47 @@ static double time_memcpy(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	return (double)ms / iters;
 }
 
+/* one repeat (bench_repeat): seconds per kernel or copy of the repeat's iters */
+typedef struct kernel_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	const stream_kernel *k;
+	arrays *x;
+	shape sh;
+	int iters;
+} kernel_arg;
+
+static double kernel_once(void *arg, char *why, size_t n)
+{
+	kernel_arg *a = arg;
+	double ms = time_kernel(a->c, a->d, a->k, a->x, a->sh, a->iters, why, n);
+	return ms < 0 ? -1 : ms / 1000.0;
+}
+
+typedef struct memcpy_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	arrays *x;
+	uint64_t bytes;
+	int iters;
+} memcpy_arg;
+
+static double memcpy_once(void *arg, char *why, size_t n)
+{
+	memcpy_arg *a = arg;
+	double ms = time_memcpy(a->c, a->d, a->x, a->bytes, a->iters, why, n);
+	return ms < 0 ? -1 : ms / 1000.0;
+}
+
+/* The GPU time of got repeats of iters each (the evidence window's busy time). */
+static double busy_seconds(const double *secs, int got, int iters)
+{
+	double busy = 0;
+	for (int i = 0; i < got; i++)
+		busy += secs[i] * iters;
+	return busy;
+}
+
 static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, int ordinal, const kb_peak *pk)
 {
 	const char *id = "memory.memcpy";
@@ -161,18 +202,11 @@ static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	double secs[16];
 	int got = 0;
 	monitor_phase(c->mon, id);
-	double busy = 0;
+	memcpy_arg ma = {c, d, x, bytes, iters};
 	bench_window_begin(c, ordinal);
-	for (int r = 0; r < reps && !watchdog_expired(); r++) {
-		double ms = time_memcpy(c, d, x, bytes, iters, why, sizeof(why));
-		if (ms < 0) {
-			got = -1;
-			break;
-		}
-		secs[got++] = ms / 1000.0;
-		busy += ms * iters / 1000.0;
-	}
-	bench_window_end(c, busy);
+	if (!watchdog_expired())
+		got = bench_repeat(memcpy_once, &ma, reps, secs, why, sizeof(why));
+	bench_window_end(c, busy_seconds(secs, got, iters));
 	monitor_sample_now(c->mon);
 	monitor_phase(c->mon, NULL);
 	if (got <= 0) {
@@ -299,20 +333,10 @@ void bench_memory(bench_ctx *c)
 		double secs[16];
 		int got = 0;
 		monitor_phase(c->mon, ids[ki]);
-		double busy = 0;
+		kernel_arg ka = {c, d, k, &x, best, iters};
 		bench_window_begin(c, ordinal);
-		for (int r = 0; r < reps; r++) {
-			double ms = time_kernel(c, d, k, &x, best, iters, why, sizeof(why));
-			if (ms < 0) {
-				got = -1;
-				break;
-			}
-			secs[got++] = ms / 1000.0;
-			busy += ms * iters / 1000.0;
-			if (watchdog_expired())
-				break;
-		}
-		bench_window_end(c, busy);
+		got = bench_repeat(kernel_once, &ka, reps, secs, why, sizeof(why));
+		bench_window_end(c, busy_seconds(secs, got, iters));
 		monitor_sample_now(c->mon);
 		monitor_phase(c->mon, NULL);
 		if (got <= 0) {

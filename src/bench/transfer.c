@@ -156,6 +156,21 @@ static bool verify_roundtrip(bench_ctx *c, bufs *b, char *why, size_t n)
 	return true;
 }
 
+/* one repeat (bench_repeat) */
+typedef struct transfer_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	bufs *b;
+	direction dir;
+	bool pinned;
+} transfer_arg;
+
+static double transfer_once(void *arg, char *why, size_t n)
+{
+	transfer_arg *a = arg;
+	return one_transfer(a->c, a->d, a->b, a->dir, a->pinned, why, n);
+}
+
 void bench_transfer(bench_ctx *c)
 {
 	char why[512];
@@ -240,16 +255,8 @@ void bench_transfer(bench_ctx *c)
 				continue;
 			}
 			monitor_phase(c->mon, id);
-			for (int r = 0; r < reps; r++) {
-				double t = one_transfer(c, d, &b, (direction)dir, pinned, why, sizeof(why));
-				if (t < 0) {
-					got = -1;
-					break;
-				}
-				secs[got++] = t;
-				if (watchdog_expired())
-					break;
-			}
+			transfer_arg ta = {c, d, &b, (direction)dir, pinned};
+			got = bench_repeat(transfer_once, &ta, reps, secs, why, sizeof(why));
 			monitor_sample_now(c->mon);
 			monitor_phase(c->mon, NULL);
 			if (got <= 0) {
