@@ -329,7 +329,9 @@ static const struct {
 	 "multiplication would take too long: the size is shown). Random inputs, results checked like the GPU's."},
 	{"monitor", "During the run",
 	 "NVML sampled every 100 ms: SM clock, temperature, power, clock event reasons, PCIe link; not while GEMMs, "
-	 "launches, P2P copies and collectives are timed (NVML's calls take the driver's locks)."},
+	 "launches, P2P copies and collectives are timed (NVML's calls take the driver's locks). On GPUs with GPM, each "
+	 "GEMM and bandwidth figure's activity (SM, tensor, DRAM) comes from a window of its own: a GPM sample right "
+	 "before its first timed repeat and one right after its last, scaled to the GPU time of the repeats."},
 };
 
 const char *report_group_at(size_t i, const char **title)
