@@ -446,8 +446,8 @@ static int gemm_repeat(bench_ctx *c, gpu_dev *d, int ordinal, const char *id, ge
 	double busy = 0; /* GPU time of the timed GEMMs: the evidence window's rests excluded */
 	for (int i = 0; i < got; i++)
 		busy += secs[i];
+	monitor_sample_now(c->mon); /* the clock right after the last repeat, before the window's padding */
 	bench_window_end(c, busy);
-	monitor_sample_now(c->mon);
 	monitor_pause(c->mon, false);
 	monitor_phase(c->mon, NULL);
 	if (got == 0)

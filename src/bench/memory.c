@@ -206,9 +206,9 @@ static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	bench_window_begin(c, ordinal);
 	if (!watchdog_expired())
 		got = bench_repeat(memcpy_once, &ma, reps, secs, why, sizeof(why));
-	bench_window_end(c, busy_seconds(secs, got, iters));
 	monitor_sample_now(c->mon);
 	monitor_phase(c->mon, NULL);
+	bench_window_end(c, busy_seconds(secs, got, iters));
 	if (got <= 0) {
 		report_skip(c->r, id, "memory", "GB/s", "driver device-to-device copy", "%s",
 			    got < 0 ? why : "stopped by the time limit");
@@ -336,9 +336,9 @@ void bench_memory(bench_ctx *c)
 		kernel_arg ka = {c, d, k, &x, best, iters};
 		bench_window_begin(c, ordinal);
 		got = bench_repeat(kernel_once, &ka, reps, secs, why, sizeof(why));
-		bench_window_end(c, busy_seconds(secs, got, iters));
 		monitor_sample_now(c->mon);
 		monitor_phase(c->mon, NULL);
+		bench_window_end(c, busy_seconds(secs, got, iters));
 		if (got <= 0) {
 			report_skip(c->r, ids[ki], "memory", "GB/s", k->name, "%s", got < 0 ? why : "stopped by the time limit");
 			continue;
