@@ -9,9 +9,12 @@
 # figure: the window's length, the GPU time in it, SM/tensor/DRAM over the timed repeats and
 # over the whole window) and verdict.txt; exits 1 when a check fails. The checks:
 #  - every GEMM dtype and every memory figure that was measured has its own activity window
+#    (transfers have one too)
 #    (window_seconds >= 0.1, busy_seconds > 0);
 #  - tensor active over the timed repeats > 0.8 for bf16, fp16, tf32, fp8 and int8 GEMMs;
 #  - DRAM active over the timed repeats > 0.8 for memory.triad and memory.copy;
+#  - GPM's PCIe traffic over the timed copies within 0.5x to 2x of the figure: to the GPU
+#    (pcie_rx) for transfer.h2d_pinned, from it (pcie_tx) for transfer.d2h_pinned;
 #  - the monitor on the sampler: bench.monitor.gpu.0.samples > 0, an SM clock median, every
 #    GEMM figure with sm_clock_mhz, no refusal (bench.refused) on an idle GPU;
 #  - tune: gpu_conditions with samples > 0, an SM clock and the GPU's NVML index.
@@ -54,9 +57,10 @@ if b:
             lines.append("%-22s no activity" % fid)
         else:
             w = a.get("window", {})
-            lines.append("%-22s window %.3f s busy %.3f s | timed: SM %s tensor %s DRAM %s | window: SM %s tensor %s DRAM %s | clock %s" % (
-                fid, a.get("window_seconds", 0), a.get("busy_seconds", 0),
+            lines.append("%-22s %s %s | window %.3f s busy %.3f s | timed: SM %s tensor %s DRAM %s PCIe rx %s tx %s | window: SM %s tensor %s DRAM %s | clock %s" % (
+                fid, f.get("value"), f.get("unit"), a.get("window_seconds", 0), a.get("busy_seconds", 0),
                 a.get("sm_active_ratio"), a.get("tensor_active_ratio"), a.get("dram_active_ratio"),
+                a.get("pcie_rx_bytes_per_second"), a.get("pcie_tx_bytes_per_second"),
                 w.get("sm_active_ratio"), w.get("tensor_active_ratio"), w.get("dram_active_ratio"), f.get("sm_clock_mhz")))
         if fid.startswith("gemm.") or fid.startswith("memory."):
             if not a or not a.get("window_seconds", 0) >= 0.1 or not a.get("busy_seconds", 0) > 0:
@@ -68,6 +72,12 @@ if b:
             t = (a or {}).get("tensor_active_ratio")
             if not (isinstance(t, (int, float)) and t > 0.8):
                 bad.append("%s: tensor active over the timed repeats %s, want > 0.8" % (fid, t))
+        if fid in ("transfer.h2d_pinned", "transfer.d2h_pinned"):
+            key = "pcie_rx_bytes_per_second" if fid.startswith("transfer.h2d") else "pcie_tx_bytes_per_second"
+            r = (a or {}).get(key)
+            v = f.get("value")
+            if not (isinstance(r, (int, float)) and v and 0.5 <= r / 1e9 / v <= 2):
+                bad.append("%s: GPM %s %s against the figure's %s GB/s, want 0.5x to 2x" % (fid, key, r, v))
         if fid in ("memory.triad", "memory.copy"):
             d = (a or {}).get("dram_active_ratio")
             if not (isinstance(d, (int, float)) and d > 0.8):

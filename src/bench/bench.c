@@ -116,6 +116,7 @@ void bench_window_evidence(bench_ctx *c, bench_figure *f)
 {
 	f->sm_active = f->tensor_active = f->dram_active = NAN;
 	f->window_sm_active = f->window_tensor_active = f->window_dram_active = NAN;
+	f->pcie_tx_bps = f->pcie_rx_bps = NAN;
 	if (!c->win_ok)
 		return;
 	c->win_ok = false; /* one window, one figure */
@@ -123,12 +124,18 @@ void bench_window_evidence(bench_ctx *c, bench_figure *f)
 	f->sm_active = e->busy[GV_GPM_SM_ACTIVE];
 	f->tensor_active = e->busy[GV_GPM_TENSOR_ACTIVE];
 	f->dram_active = e->busy[GV_GPM_DRAM_ACTIVE];
+	f->pcie_tx_bps = e->busy[GV_GPM_PCIE_TX];
+	f->pcie_rx_bps = e->busy[GV_GPM_PCIE_RX];
 	f->window_sm_active = e->window[GV_GPM_SM_ACTIVE];
 	f->window_tensor_active = e->window[GV_GPM_TENSOR_ACTIVE];
 	f->window_dram_active = e->window[GV_GPM_DRAM_ACTIVE];
 	f->activity_window_s = e->window_s;
 	f->activity_busy_s = e->busy_s;
-	if (isfinite(f->sm_active))
+	if (isfinite(f->sm_active) && strcmp(f->group, "transfer") == 0)
+		figure_set_note(f, "GPM over the timed copies (%.0f ms in a %.0f ms window): PCIe %.1f GB/s to the GPU, %.1f GB/s from it",
+				e->busy_s * 1e3, e->window_s * 1e3, isfinite(f->pcie_rx_bps) ? f->pcie_rx_bps / 1e9 : 0,
+				isfinite(f->pcie_tx_bps) ? f->pcie_tx_bps / 1e9 : 0);
+	else if (isfinite(f->sm_active))
 		figure_set_note(f, "GPM over the timed repeats (%.0f ms of GPU time in a %.0f ms window): SM active %.0f%%, "
 				   "tensor %.0f%%, DRAM %.0f%%",
 				e->busy_s * 1e3, e->window_s * 1e3, f->sm_active * 100,

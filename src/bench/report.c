@@ -247,6 +247,10 @@ cJSON *report_json(const bench_report *r, const findings *fs)
 			if (f->activity_window_s > 0) {
 				cJSON_AddNumberToObject(a, "window_seconds", f->activity_window_s);
 				cJSON_AddNumberToObject(a, "busy_seconds", f->activity_busy_s);
+				if (isfinite(f->pcie_rx_bps))
+					cJSON_AddNumberToObject(a, "pcie_rx_bytes_per_second", f->pcie_rx_bps);
+				if (isfinite(f->pcie_tx_bps))
+					cJSON_AddNumberToObject(a, "pcie_tx_bytes_per_second", f->pcie_tx_bps);
 				cJSON *w = cJSON_AddObjectToObject(a, "window");
 				cJSON_AddItemToObject(w, "sm_active_ratio", num_or_null(f->window_sm_active));
 				cJSON_AddItemToObject(w, "tensor_active_ratio", num_or_null(f->window_tensor_active));

@@ -38,6 +38,7 @@ typedef struct bench_figure {
 	double sm_active, tensor_active, dram_active;
 	double activity_window_s, activity_busy_s;
 	double window_sm_active, window_tensor_active, window_dram_active; /* the window's own averages */
+	double pcie_tx_bps, pcie_rx_bps; /* GPM PCIe traffic over the timed repeats, bytes/s (NAN or 0 unknown) */
 } bench_figure;
 
 typedef struct bench_report {
