@@ -52,6 +52,8 @@ if b:
         a = f.get("activity")
         if f.get("skipped"):
             lines.append("%-22s skipped: %s" % (fid, f.get("note", "")))
+            if fid in ("gemm.bf16", "gemm.fp16", "gemm.tf32", "gemm.fp8", "gemm.int8", "memory.triad", "memory.copy"):
+                bad.append("%s: not measured (%s)" % (fid, f.get("note")))
             continue
         if not a:
             lines.append("%-22s no activity" % fid)
