@@ -83,7 +83,7 @@ void bench_window_close(bench_ctx *c)
 {
 	gpm_window_close(c->win);
 	c->win = NULL;
-	c->win_nvml = -1;
+	c->win_tried = false;
 }
 
 void bench_window_begin(bench_ctx *c, int ordinal)
@@ -93,8 +93,9 @@ void bench_window_begin(bench_ctx *c, int ordinal)
 	if (!c->mon || !c->gpu || ordinal < 0 || ordinal >= c->gpu->count || c->gpu->dev[ordinal].nvml_index < 0)
 		return;
 	int idx = c->gpu->dev[ordinal].nvml_index;
-	if (idx != c->win_nvml) {
+	if (!c->win_tried || idx != c->win_nvml) {
 		bench_window_close(c);
+		c->win_tried = true;
 		char why[256];
 		c->win = gpm_window_open((unsigned)idx, why, sizeof(why));
 		c->win_nvml = idx;

@@ -82,7 +82,8 @@ typedef struct bench_ctx {
 	void *lt_handle;          /* cublasLtHandle_t of the device in use */
 	int lt_device;
 	struct gpm_window *win;   /* the evidence window's GPM state (sampler/window.h), of GPU win_nvml */
-	int win_nvml;             /* -1: none open */
+	bool win_tried;           /* win_nvml was asked (win NULL: that GPU has no GPM) */
+	int win_nvml;
 	bool win_ok;              /* the last window gave counters (in win_ev) */
 	gpm_evidence win_ev;
 } bench_ctx;

@@ -441,7 +441,6 @@ int cmd_bench(int argc, char **argv)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.o = &o;
 	ctx.r = &r;
-	ctx.win_nvml = -1;
 	watchdog_start();
 
 	if (o.groups & bench_gpu_groups()) {
