@@ -142,9 +142,9 @@ monitor *monitor_start(int interval_ms, char *err, size_t n)
 	/* the one sampler (sampler/sampler.h): its first contact keeps a library that hangs or crashes
 	 * out of the benchmark. No Xid sources and no GPM here (each benchmark's evidence window has
 	 * its own, bench_window_begin); health counters and PCIe throughput (~40 ms of NVML calls)
-	 * only in the first take, before any benchmark */
+	 * only in the first take, before any benchmark; the processes every 10th (once a second) */
 	sampler_opts o = {.no_events = true, .no_kmsg = true, .no_gpm = true, .health_every = 1 << 30,
-			  .identity_every = 1 << 30};
+			  .identity_every = 1 << 30, .processes_every = 10};
 	sampler *smp = sampler_open(&o, err, n);
 	if (!smp)
 		return NULL;

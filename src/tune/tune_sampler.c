@@ -22,10 +22,10 @@ struct tune_sampler {
 tune_sampler *tune_sampler_open(const char **why)
 {
 	static char err[512];
-	/* no Xid sources and no GPM: utilization and the conditions of the timed parts; health counters
-	 * and PCIe throughput (~40 ms of NVML calls) only in the first take */
+	/* no Xid sources and no GPM: utilization and the conditions of the timed parts; health counters,
+	 * PCIe throughput (~40 ms of NVML calls) and the processes only in the first take */
 	sampler_opts o = {.no_events = true, .no_kmsg = true, .no_gpm = true, .health_every = 1 << 30,
-			  .identity_every = 1 << 30};
+			  .identity_every = 1 << 30, .processes_every = 1 << 30};
 	sampler *smp = sampler_open(&o, err, sizeof(err));
 	if (!smp) {
 		if (why)
