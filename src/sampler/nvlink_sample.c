@@ -1,6 +1,6 @@
 #include "sampler/nvlink_sample.h"
 
-sval sampler_sval(gv_nv_u64 f, double scale)
+static sval conv(gv_nv_u64 f, double scale)
 {
 	switch (f.st) {
 	case GV_V_OK: return sv_ok((double)f.v * scale);
@@ -34,13 +34,13 @@ void nvlink_sample(unsigned index, nvlink_track *t, bool full, double now, gpu_s
 	for (int l = 0; l < n; l++) {
 		const gv_nvlink_link *k = &t->g.link[l];
 		snap_nvlink *o = &out->nvlink[l];
-		o->active = sampler_sval(k->active, 1);
-		o->tx_bytes = sampler_sval(k->tx_kib, 1024);
-		o->rx_bytes = sampler_sval(k->rx_kib, 1024);
-		o->crc_flit = sampler_sval(k->crc_flit, 1);
-		o->crc_data = sampler_sval(k->crc_data, 1);
-		o->replay = sampler_sval(k->replay, 1);
-		o->recovery = sampler_sval(k->recovery, 1);
+		o->active = conv(k->active, 1);
+		o->tx_bytes = conv(k->tx_kib, 1024);
+		o->rx_bytes = conv(k->rx_kib, 1024);
+		o->crc_flit = conv(k->crc_flit, 1);
+		o->crc_data = conv(k->crc_data, 1);
+		o->replay = conv(k->replay, 1);
+		o->recovery = conv(k->recovery, 1);
 		if (sv_has(o->tx_bytes))
 			tx += o->tx_bytes.v, have_tx = true;
 		if (sv_has(o->rx_bytes))

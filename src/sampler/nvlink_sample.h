@@ -15,10 +15,6 @@ typedef struct nvlink_track {
 	double last_tx, last_rx; /* bytes over all links then */
 } nvlink_track;
 
-/* An NVML reading (its state kept: n/a, error, not read) as a sample's value, times scale; the
- * sampler's one conversion (sampler.c's field table and the NVLink counters here). */
-sval sampler_sval(gv_nv_u64 f, double scale);
-
 /* Reads GPU index into t (state and errors when full or never read, traffic always) and fills
  * the sample's NVLink part. */
 void nvlink_sample(unsigned index, nvlink_track *t, bool full, double now, gpu_sample *out);
