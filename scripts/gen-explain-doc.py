@@ -71,7 +71,7 @@ probes that ran) with `schema` set to `gpuvet.explain/1` and:
 | `errors[].signature`, `.library`, `.title`, `.versions`, `.source` | the catalogue row |
 | `errors[].line`, `.count`, `.text` | first line, number of matches, the first match (normalised, at most 255 bytes) |
 | `errors[].holds[]` | the ids of the causes that hold |
-| `errors[].causes[]` | every candidate: `id`, `state` (`holds`, `ruled-out`, `undecided`), `finding` (when it holds: `id`, `severity`, `title`, `evidence[]`, `fix[]`), `why` (otherwise) |
+| `errors[].causes[]` | every candidate: `id`, `state` (`holds`, `ruled-out`, `undecided`), `finding` (when it holds: as in `findings[]`: `id`, `severity`, `layer`, `title`, `evidence[]`, `fix[]`, `fixes[]`), `why` (otherwise) |
 | `errors[].advice` | what to do when no machine cause holds |
 | `check_ran` | true when no cause held and the whole check ran (its findings are then in `findings`) |
 

@@ -10,7 +10,7 @@
 #include "bench/gpu.h"
 #include "bench/watchdog.h"
 #include "core/util.h"
-#include "rules/rules.h"
+#include "diagnose/diagnose.h"
 
 #define BENCH_GROUP_ROW_(ID, name, run, gpu, sections) {name, BENCH_G_##ID, run, gpu, sections},
 const bench_group bench_groups[BENCH_N_GROUPS] = {BENCH_GROUPS(BENCH_GROUP_ROW_)};
@@ -269,25 +269,9 @@ void bench_speedups(bench_ctx *c)
 	}
 }
 
-void bench_judge(const facts *f, const kb *k, findings *out)
+void bench_judge(facts *f, const kb *k, findings *out)
 {
 	/* only the bench layer: the other layers' rules judge `gpuvet check`'s facts */
-	for (const rule *r = rules_first(); r; r = rules_next(r)) {
-		if (strcmp(r->layer, "bench") != 0)
-			continue;
-		strlist needs = {0};
-		sl_split(&needs, r->needs, " ", false);
-		const char *missing = NULL;
-		for (size_t i = 0; i < needs.n && !missing; i++)
-			if (!facts_get(f, "%s", needs.v[i]))
-				missing = needs.v[i];
-		if (missing) {
-			findings_skip(out, r->id, "fact %s was not collected", missing);
-		} else {
-			rule_ctx c = {f, k, out, r};
-			r->eval(&c);
-		}
-		sl_free(&needs);
-	}
-	findings_sort(out);
+	diagnose_opts o = {.kb = k, .layer = "bench"};
+	diagnose(f, &o, out);
 }

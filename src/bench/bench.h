@@ -126,7 +126,7 @@ void bench_window_close(bench_ctx *c);
 
 /* Runs the rules of layer "bench" (rules_bench.c) over a run's facts. */
 struct kb;
-void bench_judge(const facts *f, const struct kb *k, findings *out);
+void bench_judge(facts *f, const struct kb *k, findings *out);
 
 /* CPU baseline (cpu.c): sgemm/dgemm through the system's BLAS. gpu_tflops[dt] (NAN when unknown)
  * feed the CPU vs GPU table when the GPU ran at the same size. */

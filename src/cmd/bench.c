@@ -417,9 +417,7 @@ int cmd_bench(int argc, char **argv)
 				return EXIT_USAGE;
 			o.limit_scale = d;
 			break;
-		case 'h': fputs(bench_usage, stdout); return EXIT_OK;
-		case ':': return usage_error(bench_usage, "option %s needs a value", argv[optind - 1]);
-		default: return usage_error(bench_usage, "unknown option %s", argv[optind - 1]);
+		default: return usage_getopt_rest(c, bench_usage, argv);
 		}
 	}
 	if (optind < argc)

@@ -9,8 +9,7 @@
 #include "cmd/history_record.h"
 #include "cmd/nvlink_history.h"
 #include "core/sysroot.h"
-#include "kb/kb.h"
-#include "probes/probes.h"
+#include "diagnose/diagnose.h"
 #include "render/render.h"
 #include "core/text.h"
 #include "rules/policy.h"
@@ -74,19 +73,15 @@ static void list_rules(void)
 
 int cmd_check(int argc, char **argv)
 {
-	enum { OPT_JUNIT = 256, OPT_STRICT, OPT_REQUIRE, OPT_FAST, OPT_NO_PYTHON, OPT_PYTHON, OPT_PYTIMEOUT,
-	       OPT_FACTS, OPT_LIST, OPT_JSON, OPT_NO_HISTORY, OPT_DB, OPT_HEADROOM };
+	enum { OPT_JUNIT = 256, OPT_STRICT, OPT_REQUIRE, OPT_LIST, OPT_JSON, OPT_NO_HISTORY, OPT_DB, OPT_HEADROOM };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"junit", required_argument, NULL, OPT_JUNIT},
 		{"verbose", no_argument, NULL, 'v'},
 		{"strict", no_argument, NULL, OPT_STRICT},
 		{"require", required_argument, NULL, OPT_REQUIRE},
-		{"fast", no_argument, NULL, OPT_FAST},
-		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"python-timeout", required_argument, NULL, OPT_PYTIMEOUT},
-		{"facts", required_argument, NULL, OPT_FACTS},
+		PROBE_LONGOPTS,
+		FACTS_LONGOPT,
 		{"memory-headroom", required_argument, NULL, OPT_HEADROOM},
 		{"list-rules", no_argument, NULL, OPT_LIST},
 		{"no-history", no_argument, NULL, OPT_NO_HISTORY},
@@ -103,7 +98,14 @@ int cmd_check(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		long v;
+		int taken = probe_option(c, optarg, &po, &facts_file);
+		if (taken) {
+			if (taken < 0) {
+				sl_free(&requires);
+				return EXIT_USAGE;
+			}
+			continue;
+		}
 		switch (c) {
 		case OPT_JSON: json = true; break;
 		case OPT_JUNIT: junit = optarg; break;
@@ -120,17 +122,6 @@ int cmd_check(int argc, char **argv)
 			sl_push(&requires, optarg);
 			break;
 		}
-		case OPT_FAST: po.fast = true; break;
-		case OPT_NO_PYTHON: po.no_python = true; break;
-		case OPT_PYTHON: po.python = optarg; break;
-		case OPT_PYTIMEOUT:
-			if (!parse_int_opt("--python-timeout", optarg, 1, 3600, &v)) {
-				sl_free(&requires);
-				return EXIT_USAGE;
-			}
-			po.python_timeout_ms = (int)v * 1000;
-			break;
-		case OPT_FACTS: facts_file = optarg; break;
 		case OPT_HEADROOM:
 			if (!parse_int_opt("--memory-headroom", optarg, 0, 1L << 24, &headroom_mib)) {
 				sl_free(&requires);
@@ -169,14 +160,14 @@ int cmd_check(int argc, char **argv)
 		if (history_wanted(no_history))
 			nvlink_history_previous(f, db); /* nvlink.errors-grew compares with the last check */
 	}
-	if (headroom_mib >= 0) /* a setting for the rules, recorded with the facts it judged */
-		facts_put_int(f, "--memory-headroom", (long long)headroom_mib << 20, "config.memory_headroom_bytes");
+	diagnose_opts dopts = {.probes = facts_file ? NULL : &po, .requires = &requires};
+	if (headroom_mib >= 0) {
+		dopts.memory_headroom_set = true;
+		dopts.memory_headroom_bytes = (long long)headroom_mib << 20;
+	}
 	findings fs;
 	findings_init(&fs);
-	diagnose(f, facts_file ? NULL : &po, &fs);
-	for (size_t i = 0; i < requires.n; i++)
-		policy_apply(requires.v[i], f, &fs);
-	findings_sort(&fs);
+	diagnose(f, &dopts, &fs);
 	render_opts ro = {color_wanted(stdout, gopts.color), verbose, strict, now_seconds() - t0};
 
 	int rc = EXIT_OK;

@@ -28,9 +28,17 @@ struct facts *facts_load_file(const char *path);
 /* The whole of a file ("-": standard input), at most max bytes; prints the error naming what
  * ("facts file") and the path and returns NULL when it cannot. malloc'd, NUL-terminated. */
 char *read_input_file(const char *what, const char *path, size_t max, size_t *len);
+/* The probing options of check, fix, explain and run, one table: PROBE_LONGOPTS in a command's
+ * struct option array (FACTS_LONGOPT where --facts FILE is accepted), probe_option() in its
+ * getopt switch. */
+enum { OPT_PROBE_FAST = 0x1000, OPT_PROBE_NO_PYTHON, OPT_PROBE_PYTHON, OPT_PROBE_PYTHON_TIMEOUT, OPT_PROBE_FACTS };
+#define PROBE_LONGOPTS                                                                                       \
+	{"fast", no_argument, NULL, OPT_PROBE_FAST}, {"no-python", no_argument, NULL, OPT_PROBE_NO_PYTHON},  \
+		{"python", required_argument, NULL, OPT_PROBE_PYTHON},                                        \
+		{"python-timeout", required_argument, NULL, OPT_PROBE_PYTHON_TIMEOUT}
+#define FACTS_LONGOPT {"facts", required_argument, NULL, OPT_PROBE_FACTS}
 struct probe_opts;
-struct findings;
-/* The pipeline of check, explain and run: the probes (none when po is NULL: facts loaded with
- * --facts), then the rules, into fs (initialised by the caller), sorted. */
-void diagnose(struct facts *f, const struct probe_opts *po, struct findings *fs);
+/* Takes getopt's c when it is a probing option: 1 taken, 0 not one of them (facts_file NULL:
+ * --facts is not), -1 a usage error (printed). */
+int probe_option(int c, const char *arg, struct probe_opts *po, const char **facts_file);
 #endif

@@ -1,13 +1,24 @@
-/* The one pipeline of check, explain and run: probes, then rules, findings sorted. */
+/* The probing options of the commands that diagnose (check, fix, explain, run): one table. */
 #include "cmd/cmd.h"
-#include "kb/kb.h"
 #include "probes/probes.h"
-#include "rules/rules.h"
 
-void diagnose(facts *f, const probe_opts *po, findings *fs)
+int probe_option(int c, const char *arg, probe_opts *po, const char **facts_file)
 {
-	if (po)
-		probes_run(f, po);
-	rules_run(f, kb_global(), fs);
-	findings_sort(fs);
+	long v;
+	switch (c) {
+	case OPT_PROBE_FAST: po->fast = true; return 1;
+	case OPT_PROBE_NO_PYTHON: po->no_python = true; return 1;
+	case OPT_PROBE_PYTHON: po->python = arg; return 1;
+	case OPT_PROBE_PYTHON_TIMEOUT:
+		if (!parse_int_opt("--python-timeout", arg, 1, 3600, &v))
+			return -1;
+		po->python_timeout_ms = (int)v * 1000;
+		return 1;
+	case OPT_PROBE_FACTS:
+		if (!facts_file)
+			return 0;
+		*facts_file = arg;
+		return 1;
+	default: return 0;
+	}
 }

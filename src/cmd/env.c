@@ -101,22 +101,6 @@ static const char *pointers_text(const cuda_env *e, int i, char *buf, size_t n)
 	return buf;
 }
 
-static const char *link_text(int s)
-{
-	switch (s) {
-	case LINK_OK:
-		return "symlink";
-	case LINK_DANGLING:
-		return "dangling";
-	case LINK_LOOP:
-		return "loop";
-	case LINK_DIRECTORY:
-		return "directory";
-	default:
-		return "absent";
-	}
-}
-
 static void print_json(cJSON *doc)
 {
 	json_print_doc(stdout, doc);
@@ -208,7 +192,7 @@ static int env_list(bool json)
 			cJSON_AddNullToObject(doc, "cuda_home");
 		}
 		cJSON *ulc = cJSON_AddObjectToObject(doc, "usr_local_cuda");
-		cJSON_AddStringToObject(ulc, "state", link_text(e.usr_local_cuda));
+		cJSON_AddStringToObject(ulc, "state", cuda_link_state_name(e.usr_local_cuda));
 		if (e.usr_local_cuda_target)
 			cJSON_AddStringToObject(ulc, "target", e.usr_local_cuda_target);
 		const char *llp = getenv("LD_LIBRARY_PATH");
@@ -260,7 +244,7 @@ static int env_list(bool json)
 	else if (e.usr_local_cuda_install >= 0)
 		printf("  /usr/local/cuda  -> %s\n", TEXT(e.v[e.usr_local_cuda_install].root));
 	else
-		printf("  /usr/local/cuda  %s link to %s\n", link_text(e.usr_local_cuda),
+		printf("  /usr/local/cuda  %s link to %s\n", cuda_link_state_name(e.usr_local_cuda),
 		       e.usr_local_cuda_target ? TEXT(e.usr_local_cuda_target) : "?");
 	const char *llp = getenv("LD_LIBRARY_PATH");
 	printf("  LD_LIBRARY_PATH  %s\n", llp ? TEXT(llp) : "not set");
@@ -532,21 +516,12 @@ static int env_scan(const strlist *dirs, libscan_opts *so, bool json)
 	loader_system_load(&sys);
 	strlist loader_dirs = {0}, picked = {0};
 	const char *llp = getenv("LD_LIBRARY_PATH");
-	strlist ld = {0};
-	loader_split_path(llp, &ld);
-	strbuf llp_m;
-	sb_init(&llp_m);
-	for (size_t i = 0; i < ld.n; i++) {
-		const char *m = strcmp(ld.v[i], ".") == 0 ? "." : sysroot_strip(ld.v[i]);
-		sl_push(&loader_dirs, m);
-		sb_addf(&llp_m, "%s%s", i ? ":" : "", m);
-	}
-	sl_free(&ld);
+	char *llp_m = loader_split_path_machine(llp, &loader_dirs);
 	for (size_t i = 0; i < sys.conf_dirs.n; i++)
 		sl_push(&loader_dirs, sys.conf_dirs.v[i]);
 	for (size_t i = 0; i < sys.default_dirs.n; i++)
 		sl_push(&loader_dirs, sys.default_dirs.v[i]);
-	loader_ctx ctx = {.sys = &sys, .ld_library_path = llp ? llp_m.buf : NULL};
+	loader_ctx ctx = {.sys = &sys, .ld_library_path = llp_m};
 	for (size_t i = 0; i < r.libs.n; i++) {
 		const cuda_lib_copy *c = &r.libs.v[i];
 		if (c->major < 0)
@@ -662,7 +637,7 @@ static int env_scan(const strlist *dirs, libscan_opts *so, bool json)
 			printf("no stray copies: each is in a toolkit, on the loader's search path or in a Python environment\n");
 	}
 	free(tg);
-	sb_free(&llp_m);
+	free(llp_m);
 	sl_free(&loader_dirs);
 	sl_free(&picked);
 	loader_system_free(&sys);
@@ -710,9 +685,7 @@ int cmd_env(int argc, char **argv)
 				return EXIT_USAGE;
 			so.time_limit_s = d;
 			break;
-		case 'h': fputs(env_usage, stdout); return EXIT_OK;
-		case ':': return usage_error(env_usage, "option %s needs a value", argv[optind - 1]);
-		default: return usage_error(env_usage, "unknown option %s", argv[optind - 1]);
+		default: return usage_getopt_rest(c, env_usage, argv);
 		}
 	}
 	if (scan) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "diagnose/diagnose.h"
 #include "explain/decide.h"
 #include "explain/explain.h"
 #include "kb/kb.h"
@@ -52,20 +53,6 @@ sig_catalogue *explain_catalogue(void)
 	return c;
 }
 
-static cJSON *finding_json(const finding *x)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "id", x->id);
-	cJSON_AddStringToObject(o, "severity", severity_name(x->sev));
-	cJSON_AddStringToObject(o, "title", x->title);
-	cJSON *ev = cJSON_AddArrayToObject(o, "evidence"), *fx = cJSON_AddArrayToObject(o, "fix");
-	for (size_t i = 0; i < x->evidence.n; i++)
-		cJSON_AddItemToArray(ev, cJSON_CreateString(x->evidence.v[i]));
-	for (size_t i = 0; i < x->fix.n; i++)
-		cJSON_AddItemToArray(fx, cJSON_CreateString(x->fix.v[i]));
-	return o;
-}
-
 static void print_finding(FILE *out, const finding *x, bool on, const char *indent)
 {
 	fprintf(out, "%s%s%s %s[%s]%s\n", col_bold(on), x->title, col_reset(on), col_dim(on), x->id, col_reset(on));
@@ -104,7 +91,8 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 	}
 	findings fs;
 	findings_init(&fs);
-	diagnose(f, o->facts_file ? NULL : &po, &fs);
+	diagnose_opts dopts = {.probes = o->facts_file ? NULL : &po};
+	diagnose(f, &dopts, &fs);
 
 	cause_verdict **cv = xcalloc(nhits ? nhits : 1, sizeof(*cv));
 	bool any_holds = false;
@@ -122,7 +110,8 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 		facts *f2 = facts_new();
 		findings fs2;
 		findings_init(&fs2);
-		diagnose(f2, &o->po, &fs2);
+		diagnose_opts full = {.probes = &o->po};
+		diagnose(f2, &full, &fs2);
 		/* the verdicts point into fs: decide again on the full facts */
 		for (size_t i = 0; i < nhits; i++) {
 			const signature *s = sig_at(c, hits[i].sig);
@@ -161,7 +150,7 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 				cJSON_AddStringToObject(x, "id", cv[i][k].id);
 				cJSON_AddStringToObject(x, "state", cause_state_name(cv[i][k].state));
 				if (cv[i][k].finding) {
-					cJSON_AddItemToObject(x, "finding", finding_json(cv[i][k].finding));
+					cJSON_AddItemToObject(x, "finding", render_finding_json(cv[i][k].finding));
 					cJSON_AddItemToArray(holds, cJSON_CreateString(cv[i][k].id));
 				}
 				if (cv[i][k].why)
@@ -271,17 +260,14 @@ static void list_signatures(const sig_catalogue *c)
 
 int cmd_explain(int argc, char **argv)
 {
-	enum { OPT_FILE = 256, OPT_JSON, OPT_LIST, OPT_FAST, OPT_NO_PYTHON, OPT_PYTHON, OPT_PYTIMEOUT, OPT_FACTS };
+	enum { OPT_FILE = 256, OPT_JSON, OPT_LIST };
 	static const struct option longopts[] = {
 		{"file", required_argument, NULL, OPT_FILE},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"list", no_argument, NULL, OPT_LIST},
 		{"verbose", no_argument, NULL, 'v'},
-		{"fast", no_argument, NULL, OPT_FAST},
-		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"python-timeout", required_argument, NULL, OPT_PYTIMEOUT},
-		{"facts", required_argument, NULL, OPT_FACTS},
+		PROBE_LONGOPTS,
+		FACTS_LONGOPT,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -293,21 +279,16 @@ int cmd_explain(int argc, char **argv)
 	opterr = 0;
 	/* "+": options stop at the first word of the text, which may start with '-' only as "-" */
 	while ((c = getopt_long(argc, argv, "+:vh", longopts, NULL)) != -1) {
-		long v;
+		int taken = probe_option(c, optarg, &o.po, &o.facts_file);
+		if (taken < 0)
+			return EXIT_USAGE;
+		if (taken)
+			continue;
 		switch (c) {
 		case OPT_FILE: file = optarg; break;
 		case OPT_JSON: o.json = true; break;
 		case OPT_LIST: list = true; break;
 		case 'v': o.verbose = true; break;
-		case OPT_FAST: o.po.fast = true; break;
-		case OPT_NO_PYTHON: o.po.no_python = true; break;
-		case OPT_PYTHON: o.po.python = optarg; break;
-		case OPT_PYTIMEOUT:
-			if (!parse_int_opt("--python-timeout", optarg, 1, 3600, &v))
-				return EXIT_USAGE;
-			o.po.python_timeout_ms = (int)v * 1000;
-			break;
-		case OPT_FACTS: o.facts_file = optarg; break;
 		case 'h': fputs(explain_usage, stdout); return EXIT_OK;
 		case ':': return usage_error(explain_usage, "option %s needs a value", argv[optind - 1]);
 		default: return usage_error(explain_usage, "unknown option %s", argv[optind - 1]);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "diagnose/diagnose.h"
 #include "core/sysroot.h"
 #include "kb/kb.h"
 #include "kb/kb_torch.h"
@@ -56,6 +57,15 @@ typedef struct plan_step {
 	bool needs_root;
 } plan_step;
 
+/* One line of the environment step: a variable's export or unset, from one or more findings. */
+typedef struct env_line {
+	bool unset;
+	char *var;
+	char *value;     /* the export's value, one shell word; NULL for unset */
+	strlist ids;     /* the findings it comes from, the first one's purpose with it */
+	char *purpose;   /* the first finding's, or NULL */
+} env_line;
+
 typedef struct plan {
 	fix_machine m;
 	fix_choice choice;
@@ -69,6 +79,8 @@ typedef struct plan {
 	int nsteps;
 	strlist notes;
 	char *dockerfile;
+	env_line *env; /* the environment step's lines as data (--json environment_fixes) */
+	size_t nenv;
 } plan;
 
 static plan_step *add_step(plan *p, const char *id, const char *title)
@@ -80,118 +92,92 @@ static plan_step *add_step(plan *p, const char *id, const char *title)
 	return s;
 }
 
-static const finding *find(const findings *fs, const char *id)
+/* The environment step: the export/unset fixes of every finding (fix_item), merged per variable.
+ * Several findings rewrite the same search path (lib.stubs-on-path drops the stubs,
+ * lib.ld-path-stale the vanished entries, lib.shadowed other cuDNN directories): sourced one
+ * after the other the last would undo the others, so they become one line keeping only the
+ * entries every rewrite keeps (an unset keeps none). */
+static bool is_search_path(const char *var)
 {
-	return findings_find(fs, id);
+	return strcmp(var, "LD_LIBRARY_PATH") == 0 || strcmp(var, "PATH") == 0;
 }
 
-static const char *fstr(const facts *f, const char *a, const char *b)
+/* The entries of both values, in a's order; NULL when none is left. */
+static char *path_intersection(const char *a, const char *b)
 {
-	const char *v = facts_str(f, "%s", a);
-	return v ? v : b ? facts_str(f, "%s", b) : NULL;
-}
-
-static bool is_name(const char *s, size_t n)
-{
-	if (!n || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
-		return false;
-	for (size_t i = 1; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
-			return false;
-	return true;
-}
-
-/* A fix line that is a runnable environment command ("export X=v", "unset X Y"), optionally followed
- * by three blanks and an explanation: the command into cmd, the explanation into note. Lines that
- * only describe ("unset X, or list ...") are not commands and stay in the findings. */
-static bool env_command(const char *line, char *cmd, size_t n, char *note, size_t nn)
-{
-	if (!str_starts(line, "export ") && !str_starts(line, "unset "))
-		return false;
-	const char *gap = strstr(line, "   ");
-	size_t len = gap ? (size_t)(gap - line) : strlen(line);
-	if (len >= n)
-		return false;
-	memcpy(cmd, line, len);
-	cmd[len] = '\0';
-	str_copy(note, nn, "");
-	if (gap) {
-		const char *t = gap;
-		while (*t == ' ')
-			t++;
-		str_copy(note, nn, t);
+	strlist mine = {0}, theirs = {0};
+	sl_split(&mine, a, ":", false);
+	sl_split(&theirs, b, ":", false);
+	strbuf keep;
+	sb_init(&keep);
+	for (size_t i = 0; i < mine.n; i++)
+		if (sl_contains(&theirs, mine.v[i]))
+			sb_addf(&keep, "%s%s", keep.len ? ":" : "", mine.v[i]);
+	sl_free(&mine);
+	sl_free(&theirs);
+	if (!keep.len) {
+		sb_free(&keep);
+		return NULL;
 	}
-	if (str_starts(cmd, "export ")) {
-		const char *a = cmd + 7, *eq = strchr(a, '=');
-		if (!eq || !is_name(a, (size_t)(eq - a)))
-			return false;
-		/* one word: no blanks or shell syntax outside single quotes, nothing unsafe anywhere */
-		if (shell_unquotable(eq + 1))
-			return false;
-		bool quoted = false;
-		for (const char *q = eq + 1; *q; q++)
-			if (*q == '\'')
-				quoted = !quoted;
-			else if (!quoted && strchr(" ;&|`()<>\"\\", *q))
-				return false;
-		return !quoted;
-	}
-	strlist w = {0};
-	sl_split(&w, cmd + 6, " ", false);
-	bool ok = w.n > 0;
-	for (size_t i = 0; i < w.n && ok; i++)
-		ok = is_name(w.v[i], strlen(w.v[i]));
-	sl_free(&w);
-	return ok;
+	return sb_steal(&keep);
 }
 
-/* Several findings rewrite the same search path (lib.stubs-on-path drops the stubs,
- * lib.ld-path-stale the vanished entries, lib.shadowed other cuDNN directories): sourced one after
- * the other the last would undo the others, so they become one line keeping only the entries
- * every rewrite keeps. Returns true when cmd was merged into an earlier line. */
-static bool merge_path_export(strlist *commands, const char *cmd, const char *id)
+static void env_add(plan *p, const fix_item *it, const char *id)
 {
-	static const char *const vars[] = {"LD_LIBRARY_PATH", "PATH"};
-	for (size_t v = 0; v < GV_ARRAY_LEN(vars); v++) {
-		char exp[64], uns[64];
-		snprintf(exp, sizeof(exp), "export %s=", vars[v]);
-		snprintf(uns, sizeof(uns), "unset %s", vars[v]);
-		bool is_export = str_starts(cmd, exp), is_unset = strcmp(cmd, uns) == 0;
-		if (!is_export && !is_unset)
+	bool unset = it->kind == FIX_ENV_UNSET;
+	for (size_t k = 0; k < p->nenv; k++) {
+		env_line *l = &p->env[k];
+		if (strcmp(l->var, it->var) != 0)
 			continue;
-		for (size_t k = 0; k < commands->n; k++) {
-			char *old = commands->v[k];
-			bool old_export = str_starts(old, exp);
-			bool old_unset = str_starts(old, uns) && old[strlen(uns)] == ' ';
-			if (!old_export && !old_unset)
-				continue;
-			const char *hash = strstr(old, "   # ");
-			char *why = xstrdup(hash ? hash + 5 : "");
-			strbuf keep;
-			sb_init(&keep);
-			if (old_export && is_export) {
-				size_t ol = strcspn(old + strlen(exp), " ");
-				char *a = xstrndup(old + strlen(exp), ol);
-				strlist mine = {0}, theirs = {0};
-				sl_split(&mine, a, ":", false);
-				sl_split(&theirs, cmd + strlen(exp), ":", false);
-				for (size_t i = 0; i < mine.n; i++)
-					if (sl_contains(&theirs, mine.v[i]))
-						sb_addf(&keep, "%s%s", keep.len ? ":" : "", mine.v[i]);
-				sl_free(&mine);
-				sl_free(&theirs);
-				free(a);
-			}
-			char *line = keep.len ? xasprintf("%s%s   # %s, %s", exp, keep.buf, why, id)
-					      : xasprintf("%s   # %s, %s", uns, why, id);
-			free(commands->v[k]);
-			commands->v[k] = line;
-			sb_free(&keep);
-			free(why);
-			return true;
-		}
+		if (l->unset == unset && (unset || strcmp(l->value, it->value) == 0))
+			return; /* the same line again */
+		if (!is_search_path(it->var))
+			continue;
+		char *keep = !l->unset && !unset ? path_intersection(l->value, it->value) : NULL;
+		free(l->value);
+		l->value = keep;
+		l->unset = !keep;
+		if (!sl_contains(&l->ids, id))
+			sl_push(&l->ids, id);
+		return;
 	}
-	return false;
+	p->env = xrealloc(p->env, (p->nenv + 1) * sizeof(*p->env));
+	env_line *l = &p->env[p->nenv++];
+	memset(l, 0, sizeof(*l));
+	l->unset = unset;
+	l->var = xstrdup(it->var);
+	l->value = unset ? NULL : xstrdup(it->value);
+	sl_push(&l->ids, id);
+	l->purpose = it->purpose ? xstrdup(it->purpose) : NULL;
+}
+
+static void env_step(plan *p, const findings *fs)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		for (size_t j = 0; j < fs->v[i].fix.n; j++) {
+			const fix_item *it = finding_fix_item(&fs->v[i], j);
+			if (it && (it->kind == FIX_ENV_SET || it->kind == FIX_ENV_UNSET))
+				env_add(p, it, fs->v[i].id);
+		}
+	if (!p->nenv)
+		return;
+	plan_step *env = add_step(p, "environment", "Environment");
+	env->why = xstrdup("set in the shell that starts your program (and in ~/.bashrc or the job script, where "
+			   "the old values come from)");
+	for (size_t k = 0; k < p->nenv; k++) {
+		const env_line *l = &p->env[k];
+		/* "# id: purpose, id2, id3": the first finding's purpose, then the others merged in */
+		strbuf why;
+		sb_init(&why);
+		sb_addf(&why, "%s%s%s", l->ids.v[0], l->purpose ? ": " : "", l->purpose ? l->purpose : "");
+		for (size_t i = 1; i < l->ids.n; i++)
+			sb_addf(&why, ", %s", l->ids.v[i]);
+		if (l->unset)
+			sl_pushf(&env->commands, "unset %s   # %s", l->var, why.buf);
+		else
+			sl_pushf(&env->commands, "export %s=%s   # %s", l->var, l->value, why.buf);
+		sb_free(&why);
+	}
 }
 
 static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
@@ -216,7 +202,7 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 						     "torch.arch-unsupported", "torch.import-failed", NULL};
 	const finding *problem = NULL;
 	for (size_t i = 0; torch_problems[i] && !problem; i++) {
-		const finding *x = find(fs, torch_problems[i]);
+		const finding *x = findings_find(fs, torch_problems[i]);
 		if (x && (x->sev == SEV_FAIL || strcmp(x->id, "torch.not-installed") == 0))
 			problem = x;
 	}
@@ -290,29 +276,8 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 		fix_pip_line(&after, p->pyenv.python, line, sizeof(line));
 		sl_push(&t->commands, line);
 	}
-	/* 3. environment lines from every finding (shadowed libraries, visibility, debugging variables) */
-	plan_step *env = NULL;
-	for (size_t i = 0; i < fs->n; i++) {
-		const finding *x = &fs->v[i];
-		for (size_t j = 0; j < x->fix.n; j++) {
-			char cmd[1024], note[1024];
-			if (!env_command(x->fix.v[j], cmd, sizeof(cmd), note, sizeof(note)))
-				continue;
-			if (!env) {
-				env = add_step(p, "environment", "Environment");
-				env->why = xstrdup("set in the shell that starts your program (and in ~/.bashrc or the job "
-						   "script, where the old values come from)");
-			}
-			bool dup = false;
-			for (size_t k2 = 0; k2 < env->commands.n && !dup; k2++)
-				dup = str_starts(env->commands.v[k2], cmd) && env->commands.v[k2][strlen(cmd)] == ' ';
-			if (dup || merge_path_export(&env->commands, cmd, x->id))
-				continue;
-			char line[2200];
-			snprintf(line, sizeof(line), "%s   # %s%s%s", cmd, x->id, note[0] ? ": " : "", note);
-			sl_push(&env->commands, line);
-		}
-	}
+	/* 3. the environment fixes of every finding (shadowed libraries, visibility, debugging variables) */
+	env_step(p, fs);
 	/* notes: where the KB is thin */
 	if (p->choice.found && !p->choice.cpu_only) {
 		if (!p->choice.build.arch_verified)
@@ -338,7 +303,6 @@ static void build_plan(const facts *f, const findings *fs, const kb *k, plan *p)
 	if (!p->m.driver[0] && p->m.gpu_present)
 		sl_push(&p->notes, "the driver version is unknown (NVML did not answer): the choice assumes nothing about it");
 	p->dockerfile = fix_dockerfile(k, &p->m, &p->choice);
-	(void)fstr;
 }
 
 static void free_plan(plan *p)
@@ -351,6 +315,13 @@ static void free_plan(plan *p)
 	}
 	sl_free(&p->notes);
 	free(p->dockerfile);
+	for (size_t i = 0; i < p->nenv; i++) {
+		free(p->env[i].var);
+		free(p->env[i].value);
+		free(p->env[i].purpose);
+		sl_free(&p->env[i].ids);
+	}
+	free(p->env);
 	fix_pyenv_free(&p->pyenv);
 }
 
@@ -540,6 +511,25 @@ static cJSON *build_json(const plan *p)
 			cJSON_AddItemToArray(alts, cJSON_CreateString(s->alternatives.v[j]));
 		cJSON_AddItemToArray(steps, o);
 	}
+	cJSON *envf = cJSON_AddArrayToObject(doc, "environment_fixes");
+	for (size_t i = 0; i < p->nenv; i++) {
+		const env_line *l = &p->env[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "variable", l->var);
+		cJSON_AddBoolToObject(o, "unset", l->unset);
+		if (l->value)
+			cJSON_AddStringToObject(o, "value", l->value);
+		else
+			cJSON_AddNullToObject(o, "value");
+		if (l->purpose)
+			cJSON_AddStringToObject(o, "purpose", l->purpose);
+		else
+			cJSON_AddNullToObject(o, "purpose");
+		cJSON *ids = cJSON_AddArrayToObject(o, "findings");
+		for (size_t k = 0; k < l->ids.n; k++)
+			cJSON_AddItemToArray(ids, cJSON_CreateString(l->ids.v[k]));
+		cJSON_AddItemToArray(envf, o);
+	}
 	if (p->dockerfile)
 		cJSON_AddStringToObject(doc, "dockerfile", p->dockerfile);
 	else
@@ -553,16 +543,13 @@ static cJSON *build_json(const plan *p)
 
 int cmd_fix(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_SHELL, OPT_DOCKERFILE, OPT_FAST, OPT_NO_PYTHON, OPT_PYTHON, OPT_PYTIMEOUT, OPT_FACTS };
+	enum { OPT_JSON = 256, OPT_SHELL, OPT_DOCKERFILE };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"shell", no_argument, NULL, OPT_SHELL},
 		{"dockerfile", no_argument, NULL, OPT_DOCKERFILE},
-		{"fast", no_argument, NULL, OPT_FAST},
-		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"python-timeout", required_argument, NULL, OPT_PYTIMEOUT},
-		{"facts", required_argument, NULL, OPT_FACTS},
+		PROBE_LONGOPTS,
+		FACTS_LONGOPT,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -574,20 +561,15 @@ int cmd_fix(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		long v;
+		int taken = probe_option(c, optarg, &po, &facts_file);
+		if (taken < 0)
+			return EXIT_USAGE;
+		if (taken)
+			continue;
 		switch (c) {
 		case OPT_JSON: mode = OUT_JSON; modes++; break;
 		case OPT_SHELL: mode = OUT_SHELL; modes++; break;
 		case OPT_DOCKERFILE: mode = OUT_DOCKER; modes++; break;
-		case OPT_FAST: po.fast = true; break;
-		case OPT_NO_PYTHON: po.no_python = true; break;
-		case OPT_PYTHON: po.python = optarg; break;
-		case OPT_PYTIMEOUT:
-			if (!parse_int_opt("--python-timeout", optarg, 1, 3600, &v))
-				return EXIT_USAGE;
-			po.python_timeout_ms = (int)v * 1000;
-			break;
-		case OPT_FACTS: facts_file = optarg; break;
 		case 'h': fputs(fix_usage, stdout); return EXIT_OK;
 		case ':': return usage_error(fix_usage, "option %s needs a value", argv[optind - 1]);
 		default: return usage_error(fix_usage, "unknown option %s", argv[optind - 1]);
@@ -605,11 +587,11 @@ int cmd_fix(int argc, char **argv)
 	} else {
 		f = facts_new();
 		gv_child_signals_install();
-		probes_run(f, &po);
 	}
+	diagnose_opts dopts = {.probes = facts_file ? NULL : &po};
 	findings fs;
 	findings_init(&fs);
-	rules_run(f, kb_global(), &fs);
+	diagnose(f, &dopts, &fs);
 	plan p;
 	build_plan(f, &fs, kb_global(), &p);
 	int rc = EXIT_OK;

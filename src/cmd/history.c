@@ -156,6 +156,17 @@ static char *headline(const hist_run_row *r)
 	return sb_steal(&sb);
 }
 
+/* history_list, the error said when it fails. */
+static bool list_runs(history *h, const hist_query *q, hist_run_row **v, size_t *n)
+{
+	char *err = NULL;
+	bool ok = history_list(h, q, v, n, &err);
+	if (!ok)
+		gv_error("%s", err);
+	free(err);
+	return ok;
+}
+
 static int sub_list(const hopts *o)
 {
 	char *path = history_default_path(o->db);
@@ -177,10 +188,7 @@ static int sub_list(const hopts *o)
 	hist_query q = {.any_kind = !o->have_kind, .kind = o->kind, .incomplete = o->all, .limit = o->limit};
 	hist_run_row *v = NULL;
 	size_t n = 0;
-	char *err = NULL;
-	if (!history_list(h, &q, &v, &n, &err)) {
-		gv_error("%s", err);
-		free(err);
+	if (!list_runs(h, &q, &v, &n)) {
 		history_close(h);
 		return EXIT_INTERNAL;
 	}
@@ -300,22 +308,36 @@ static void print_show(const hopts *o, const hist_run_row *r)
 		printf("%lld samples recorded (gpuvet history samples %lld)\n", r->nsamples, r->id);
 }
 
+/* The database and the one run a subcommand names ("history SUB ID|latest"), or NULL with the
+ * exit status in *rc: a usage error, a database that does not open, no such run. */
+static history *open_run_arg(const hopts *o, int argc, char **argv, const char *sub, bool have_kind, hist_kind kind,
+			     hist_run_row *r, int *rc)
+{
+	if (argc != 1) {
+		*rc = usage_error(history_usage, "history %s needs one run id (or latest)", sub);
+		return NULL;
+	}
+	*rc = EXIT_OK;
+	history *h = open_db(o, HISTORY_READ, rc);
+	if (h && !resolve_run(h, argv[0], have_kind, kind, r, rc)) {
+		history_close(h);
+		h = NULL;
+	}
+	return h;
+}
+
 static int sub_show(const hopts *o, int argc, char **argv)
 {
-	if (argc != 1)
-		return usage_error(history_usage, "history show needs one run id (or latest)");
-	int rc = EXIT_OK;
-	history *h = open_db(o, HISTORY_READ, &rc);
+	hist_run_row r;
+	int rc;
+	history *h = open_run_arg(o, argc, argv, "show", o->have_kind, o->kind, &r, &rc);
 	if (!h)
 		return rc;
-	hist_run_row r;
-	if (resolve_run(h, argv[0], o->have_kind, o->kind, &r, &rc)) {
-		if (o->json)
-			print_json(history_run_json(&r));
-		else
-			print_show(o, &r);
-		hist_run_row_free(&r);
-	}
+	if (o->json)
+		print_json(history_run_json(&r));
+	else
+		print_show(o, &r);
+	hist_run_row_free(&r);
 	history_close(h);
 	return rc;
 }
@@ -678,10 +700,7 @@ static int sub_export(const hopts *o, int argc, char **argv)
 	hist_query q = {.any_kind = !o->have_kind, .kind = o->kind, .incomplete = o->all, .oldest_first = true};
 	hist_run_row *v = NULL;
 	size_t n = 0;
-	char *err = NULL;
-	if (!history_list(h, &q, &v, &n, &err)) {
-		gv_error("%s", err);
-		free(err);
+	if (!list_runs(h, &q, &v, &n)) {
 		history_close(h);
 		return EXIT_INTERNAL;
 	}
@@ -736,33 +755,29 @@ static bool sample_row(void *ctx, double t, int gpu, const char *metric, double 
 
 static int sub_samples(const hopts *o, int argc, char **argv)
 {
-	if (argc != 1)
-		return usage_error(history_usage, "history samples needs one run id (or latest)");
-	int rc = EXIT_OK;
-	history *h = open_db(o, HISTORY_READ, &rc);
+	hist_run_row r;
+	int rc;
+	/* latest here means the latest recording */
+	history *h = open_run_arg(o, argc, argv, "samples", true, o->have_kind ? o->kind : HIST_WATCH, &r, &rc);
 	if (!h)
 		return rc;
-	hist_run_row r;
-	/* latest here means the latest recording */
-	if (resolve_run(h, argv[0], true, o->have_kind ? o->kind : HIST_WATCH, &r, &rc)) {
-		samples_ctx c = {o->json ? cJSON_CreateArray() : NULL, 0};
-		char *err = NULL;
-		if (!c.arr)
-			printf("t,gpu,metric,value\n");
-		if (!history_samples(h, r.id, sample_row, &c, &err)) {
-			gv_error("%s", err);
-			rc = EXIT_INTERNAL;
-			cJSON_Delete(c.arr);
-		} else if (c.arr) {
-			cJSON *root = cJSON_CreateObject();
-			cJSON_AddStringToObject(root, "schema", "gpuvet.history.samples/1");
-			cJSON_AddNumberToObject(root, "run_id", (double)r.id);
-			cJSON_AddItemToObject(root, "samples", c.arr);
-			print_json(root);
-		}
-		free(err);
-		hist_run_row_free(&r);
+	samples_ctx c = {o->json ? cJSON_CreateArray() : NULL, 0};
+	char *err = NULL;
+	if (!c.arr)
+		printf("t,gpu,metric,value\n");
+	if (!history_samples(h, r.id, sample_row, &c, &err)) {
+		gv_error("%s", err);
+		rc = EXIT_INTERNAL;
+		cJSON_Delete(c.arr);
+	} else if (c.arr) {
+		cJSON *root = cJSON_CreateObject();
+		cJSON_AddStringToObject(root, "schema", "gpuvet.history.samples/1");
+		cJSON_AddNumberToObject(root, "run_id", (double)r.id);
+		cJSON_AddItemToObject(root, "samples", c.arr);
+		print_json(root);
 	}
+	free(err);
+	hist_run_row_free(&r);
 	history_close(h);
 	return rc;
 }
@@ -845,9 +860,7 @@ int cmd_history(int argc, char **argv)
 				return EXIT_USAGE;
 			o.keep = v;
 			break;
-		case 'h': fputs(history_usage, stdout); return EXIT_OK;
-		case ':': return usage_error(history_usage, "option %s needs a value", argv[optind - 1]);
-		default: return usage_error(history_usage, "unknown option %s", argv[optind - 1]);
+		default: return usage_getopt_rest(c, history_usage, argv);
 		}
 	}
 	o.color = color_wanted(stdout, gopts.color);

@@ -97,10 +97,6 @@ int cmd_report(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(report_usage, stdout);
-			sl_free(&docs);
-			return EXIT_OK;
 		case 'o': output = optarg; break;
 		case O_DB: db = optarg; break;
 		case O_JSON: sl_push(&docs, optarg); break;
@@ -117,12 +113,9 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		case O_TITLE: ro.title = optarg; break;
-		case ':':
-			sl_free(&docs);
-			return usage_error(report_usage, "option %s needs a value", argv[optind - 1]);
 		default:
 			sl_free(&docs);
-			return usage_error(report_usage, "unknown option %s", argv[optind - 1]);
+			return usage_getopt_rest(c, report_usage, argv);
 		}
 	}
 	if (optind < argc) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "diagnose/diagnose.h"
 #include "explain/explain.h"
 #include "explain/verdict.h"
 #include "render/render.h"
@@ -160,7 +161,8 @@ static void preflight(void)
 	findings fs;
 	findings_init(&fs);
 	probe_opts po = {true, true, NULL, 20000};
-	diagnose(f, &po, &fs);
+	diagnose_opts o = {.probes = &po};
+	diagnose(f, &o, &fs);
 	bool on = color_wanted(stderr, gopts.color);
 	for (size_t i = 0; i < fs.n; i++) {
 		const finding *x = &fs.v[i];
@@ -176,16 +178,13 @@ static void preflight(void)
 
 int cmd_run(int argc, char **argv)
 {
-	enum { OPT_NO_PREFLIGHT = 256, OPT_NO_WATCH, OPT_INTERVAL, OPT_MIN, OPT_FAST, OPT_NO_PYTHON, OPT_PYTHON, OPT_PYTIMEOUT };
+	enum { OPT_NO_PREFLIGHT = 256, OPT_NO_WATCH, OPT_INTERVAL, OPT_MIN };
 	static const struct option longopts[] = {
 		{"no-preflight", no_argument, NULL, OPT_NO_PREFLIGHT},
 		{"no-watch", no_argument, NULL, OPT_NO_WATCH},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"min-seconds", required_argument, NULL, OPT_MIN},
-		{"fast", no_argument, NULL, OPT_FAST},
-		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"python-timeout", required_argument, NULL, OPT_PYTIMEOUT},
+		PROBE_LONGOPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -196,7 +195,11 @@ int cmd_run(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		long v;
+		int taken = probe_option(c, optarg, &eo.po, NULL);
+		if (taken < 0)
+			return EXIT_USAGE;
+		if (taken)
+			continue;
 		switch (c) {
 		case OPT_NO_PREFLIGHT: do_preflight = false; break;
 		case OPT_NO_WATCH: do_watch = false; break;
@@ -207,14 +210,6 @@ int cmd_run(int argc, char **argv)
 		case OPT_MIN:
 			if (!parse_double_opt("--min-seconds", optarg, 0, 86400 * 365, &min_seconds))
 				return EXIT_USAGE;
-			break;
-		case OPT_FAST: eo.po.fast = true; break;
-		case OPT_NO_PYTHON: eo.po.no_python = true; break;
-		case OPT_PYTHON: eo.po.python = optarg; break;
-		case OPT_PYTIMEOUT:
-			if (!parse_int_opt("--python-timeout", optarg, 1, 3600, &v))
-				return EXIT_USAGE;
-			eo.po.python_timeout_ms = (int)v * 1000;
 			break;
 		case 'h': fputs(run_usage, stdout); return EXIT_OK;
 		case ':': return usage_error(run_usage, "option %s needs a value", argv[optind - 1]);

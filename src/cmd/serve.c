@@ -273,9 +273,7 @@ int cmd_serve(int argc, char **argv)
 			ho.connection_memory = (size_t)v;
 			break;
 		case 'v': eo.verbose = true; break;
-		case 'h': fputs(serve_usage, stdout); return EXIT_OK;
-		case ':': return usage_error(serve_usage, "option %s needs a value", argv[optind - 1]);
-		default: return usage_error(serve_usage, "unknown option %s", argv[optind - 1]);
+		default: return usage_getopt_rest(c, serve_usage, argv);
 		}
 	}
 	if (optind < argc)

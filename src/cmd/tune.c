@@ -150,39 +150,19 @@ static bool check_workers(const char *value)
 /* A probe document, or a capture of its stderr (the RESULT lines). */
 static tune_report *report_from_file(const char *path)
 {
-	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	if (!fp) {
-		gv_error("cannot open %s: %s", path, strerror(errno));
+	size_t len;
+	char *text = read_input_file("tune result", path, 64u << 20, &len);
+	if (!text)
 		return NULL;
-	}
-	strbuf sb;
-	sb_init(&sb);
-	char buf[65536];
-	size_t n;
-	bool big = false;
-	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0) {
-		sb_addn(&sb, buf, n);
-		if (sb.len > (64u << 20)) {
-			big = true;
-			break;
-		}
-	}
-	if (fp != stdin)
-		fclose(fp);
-	if (big) {
-		gv_error("%s is larger than 64 MiB", path);
-		sb_free(&sb);
-		return NULL;
-	}
 	strlist lines = {0}, results = {0};
-	sl_split(&lines, sb.buf ? sb.buf : "", "\n", false);
+	sl_split(&lines, text, "\n", false);
 	for (size_t i = 0; i < lines.n; i++)
 		if (str_starts(lines.v[i], "RESULT {"))
 			sl_push(&results, lines.v[i] + 7);
-	tune_report *r = tune_report_parse(sb.buf, sb.len, &results);
+	tune_report *r = tune_report_parse(text, len, &results);
 	sl_free(&lines);
 	sl_free(&results);
-	sb_free(&sb);
+	free(text);
 	if (r->from_lines && r->nruns == 0 && !r->env.torch) {
 		gv_error("%s is neither a tune probe document (gpuvet.tune-probe/1) nor its RESULT lines", path);
 		tune_report_free(r);
@@ -303,16 +283,9 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 		case OPT_NO_HISTORY: no_history = true; break;
 		case OPT_TORCH: break;
 		case OPT_LIST: list = true; break;
-		case 'h':
-			fputs(tune_usage, stdout);
-			sl_free(&args);
-			return EXIT_OK;
-		case ':':
-			sl_free(&args);
-			return usage_error(tune_usage, "option %s needs a value", argv[optind - 1]);
 		default:
 			sl_free(&args);
-			return usage_error(tune_usage, "unknown option %s", argv[optind - 1]);
+			return usage_getopt_rest(c, tune_usage, argv);
 		}
 	}
 	if (optind < argc) {

@@ -334,9 +334,7 @@ int cmd_watch(int argc, char **argv)
 			if (!parse_double_opt("--diagnose", optarg, 0.5, 3600, &diagnose_s))
 				return EXIT_USAGE;
 			break;
-		case 'h': fputs(watch_usage, stdout); return EXIT_OK;
-		case ':': return usage_error(watch_usage, "option %s needs a value", argv[optind - 1]);
-		default: return usage_error(watch_usage, "unknown option %s", argv[optind - 1]);
+		default: return usage_getopt_rest(c, watch_usage, argv);
 		}
 	}
 	if (optind < argc)

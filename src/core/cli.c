@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/text.h"
 #include "core/util.h"
@@ -48,6 +49,17 @@ int usage_error(const char *usage, const char *fmt, ...)
 	if (usage)
 		fprintf(stderr, "\n%s", usage);
 	return EXIT_USAGE;
+}
+
+int usage_getopt_rest(int c, const char *usage, char *const argv[])
+{
+	if (c == 'h') {
+		fputs(usage, stdout);
+		return EXIT_OK;
+	}
+	if (c == ':')
+		return usage_error(usage, "option %s needs a value", argv[optind - 1]);
+	return usage_error(usage, "unknown option %s", argv[optind - 1]);
 }
 
 bool parse_int_opt(const char *opt, const char *s, long min, long max, long *out)

@@ -29,6 +29,10 @@ extern global_opts gopts;
 void gv_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gv_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The cases a command's getopt_long(":h", ...) switch ends with, for any c it does not handle:
+ * -h/--help prints usage to stdout (EXIT_OK); ':' (an option without its value) and any other c
+ * (an unknown option) are usage errors naming argv[optind - 1]. */
+int usage_getopt_rest(int c, const char *usage, char *const argv[]);
 /* Parses a non-negative integer/number option; prints an error naming the option on failure. */
 bool parse_int_opt(const char *opt, const char *s, long min, long max, long *out);
 bool parse_double_opt(const char *opt, const char *s, double min, double max, double *out);

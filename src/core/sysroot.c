@@ -327,30 +327,38 @@ int sysroot_read_may_deny(const char *abs, size_t max, char **out, size_t *len, 
 	return read_file(abs, max, out, len, truncated);
 }
 
-static int read_file(const char *abs, size_t max, char **out, size_t *len, bool *truncated)
+int sysroot_open_regular(const char *abs, struct stat *st)
 {
 	char p[PATH_MAX];
-	*out = NULL;
-	if (len)
-		*len = 0;
-	if (truncated)
-		*truncated = false;
 	int jr = jail(p, sizeof(p), abs, true);
 	if (jr < 0)
 		return jr;
 	int fd = gv_sys.open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	struct stat st;
-	if (gv_sys.fstat(fd, &st) != 0) { /* what it is stays unknown: not read as a file */
+	if (gv_sys.fstat(fd, st) != 0) { /* what it is stays unknown: not read as a file */
 		int e = errno;
 		gv_sys.close(fd);
 		return -e;
 	}
-	if (!S_ISREG(st.st_mode)) { /* a device node is never read as a text file, nor a FIFO */
+	if (!S_ISREG(st->st_mode)) { /* a device node is never read as a text file, nor a FIFO */
 		gv_sys.close(fd);
-		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		return S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
 	}
+	return fd;
+}
+
+static int read_file(const char *abs, size_t max, char **out, size_t *len, bool *truncated)
+{
+	*out = NULL;
+	if (len)
+		*len = 0;
+	if (truncated)
+		*truncated = false;
+	struct stat st;
+	int fd = sysroot_open_regular(abs, &st);
+	if (fd < 0)
+		return fd;
 	size_t cap = 4096 < max + 1 ? 4096 : max + 1, n = 0;
 	char *buf = xmalloc(cap);
 	for (;;) {

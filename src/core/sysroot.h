@@ -82,6 +82,10 @@ void sysroot_problem_note(const char *abs, int rc);
 /* Copies the problems noted so far into out (up to max); returns how many were noted in all. */
 size_t sysroot_problems(sysroot_problem *out, size_t max);
 
+/* Opens a regular file below the root for reading (O_NONBLOCK: a FIFO or a device cannot block
+ * the open): the fd, with its fstat in *st; else -errno: -EISDIR for a directory, -EINVAL for
+ * anything else that is not a regular file (a device node, a FIFO is never read as a file). */
+int sysroot_open_regular(const char *abs, struct stat *st);
 /* First line of a small file, trimmed; NULL on failure (errno set). */
 char *sysroot_read_line(const char *abs);
 bool sysroot_exists(const char *abs);

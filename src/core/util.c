@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,11 @@ bool str_ends(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+const char *str_find_n(const char *s, size_t len, const char *needle)
+{
+	return memmem(s, len, needle, strlen(needle));
+}
+
 char *str_trim(char *s)
 {
 	while (*s && isspace((unsigned char)*s))
@@ -236,6 +242,36 @@ char *path_fold(const char *path)
 	sl_free(&comps);
 	sl_free(&out);
 	return sb_steal(&sb);
+}
+
+char *path_dir(const char *path)
+{
+	char *d = xstrdup(path);
+	char *slash = strrchr(d, '/');
+	if (slash)
+		slash[slash == d ? 1 : 0] = '\0';
+	return d;
+}
+
+void stdout_mute(stdout_muted *m)
+{
+	fflush(stdout);
+	m->saved = dup(STDOUT_FILENO);
+	m->null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (m->saved >= 0 && m->null >= 0)
+		dup2(m->null, STDOUT_FILENO);
+}
+
+void stdout_unmute(stdout_muted *m)
+{
+	fflush(stdout); /* what it printed through stdio goes to /dev/null too */
+	if (m->saved >= 0 && m->null >= 0)
+		dup2(m->saved, STDOUT_FILENO);
+	if (m->saved >= 0)
+		close(m->saved);
+	if (m->null >= 0)
+		close(m->null);
+	m->saved = m->null = -1;
 }
 
 size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset)

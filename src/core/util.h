@@ -49,12 +49,25 @@ void sl_split(strlist *out, const char *s, const char *seps, bool keep_empty);
 
 bool str_starts(const char *s, const char *prefix);
 bool str_ends(const char *s, const char *suffix);
+/* The first needle in s[0, len) (a line that need not end in a NUL), or NULL. */
+const char *str_find_n(const char *s, size_t len, const char *needle);
 char *str_trim(char *s); /* in place; returns s advanced past leading blanks */
 /* Copies at most dst_size-1 bytes, always terminates. */
 void str_copy(char *dst, size_t dst_size, const char *src);
 /* An absolute path with "." and ".." folded lexically ("/a/./b/../c" -> "/a/c"; ".." at the top
  * stays at "/"), malloc'd. */
 char *path_fold(const char *path);
+/* The directory of path, malloc'd: "/a/b.so" -> "/a", "/b.so" -> "/"; a path without a '/' is
+ * returned whole. */
+char *path_dir(const char *path);
+/* fd 1 on /dev/null from stdout_mute until stdout_unmute (stdio flushed at both ends): a library
+ * that prints while it loads or initialises cannot mix its text into our output (bench --json).
+ * Where /dev/null or a copy of fd 1 cannot be had, stdout stays as it was. */
+typedef struct stdout_muted {
+	int saved, null;
+} stdout_muted;
+void stdout_mute(stdout_muted *m);
+void stdout_unmute(stdout_muted *m);
 /* pread until n bytes or the end of the file (EINTR and short reads retried); returns how many. */
 size_t pread_full(int fd, void *buf, size_t n, unsigned long long offset);
 /* Decodes one UTF-8 character at s (n bytes left): its length, and the code point in *cp; 0 when

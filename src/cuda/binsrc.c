@@ -14,21 +14,10 @@ int binsrc_open(binsrc *b, const char *abs_path)
 {
 	memset(b, 0, sizeof(*b));
 	b->fd = -1;
-	char host[PATH_MAX];
-	sysroot_path(host, sizeof(host), abs_path);
-	int fd = gv_sys.open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		int e = errno;
-		gv_sys.close(fd);
-		return -e;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		gv_sys.close(fd);
-		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	}
+	int fd = sysroot_open_regular(abs_path, &st);
+	if (fd < 0)
+		return fd;
 	b->fd = fd;
 	b->size = (uint64_t)st.st_size;
 	return 0;

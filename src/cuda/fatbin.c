@@ -118,6 +118,43 @@ static bool limited(const fatbin_limits *lim, const fatbin_summary *out)
 		       (lim->deadline > 0 && (out->containers & 63) == 63 && now_seconds() > lim->deadline));
 }
 
+enum step { STEP_CONTAINER, STEP_SKIPPED, STEP_END };
+
+/* One step along the chain of containers from *pos (relative to the section of size bytes at
+ * off): STEP_CONTAINER with its entries' absolute range in *r and *pos past it; STEP_SKIPPED
+ * over bytes that are no container (to the next magic) or a bad header (counted malformed);
+ * STEP_END when no container follows or a read fails. A container that claims more than the
+ * section holds is counted malformed and cut to what is there. */
+static enum step container_step(const binsrc *b, uint64_t off, uint64_t size, uint64_t *pos, fatbin_summary *out,
+				struct crange *r)
+{
+	unsigned char h[16];
+	if (!binsrc_read(b, off + *pos, h, sizeof(h)))
+		return STEP_END;
+	if (le32(h) != FATBIN_MAGIC) {
+		uint64_t next = find_magic(b, off, size, *pos + 1);
+		if (next >= size)
+			return STEP_END;
+		*pos = next;
+		return STEP_SKIPPED;
+	}
+	uint16_t hsize = le16(h + 6);
+	uint64_t body = le64(h + 8);
+	if (hsize < 16 || hsize > 256 || hsize > size - *pos) {
+		out->malformed++;
+		*pos += 4;
+		return STEP_SKIPPED;
+	}
+	out->containers++;
+	uint64_t start = *pos + hsize;
+	uint64_t end = body > size - start ? size : start + body;
+	if (body > size - start)
+		out->malformed++;
+	*r = (struct crange){off + start, off + end};
+	*pos = end > *pos + 4 ? end : *pos + 4;
+	return STEP_CONTAINER;
+}
+
 /* The chain of containers, exactly as the one-thread scan follows it; NULL (and *n 0) when a
  * limit or a read stops it early: the caller scans the usual way then. */
 static struct crange *container_chain(const binsrc *b, uint64_t off, uint64_t size, const fatbin_limits *lim,
@@ -133,34 +170,17 @@ static struct crange *container_chain(const binsrc *b, uint64_t off, uint64_t si
 			*n = 0;
 			return NULL;
 		}
-		unsigned char h[16];
-		if (!binsrc_read(b, off + pos, h, sizeof(h)))
+		struct crange r;
+		enum step k = container_step(b, off, size, &pos, out, &r);
+		if (k == STEP_END)
 			break;
-		if (le32(h) != FATBIN_MAGIC) {
-			uint64_t next = find_magic(b, off, size, pos + 1);
-			if (next >= size)
-				break;
-			pos = next;
+		if (k == STEP_SKIPPED)
 			continue;
-		}
-		uint16_t hsize = le16(h + 6);
-		uint64_t body = le64(h + 8);
-		if (hsize < 16 || hsize > 256 || hsize > size - pos) {
-			out->malformed++;
-			pos += 4;
-			continue;
-		}
-		out->containers++;
-		uint64_t start = pos + hsize;
-		uint64_t end = body > size - start ? size : start + body;
-		if (body > size - start)
-			out->malformed++;
 		if (*n == cap) {
 			cap *= 2;
 			v = xrealloc(v, cap * sizeof(*v));
 		}
-		v[(*n)++] = (struct crange){off + start, off + end};
-		pos = end > pos + 4 ? end : pos + 4;
+		v[(*n)++] = r;
 	}
 	return v;
 }
@@ -227,36 +247,16 @@ unsigned fatbin_scan(const binsrc *b, uint64_t off, uint64_t size, const fatbin_
 		size = b->size - off;
 	uint64_t pos = 0;
 	while (pos + 16 <= size) {
-		if (lim && ((lim->max_containers && out->containers >= lim->max_containers) ||
-			    (lim->deadline > 0 && (out->containers & 63) == 63 && now_seconds() > lim->deadline))) {
+		if (limited(lim, out)) {
 			out->incomplete = true;
 			break;
 		}
-		unsigned char h[16];
-		if (!binsrc_read(b, off + pos, h, sizeof(h)))
+		struct crange r;
+		enum step k = container_step(b, off, size, &pos, out, &r);
+		if (k == STEP_END)
 			break;
-		if (le32(h) != FATBIN_MAGIC) {
-			uint64_t next = find_magic(b, off, size, pos + 1);
-			if (next >= size)
-				break;
-			pos = next;
-			continue;
-		}
-		uint16_t hsize = le16(h + 6);
-		uint64_t body = le64(h + 8);
-		if (hsize < 16 || hsize > 256 || hsize > size - pos) {
+		if (k == STEP_CONTAINER && !scan_entries(b, r.start, r.end, out))
 			out->malformed++;
-			pos += 4;
-			continue;
-		}
-		out->containers++;
-		uint64_t start = pos + hsize;
-		uint64_t end = body > size - start ? size : start + body;
-		if (body > size - start)
-			out->malformed++; /* claims more than the section holds: read what is there */
-		if (!scan_entries(b, off + start, off + end, out))
-			out->malformed++;
-		pos = end > pos + 4 ? end : pos + 4;
 	}
 	return out->containers;
 }

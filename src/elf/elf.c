@@ -166,16 +166,10 @@ elf_image *elf_open_file(const char *abs_path, const char **err)
 {
 	static const char *dummy;
 	err = err ? err : &dummy;
-	char p[PATH_MAX];
-	int fd = gv_sys.open(sysroot_path(p, sizeof(p), abs_path), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		*err = strerror(errno);
-		return NULL;
-	}
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		*err = "not a regular file";
-		gv_sys.close(fd);
+	int fd = sysroot_open_regular(abs_path, &st);
+	if (fd < 0) {
+		*err = fd == -EISDIR || fd == -EINVAL ? "not a regular file" : strerror(-fd);
 		return NULL;
 	}
 	elf_image *img = xcalloc(1, sizeof(*img));

@@ -1,6 +1,9 @@
 #include "health/conditions.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "kb/kb_nvidia.h"
 
 #include "sampler/snapshot.h"
 
@@ -57,4 +60,24 @@ clocks_level link_judge(double width, double width_max, double gen, double gen_m
 	*narrow = !isnan(width) && !isnan(width_max) && width > 0 && width < width_max;
 	*slow = !isnan(gen) && !isnan(gen_max) && gen > 0 && gen < gen_max && !isnan(busy) && busy >= LINK_BUSY;
 	return *narrow || *slow ? CLOCKS_DEGRADED : CLOCKS_NONE;
+}
+
+xid_verdict xid_judge(const struct kb *k, int code, bool recent)
+{
+	xid_verdict v = {CLOCKS_DEGRADED, false, "", "", XID_LOOKUP_ACTION};
+	kb_xid info;
+	if (k && kb_xid_lookup(k, code, &info) && info.meaning && *info.meaning) {
+		v.known = true;
+		v.name = info.name ? info.name : "";
+		v.meaning = info.meaning;
+		if (info.action && *info.action)
+			v.action = info.action;
+		if (info.severity && strcmp(info.severity, "info") == 0)
+			v.level = CLOCKS_INFO;
+		else if (info.severity && strcmp(info.severity, "fail") == 0)
+			v.level = CLOCKS_UNHEALTHY;
+	}
+	if (!recent)
+		v.level = CLOCKS_INFO;
+	return v;
 }

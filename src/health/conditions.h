@@ -47,6 +47,26 @@ clocks_level hot_judge(double temp_c, double slowdown_c);
  * or none; *narrow and *slow say which. Readings NAN when unknown. */
 #define LINK_BUSY 0.50
 
+/* gpu.xid: one Xid code, from the kernel log (check) or NVML's events and /dev/kmsg (watch,
+ * serve), judged from the Xid catalogue (data/xid.csv):
+ *
+ *   not recent (an earlier boot; older than watch's hold time)   CLOCKS_INFO: context only
+ *   an application fault (the catalogue says "info": 13, 31, 43)  CLOCKS_INFO: not the GPU's
+ *   the GPU's fault (the catalogue says "fail": 48, 79, 94, 95)   unhealthy
+ *   any other code, or one the catalogue lacks                    degraded
+ *
+ * check warns from degraded up and reports the info cases as info; watch and serve show a
+ * condition from degraded up. action: the catalogue's, or where to look the code up. */
+#define XID_LOOKUP_ACTION "look the code up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors) and the kernel log"
+struct kb;
+typedef struct xid_verdict {
+	clocks_level level;
+	bool known;                  /* the catalogue has the code, with a meaning */
+	const char *name, *meaning;  /* the catalogue's; "" when not known */
+	const char *action;
+} xid_verdict;
+xid_verdict xid_judge(const struct kb *k, int code, bool recent);
+
 /* A GPU's memory counts as full (check's gpu.memory-held, the job doctor's memory pressure) above
  * this share of its total: past it a new allocator peak, a cuDNN workspace or another job fails. */
 #define MEMORY_FULL_RATIO 0.90

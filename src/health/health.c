@@ -199,22 +199,18 @@ static void rule_ecc(health_tracker *t, health_gpu_track *tr, const gpu_sample *
 
 static void rule_xid(health_tracker *t, const gpu_sample *g, double now)
 {
-	const kb *k = kb_global();
 	for (size_t i = 0; i < g->nxid; i++) {
 		const xid_count *x = &g->xids[i];
-		if (x->count == 0 || now - x->last_time > t->cfg.xid_hold_seconds)
+		if (x->count == 0)
 			continue;
-		/* the catalogue (data/xid.csv) says what the code means and whether it is the GPU's
-		 * problem ("fail") or the application's */
-		kb_xid info;
-		bool known = kb_xid_lookup(k, (int)x->code, &info) && info.meaning && *info.meaning;
-		bool severe = known && info.severity && strcmp(info.severity, "fail") == 0;
-		const char *action = known && info.action && *info.action
-					     ? info.action
-					     : "look the code up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors) and the kernel log";
-		emit(t, g->index, "gpu.xid", severe ? HEALTH_UNHEALTHY : HEALTH_DEGRADED, x->last_time, action,
-		     "Xid %u%s%s (%llu time%s, last %.0f s ago)", x->code, known ? ": " : "", known ? info.meaning : "",
-		     x->count, x->count == 1 ? "" : "s", now - x->last_time);
+		/* one rule with check's gpu.xid (health/conditions.h): the catalogue says whether the code
+		 * is the GPU's problem or the application's */
+		xid_verdict v = xid_judge(kb_global(), (int)x->code, now - x->last_time <= t->cfg.xid_hold_seconds);
+		if (v.level < CLOCKS_DEGRADED)
+			continue;
+		emit(t, g->index, "gpu.xid", v.level == CLOCKS_UNHEALTHY ? HEALTH_UNHEALTHY : HEALTH_DEGRADED, x->last_time,
+		     v.action, "Xid %u%s%s (%llu time%s, last %.0f s ago)", x->code, v.known ? ": " : "", v.meaning, x->count,
+		     x->count == 1 ? "" : "s", now - x->last_time);
 	}
 }
 

@@ -13,7 +13,8 @@
  *                     (50%: SM active with GPM, else utilization): health/conditions.h
  *   gpu.ecc-new       uncorrected ECC errors that appeared while watching; pending remaps,
  *                     remap failures, pending page retirement
- *   gpu.xid           Xid events (NVML events, kernel log), explained from data/xid.csv
+ *   gpu.xid           Xid events (NVML events, kernel log), explained from data/xid.csv: the
+ *                     one rule of health/conditions.h (xid_judge), shared with check
  *   gpu.lost          NVML cannot read the GPU any more (fell off the bus, needs a reset)
  *
  * Pure: health_update takes snapshots and a clock value, so the rules are tested with

@@ -109,6 +109,23 @@ void loader_split_path(const char *path, strlist *out)
 	}
 }
 
+char *loader_split_path_machine(const char *path, strlist *out)
+{
+	if (!path)
+		return NULL;
+	strlist raw = {0};
+	loader_split_path(path, &raw);
+	strbuf sb;
+	sb_init(&sb);
+	for (size_t i = 0; i < raw.n; i++) {
+		const char *e = strcmp(raw.v[i], ".") == 0 ? "." : sysroot_strip(raw.v[i]);
+		sl_push(out, e);
+		sb_addf(&sb, "%s%s", i ? ":" : "", e);
+	}
+	sl_free(&raw);
+	return sb_steal(&sb);
+}
+
 /* Matches "$NAME" or "${NAME}" at s; returns the length consumed, 0 when not it. */
 static size_t match_var(const char *s, const char *name)
 {

@@ -134,6 +134,10 @@ char *loader_expand(const char *entry, const char *origin, const loader_system *
 /* Splits a search path (':' or ';' separated, as ld.so does) into entries; empty entries (the
  * current directory) are kept as "." so callers can report them. */
 void loader_split_path(const char *path, strlist *out);
+/* The same for LD_LIBRARY_PATH read on this machine about the examined one: each entry a path
+ * of the examined machine (the --root prefix stripped; "." kept), appended to out, and returned
+ * joined by ':' (malloc'd; NULL when path is NULL). */
+char *loader_split_path_machine(const char *path, strlist *out);
 /* ---- the toolkit's stubs directory ---- */
 
 /* Whether dir is a link-time stubs directory (".../lib64/stubs", ".../targets/x86_64-linux/lib/

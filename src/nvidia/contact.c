@@ -1,12 +1,25 @@
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/child.h"
+#include "core/util.h"
 #include "nvidia/contact.h"
 #include "nvidia/cuda.h"
 #include "nvidia/nvml.h"
+
+/* Runs body in a supervised child under the driver deadline; false with err ("libcuda.so.1
+ * crashed with SIGSEGV in dlopen (FILE)") when it did not come back. */
+static bool contact_in_child(const char *name, gv_child_body body, const char *soname, char *err, size_t errsize)
+{
+	gv_child_report r;
+	gv_child *c = gv_child_start(name, body, NULL);
+	if (gv_child_wait(c, gv_driver_timeout(30), NULL, &r) == GV_CHILD_OK)
+		return true;
+	char what[PATH_MAX + 300];
+	gv_child_describe(&r, what, sizeof(what));
+	snprintf(err, errsize, "%s %s", r.lib[0] ? r.lib : soname, what);
+	return false;
+}
 
 static void contact_body(facts *f, void *arg)
 {
@@ -35,14 +48,7 @@ bool gv_nvml_first_contact(char *err, size_t errsize)
 	gv_nvml_status_get(&st);
 	if (st.attempted)
 		return true; /* this process has loaded it (or tried) already */
-	gv_child_report r;
-	gv_child *c = gv_child_start("nvml-contact", contact_body, NULL);
-	if (gv_child_wait(c, gv_driver_timeout(30), NULL, &r) == GV_CHILD_OK)
-		return true;
-	char what[PATH_MAX + 300];
-	gv_child_describe(&r, what, sizeof(what));
-	snprintf(err, errsize, "%s %s", r.lib[0] ? r.lib : "libnvidia-ml.so.1", what);
-	return false;
+	return contact_in_child("nvml-contact", contact_body, "libnvidia-ml.so.1", err, errsize);
 }
 
 static void cuda_contact_body(facts *f, void *arg)
@@ -65,30 +71,14 @@ bool gv_cuda_first_contact(char *err, size_t errsize)
 	gv_cuda_status_get(&st);
 	if (st.attempted)
 		return true;
-	gv_child_report r;
-	gv_child *c = gv_child_start("cuda-contact", cuda_contact_body, NULL);
-	if (gv_child_wait(c, gv_driver_timeout(30), NULL, &r) == GV_CHILD_OK)
-		return true;
-	char what[PATH_MAX + 300];
-	gv_child_describe(&r, what, sizeof(what));
-	snprintf(err, errsize, "%s %s", r.lib[0] ? r.lib : "libcuda.so.1", what);
-	return false;
+	return contact_in_child("cuda-contact", cuda_contact_body, "libcuda.so.1", err, errsize);
 }
 
 int gv_nvml_init_quiet(void)
 {
-	fflush(stdout);
-	int saved = dup(STDOUT_FILENO);
-	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (saved >= 0 && null >= 0)
-		dup2(null, STDOUT_FILENO);
+	stdout_muted m;
+	stdout_mute(&m);
 	nvmlReturn_t rc = gv_nvml_init();
-	fflush(stdout);
-	if (saved >= 0 && null >= 0)
-		dup2(saved, STDOUT_FILENO);
-	if (saved >= 0)
-		close(saved);
-	if (null >= 0)
-		close(null);
+	stdout_unmute(&m);
 	return rc;
 }

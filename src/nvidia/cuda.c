@@ -16,17 +16,7 @@ static void *lib;
 static gv_cuda_api api;
 static gv_cuda_status status;
 
-static void *sym_first(const char *const names[])
-{
-	for (int i = 0; names[i]; i++) {
-		void *p = dlsym(lib, names[i]);
-		if (p)
-			return p;
-	}
-	return NULL;
-}
-
-#define SYM(field, ...) (*(void **)&api.field = sym_first((const char *const[]){__VA_ARGS__, NULL}))
+#define SYM(field, ...) (*(void **)&api.field = gv_dl_sym_first(lib, (const char *const[]){__VA_ARGS__, NULL}))
 
 static void resolve(void)
 {
@@ -85,28 +75,24 @@ static void resolve(void)
 	SYM(cuGraphDestroy, "cuGraphDestroy");
 }
 
+static const char *missing_required(void)
+{
+	return !api.cuInit		   ? "cuInit"
+	       : !api.cuDriverGetVersion ? "cuDriverGetVersion"
+	       : !api.cuDeviceGetCount   ? "cuDeviceGetCount"
+	       : !api.cuDeviceGet	   ? "cuDeviceGet"
+					   : NULL;
+}
+
+static const gv_driver_lib libcuda = {"GPUVET_CUDA_LIB", "libcuda.so.1", "cuInit", resolve, missing_required};
+
 static void load_locked(void)
 {
 	if (status.attempted)
 		return;
 	status.attempted = true;
-	lib = gv_dl_open_driver_lib("GPUVET_CUDA_LIB", "libcuda.so.1", status.path, sizeof(status.path), status.error,
-				    sizeof(status.error), &status.from_env);
-	if (!lib)
-		return;
-	resolve();
-	const char *miss = !api.cuInit		   ? "cuInit"
-			   : !api.cuDriverGetVersion ? "cuDriverGetVersion"
-			   : !api.cuDeviceGetCount   ? "cuDeviceGetCount"
-			   : !api.cuDeviceGet	   ? "cuDeviceGet"
-						   : NULL;
-	if (miss) {
-		snprintf(status.error, sizeof(status.error), "%s: symbol %s not found", status.path, miss);
-		return;
-	}
-	if (!status.from_env)
-		gv_dl_real_path(lib, "cuInit", status.path, sizeof(status.path));
-	status.loaded = true;
+	status.loaded = gv_dl_load_driver_lib(&libcuda, &lib, status.path, sizeof(status.path), status.error,
+					      sizeof(status.error), &status.from_env);
 }
 
 bool gv_cuda_load(void)

@@ -68,23 +68,41 @@ void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path,
 	return h;
 }
 
+void *gv_dl_sym_first(void *handle, const char *const names[])
+{
+	for (int i = 0; names[i]; i++) {
+		void *p = dlsym(handle, names[i]);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+bool gv_dl_load_driver_lib(const gv_driver_lib *lib, void **handle, char *path, size_t path_size, char *err,
+			   size_t err_size, bool *from_env)
+{
+	*handle = gv_dl_open_driver_lib(lib->env_var, lib->soname, path, path_size, err, err_size, from_env);
+	if (!*handle)
+		return false;
+	lib->resolve();
+	const char *miss = lib->missing();
+	if (miss) {
+		snprintf(err, err_size, "%s: symbol %s not found", path, miss);
+		return false;
+	}
+	if (!*from_env)
+		gv_dl_real_path(*handle, lib->anchor, path, path_size);
+	return true;
+}
+
 void *gv_dl_open_quiet(const char *file, int flags)
 {
-	fflush(stdout);
-	int saved = dup(STDOUT_FILENO);
-	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (saved >= 0 && null >= 0)
-		dup2(null, STDOUT_FILENO);
+	stdout_muted m;
+	stdout_mute(&m);
 	gv_child_dlopen_begin();
 	void *h = dlopen(file, flags);
 	gv_child_dlopen_end();
-	fflush(stdout); /* what it printed through stdio goes to /dev/null too */
-	if (saved >= 0 && null >= 0)
-		dup2(saved, STDOUT_FILENO);
-	if (saved >= 0)
-		close(saved);
-	if (null >= 0)
-		close(null);
+	stdout_unmute(&m);
 	return h;
 }
 

@@ -15,6 +15,25 @@ extern const char *const gv_driver_lib_dirs[];
  * tried (the env value, the root copy, or the soname), from_env whether env_var chose it. */
 void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path, size_t path_size, char *err,
 			    size_t err_size, bool *from_env);
+/* The first of names (NULL terminated) that the library exports, or NULL: a versioned symbol
+ * ("nvmlInit_v2") before the older one. */
+void *gv_dl_sym_first(void *handle, const char *const names[]);
+
+/* What NVML's and libcuda's wrappers load the same way. */
+typedef struct gv_driver_lib {
+	const char *env_var;          /* GPUVET_NVML_LIB */
+	const char *soname;           /* libnvidia-ml.so.1 */
+	const char *anchor;           /* a required symbol: its dladdr names the file the loader mapped */
+	void (*resolve)(void);        /* fills the wrapper's function table from the handle stored */
+	const char *(*missing)(void); /* the first required symbol the table lacks, or NULL */
+} gv_driver_lib;
+
+/* Opens the library (gv_dl_open_driver_lib), stores the handle in *handle (NULL when it did not
+ * open), resolves the table and checks the required symbols. True when they are all there; else
+ * err says why ("PATH: symbol cuInit not found"). On success path is the file the loader really
+ * mapped unless the environment variable chose it. */
+bool gv_dl_load_driver_lib(const gv_driver_lib *lib, void **handle, char *path, size_t path_size, char *err,
+			   size_t err_size, bool *from_env);
 /* dlopen with fd 1 on /dev/null meanwhile: a library that prints while it loads (the CUDA
  * toolkit's stub cuBLASLt) cannot mix its text into our output (bench --json). */
 void *gv_dl_open_quiet(const char *file, int flags);

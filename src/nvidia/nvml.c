@@ -59,6 +59,8 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetMaxClockInfo)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*DeviceGetClocksEventReasons)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*DeviceGetFanSpeed)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetEncoderUtilization)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*DeviceGetDecoderUtilization)(nvmlDevice_t, unsigned *, unsigned *);
 	nvmlReturn_t (*DeviceGetProcessUtilization)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
 						    unsigned long long);
 	/* the process calls: v2 and v3 take nvmlProcessInfo_t, v1 the shorter struct */
@@ -83,18 +85,7 @@ static nvml_fns fn;
 static gv_nvml_status status;
 static bool initialized; /* nvmlInit succeeded and no shutdown since */
 
-/* The first of the names the library exports. */
-static void *sym_first(const char *const names[])
-{
-	for (int i = 0; names[i]; i++) {
-		void *p = dlsym(lib, names[i]);
-		if (p)
-			return p;
-	}
-	return NULL;
-}
-
-#define SYM(field, ...) (*(void **)&fn.field = sym_first((const char *const[]){__VA_ARGS__, NULL}))
+#define SYM(field, ...) (*(void **)&fn.field = gv_dl_sym_first(lib, (const char *const[]){__VA_ARGS__, NULL}))
 
 static void resolve(void)
 {
@@ -143,6 +134,8 @@ static void resolve(void)
 	SYM(DeviceGetClocksEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
 	    "nvmlDeviceGetCurrentClocksThrottleReasons");
 	SYM(DeviceGetFanSpeed, "nvmlDeviceGetFanSpeed");
+	SYM(DeviceGetEncoderUtilization, "nvmlDeviceGetEncoderUtilization");
+	SYM(DeviceGetDecoderUtilization, "nvmlDeviceGetDecoderUtilization");
 	SYM(DeviceGetProcessUtilization, "nvmlDeviceGetProcessUtilization");
 	SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3",
 	    "nvmlDeviceGetComputeRunningProcesses_v2");
@@ -183,24 +176,16 @@ static const char *missing_basic(void)
 	return NULL;
 }
 
+static const gv_driver_lib libnvml = {"GPUVET_NVML_LIB", "libnvidia-ml.so.1", "nvmlErrorString", resolve,
+				      missing_basic};
+
 static void load_locked(void)
 {
 	if (status.attempted)
 		return;
 	status.attempted = true;
-	lib = gv_dl_open_driver_lib("GPUVET_NVML_LIB", "libnvidia-ml.so.1", status.path, sizeof(status.path),
-				    status.error, sizeof(status.error), &status.from_env);
-	if (!lib)
-		return;
-	resolve();
-	const char *miss = missing_basic();
-	if (miss) {
-		snprintf(status.error, sizeof(status.error), "%s: symbol %s not found", status.path, miss);
-		return;
-	}
-	if (!status.from_env)
-		gv_dl_real_path(lib, "nvmlErrorString", status.path, sizeof(status.path));
-	status.loaded = true;
+	status.loaded = gv_dl_load_driver_lib(&libnvml, &lib, status.path, sizeof(status.path), status.error,
+					      sizeof(status.error), &status.from_env);
 }
 
 bool gv_nvml_load(void)
@@ -642,6 +627,18 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 	}
 }
 
+/* NVENC or NVDEC utilization (percent; the sampling period NVML averaged over is not kept) */
+static void get_codec_util(nvmlReturn_t (*f)(nvmlDevice_t, unsigned *, unsigned *), nvmlDevice_t dev, gv_nv_u64 *field)
+{
+	if (!f) {
+		u64_unsupported(field);
+		return;
+	}
+	unsigned util = 0, period_us = 0;
+	nvmlReturn_t rc = f(dev, &util, &period_us);
+	u64_set(field, rc, util);
+}
+
 static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 {
 	if (!memory_done)
@@ -675,6 +672,8 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 		u64_unsupported(&d->clock_event_reasons);
 	}
 	GET_UINT(DeviceGetFanSpeed, dev, d->fan_percent);
+	get_codec_util(fn.DeviceGetEncoderUtilization, dev, &d->encoder_util);
+	get_codec_util(fn.DeviceGetDecoderUtilization, dev, &d->decoder_util);
 	GET_UINT(DeviceGetCurrPcieLinkGeneration, dev, d->pcie_gen);
 	GET_UINT(DeviceGetCurrPcieLinkWidth, dev, d->pcie_width);
 }
@@ -930,22 +929,22 @@ const char *gv_nvml_fabric_state_name(unsigned long long state)
 	}
 }
 
-static const struct {
-	unsigned long long bit;
-	const char *name;
-} reason_names[] = {
-	{NVML_CLOCKS_EVENT_REASON_GPU_IDLE, "gpu_idle"},
-	{NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS_SETTING, "applications_clocks_setting"},
-	{NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP, "sw_power_cap"},
-	{NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN, "hw_slowdown"},
-	{NVML_CLOCKS_EVENT_REASON_SYNC_BOOST, "sync_boost"},
-	{NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN, "sw_thermal_slowdown"},
-	{NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN, "hw_thermal_slowdown"},
-	{NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, "hw_power_brake_slowdown"},
-	{NVML_CLOCKS_EVENT_REASON_DISPLAY_CLOCK_SETTING, "display_clock_setting"},
+const gv_nvml_clock_reason gv_nvml_clock_reasons[] = {
+	{NVML_CLOCKS_EVENT_REASON_GPU_IDLE, "gpu_idle", "idle"},
+	{NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS_SETTING, "applications_clocks_setting", "application clocks setting"},
+	{NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP, "sw_power_cap", "power cap"},
+	{NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN, "hw_slowdown", "hardware slowdown"},
+	{NVML_CLOCKS_EVENT_REASON_SYNC_BOOST, "sync_boost", "sync boost"},
+	{NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN, "sw_thermal_slowdown", "software thermal slowdown"},
+	{NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN, "hw_thermal_slowdown", "hardware thermal slowdown"},
+	{NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, "hw_power_brake_slowdown", "power brake"},
+	{NVML_CLOCKS_EVENT_REASON_DISPLAY_CLOCK_SETTING, "display_clock_setting", "display clock setting"},
 };
+const size_t gv_nvml_n_clock_reasons = GV_ARRAY_LEN(gv_nvml_clock_reasons);
 
-const char *gv_nvml_clock_reasons_text(unsigned long long mask, char *buf, size_t size)
+/* The set reasons of mask joined: their names by "," or their words by ", ", then the bits no
+ * entry knows; "none" for 0. Stops at the first one that does not fit. */
+static const char *clock_reasons_join(unsigned long long mask, bool words, char *buf, size_t size)
 {
 	if (!size)
 		return buf;
@@ -954,20 +953,33 @@ const char *gv_nvml_clock_reasons_text(unsigned long long mask, char *buf, size_
 		str_copy(buf, size, "none");
 		return buf;
 	}
+	const char *sep = words ? ", " : ",";
 	size_t len = 0;
 	unsigned long long known = 0;
-	for (size_t i = 0; i < GV_ARRAY_LEN(reason_names); i++) {
-		known |= reason_names[i].bit;
-		if (mask & reason_names[i].bit) {
-			int n = snprintf(buf + len, size - len, "%s%s", len ? "," : "", reason_names[i].name);
+	for (size_t i = 0; i < gv_nvml_n_clock_reasons; i++) {
+		const gv_nvml_clock_reason *r = &gv_nvml_clock_reasons[i];
+		known |= r->bit;
+		if (mask & r->bit) {
+			int n = snprintf(buf + len, size - len, "%s%s", len ? sep : "", words ? r->words : r->name);
 			if (n < 0 || (size_t)n >= size - len)
 				return buf;
 			len += (size_t)n;
 		}
 	}
 	if (mask & ~known)
-		snprintf(buf + len, size - len, "%sother_0x%llx", len ? "," : "", mask & ~known);
+		snprintf(buf + len, size - len, words ? "%sother (0x%llx)" : "%sother_0x%llx", len ? sep : "",
+			 mask & ~known);
 	return buf;
+}
+
+const char *gv_nvml_clock_reasons_text(unsigned long long mask, char *buf, size_t size)
+{
+	return clock_reasons_join(mask, false, buf, size);
+}
+
+const char *gv_nvml_clock_reasons_words(unsigned long long mask, char *buf, size_t size)
+{
+	return clock_reasons_join(mask, true, buf, size);
 }
 
 /* ---- Xid events ---- */

@@ -330,6 +330,7 @@ typedef struct gv_nvml_device {
 	gv_nv_u64 sm_clock_mhz, mem_clock_mhz, graphics_clock_mhz;
 	gv_nv_u64 clock_event_reasons;
 	gv_nv_u64 fan_percent;
+	gv_nv_u64 encoder_util, decoder_util; /* percent of NVENC / NVDEC time */
 	gv_nv_u64 pcie_gen, pcie_width;
 	gv_nv_u64 pcie_tx_kbps, pcie_rx_kbps;
 	/* health */
@@ -360,8 +361,19 @@ const char *gv_nvml_fabric_state_name(unsigned long long state);
 /* Whether this driver's _v3 process calls fill nvmlProcessInfo_v3_t instead of nvmlProcessInfo_t:
  * R535 from 535.43 until 535.98 (which removed them; 535.104 brought them back with the old one). */
 bool gv_nvml_procs_v3_layout(const char *driver_version);
+/* The clock event (throttle) reasons, one entry a bit: its snake_case name (label values, JSON,
+ * facts) and a few words (watch, health). */
+typedef struct gv_nvml_clock_reason {
+	unsigned long long bit;
+	const char *name;
+	const char *words;
+} gv_nvml_clock_reason;
+extern const gv_nvml_clock_reason gv_nvml_clock_reasons[];
+extern const size_t gv_nvml_n_clock_reasons;
 /* Names of the set clock event reason bits joined by ",": "gpu_idle,sw_power_cap"; "none" for 0. */
 const char *gv_nvml_clock_reasons_text(unsigned long long mask, char *buf, size_t size);
+/* The same as words joined by ", ": "idle, power cap"; unknown bits as "other (0x...)". */
+const char *gv_nvml_clock_reasons_words(unsigned long long mask, char *buf, size_t size);
 /* Reasons that mean the GPU is slowed against the user's will (thermal, hardware, power brake). */
 #define GV_NVML_REASONS_BAD                                                                                   \
 	(NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN | NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN |                 \

@@ -6,15 +6,6 @@
 
 #include "core/util.h"
 
-static const char *find_n(const char *s, size_t len, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (size_t i = 0; i + n <= len; i++)
-		if (memcmp(s + i, needle, n) == 0)
-			return s + i;
-	return NULL;
-}
-
 /* Copies from p up to (not including) the first occurrence of stop, at most n - 1 bytes; false
  * when stop does not follow. */
 static bool copy_until(const char *p, const char *stop, char *out, size_t n)
@@ -66,7 +57,7 @@ static bool parse_message(const char *t, nvrm_refusal *out)
 
 bool nvrm_scan_line(nvrm_scan *s, const char *line, size_t len, nvrm_refusal *out)
 {
-	const char *m = find_n(line, len, "NVRM:");
+	const char *m = str_find_n(line, len, "NVRM:");
 	if (!m)
 		return false;
 	const char *p = m + 5, *end = line + len;

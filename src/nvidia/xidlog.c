@@ -7,15 +7,6 @@
 #include "core/util.h"
 #include "nvidia/xidlog.h"
 
-static const char *find_n(const char *s, size_t len, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (size_t i = 0; i + n <= len; i++)
-		if (memcmp(s + i, needle, n) == 0)
-			return s + i;
-	return NULL;
-}
-
 static long long days_from_civil(long long y, unsigned m, unsigned d)
 {
 	/* proleptic Gregorian days since 1970-01-01 (no timegm: keeps it pure and portable) */
@@ -87,7 +78,7 @@ bool xid_parse_line(const char *line, size_t len, int year_hint, xid_line *out)
 	memset(out, 0, sizeof(*out));
 	out->time = -1;
 	out->boot_us = -1;
-	const char *x = find_n(line, len, "NVRM: Xid (");
+	const char *x = str_find_n(line, len, "NVRM: Xid (");
 	if (!x)
 		return false;
 	const char *end = line + len;

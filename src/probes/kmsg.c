@@ -101,18 +101,12 @@ static void scan_text(struct xid_set *s, const char *text, size_t len, int year,
 /* Reads the last TAIL_BYTES of a log file below the root; -errno on failure. */
 static int read_tail(const char *abs, char **out, size_t *len)
 {
-	char host[PATH_MAX];
-	sysroot_path(host, sizeof(host), abs);
 	*out = NULL;
 	*len = 0;
-	int fd = gv_sys.open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		gv_sys.close(fd);
-		return -EINVAL;
-	}
+	int fd = sysroot_open_regular(abs, &st);
+	if (fd < 0)
+		return fd;
 	off_t start = st.st_size > (off_t)TAIL_BYTES ? st.st_size - (off_t)TAIL_BYTES : 0;
 	if (start && lseek(fd, start, SEEK_SET) < 0) {
 		int e = errno;

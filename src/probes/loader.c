@@ -23,15 +23,6 @@ static void add_dir(strlist *dirs, const char *d)
 		sl_push(dirs, d);
 }
 
-static char *dir_of(const char *path)
-{
-	char *d = xstrdup(path);
-	char *slash = strrchr(d, '/');
-	if (slash)
-		slash[slash == d ? 1 : 0] = '\0';
-	return d;
-}
-
 /* "libcudart.so.12 (12.4.127), libcudnn.so.9 (9.1.0)": the CUDA libraries named in one directory */
 static char *libs_in_dir(const cuda_libs *L, const char *dir, char **cudart_version)
 {
@@ -41,7 +32,7 @@ static char *libs_in_dir(const cuda_libs *L, const char *dir, char **cudart_vers
 	for (size_t i = 0; i < L->n; i++) {
 		const cuda_lib_copy *c = &L->v[i];
 		for (size_t k = 0; k < c->names.n; k++) {
-			char *d = dir_of(c->names.v[k]);
+			char *d = path_dir(c->names.v[k]);
 			bool here = strcmp(d, dir) == 0;
 			free(d);
 			if (!here)
@@ -96,7 +87,7 @@ static void stub_files(facts *f, const char *dir, const char *keyfmt, size_t i)
 static bool stub_linked_outside(const cuda_lib_copy *c)
 {
 	for (size_t k = 0; k < c->names.n; k++) {
-		char *d = dir_of(c->names.v[k]);
+		char *d = path_dir(c->names.v[k]);
 		bool outside = !loader_is_stubs_dir(d);
 		free(d);
 		if (outside)
@@ -148,17 +139,7 @@ void probe_loader(facts *f, const probe_opts *o)
 	char *llp_machine = NULL;
 	if (llp) {
 		facts_put_str(f, "environment", llp, "loader.ld_library_path");
-		strlist raw = {0};
-		loader_split_path(llp, &raw);
-		strbuf sb;
-		sb_init(&sb);
-		for (size_t i = 0; i < raw.n; i++) {
-			const char *e = strcmp(raw.v[i], ".") == 0 ? "." : sysroot_strip(raw.v[i]);
-			sl_push(&ld_entries, e);
-			sb_addf(&sb, "%s%s", i ? ":" : "", e);
-		}
-		llp_machine = sb_steal(&sb);
-		sl_free(&raw);
+		llp_machine = loader_split_path_machine(llp, &ld_entries);
 	} else {
 		facts_put_state(f, FACT_ABSENT, "environment", "LD_LIBRARY_PATH is not set", "loader.ld_library_path");
 	}
@@ -177,7 +158,7 @@ void probe_loader(facts *f, const probe_opts *o)
 		add_dir(&dirs, env.v[i].lib_dir);
 	for (size_t i = 0; sys.have_cache && i < sys.cache.n; i++)
 		if (cuda_lib_match(strrchr(sys.cache.v[i].path, '/') ? strrchr(sys.cache.v[i].path, '/') + 1 : "")) {
-			char *d = dir_of(sys.cache.v[i].path);
+			char *d = path_dir(sys.cache.v[i].path);
 			add_dir(&dirs, d);
 			free(d);
 		}

@@ -10,22 +10,6 @@
 #include "probes/probes.h"
 #include "toolkit/toolkits.h"
 
-static const char *link_state_name(int s)
-{
-	switch (s) {
-	case LINK_OK:
-		return "symlink";
-	case LINK_DANGLING:
-		return "dangling";
-	case LINK_LOOP:
-		return "loop";
-	case LINK_DIRECTORY:
-		return "directory";
-	default:
-		return "absent";
-	}
-}
-
 void probe_toolkit(facts *f, const probe_opts *o)
 {
 	cuda_env e;
@@ -80,7 +64,7 @@ void probe_toolkit(facts *f, const probe_opts *o)
 	if (e.usr_local_cuda == LINK_ABSENT)
 		facts_put_state(f, FACT_ABSENT, "/usr/local/cuda", "does not exist", "toolkit.usr_local_cuda");
 	else
-		facts_put_str(f, "/usr/local/cuda", link_state_name(e.usr_local_cuda), "toolkit.usr_local_cuda");
+		facts_put_str(f, "/usr/local/cuda", cuda_link_state_name(e.usr_local_cuda), "toolkit.usr_local_cuda");
 	if (e.usr_local_cuda_target)
 		facts_put_str(f, "/usr/local/cuda", e.usr_local_cuda_target, "toolkit.usr_local_cuda_target");
 	if (e.usr_local_cuda_install >= 0)

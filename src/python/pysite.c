@@ -269,6 +269,32 @@ struct walk {
 	void *ctx;
 };
 
+/* The next entry whose name does not start with '.', or NULL at the end or once 20000 entries
+ * were read (the cap on one directory of both walks). */
+static struct dirent *next_visible(DIR *d, int *seen)
+{
+	struct dirent *de;
+	while ((de = readdir(d)) && (*seen)++ < 20000)
+		if (de->d_name[0] != '.')
+			return de;
+	return NULL;
+}
+
+/* A directory entry's type, from lstat inside the root where readdir does not say it or says
+ * link (a link stays DT_LNK: the walks do not follow links); DT_UNKNOWN when lstat fails. */
+static unsigned char entry_type(const char *dir, const struct dirent *de)
+{
+	unsigned char type = de->d_type;
+	if (type != DT_UNKNOWN && type != DT_LNK)
+		return type;
+	char *p = xasprintf("%s/%s", dir, de->d_name);
+	struct stat st;
+	type = sysroot_lstat(p, &st) == 0 ? (S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK)
+					   : DT_UNKNOWN;
+	free(p);
+	return type;
+}
+
 static void walk_dir(struct walk *w, const char *dir, const char *package, int depth)
 {
 	DIR *d = sysroot_opendir(dir);
@@ -277,18 +303,9 @@ static void walk_dir(struct walk *w, const char *dir, const char *package, int d
 	strlist subdirs = {0}, files = {0};
 	struct dirent *de;
 	int seen = 0;
-	while ((de = readdir(d)) && seen++ < 20000) {
+	while ((de = next_visible(d, &seen))) {
 		const char *n = de->d_name;
-		if (n[0] == '.')
-			continue;
-		unsigned char type = de->d_type;
-		if (type == DT_UNKNOWN || type == DT_LNK) {
-			char *p = xasprintf("%s/%s", dir, n);
-			struct stat st;
-			type = sysroot_lstat(p, &st) == 0 ? (S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK)
-							   : DT_UNKNOWN;
-			free(p);
-		}
+		unsigned char type = entry_type(dir, de);
 		if (type == DT_DIR && depth < 3 && !(depth == 0 && skip_dir(n)) && !(depth > 0 && (strcmp(n, "__pycache__") == 0)))
 			sl_push(&subdirs, n);
 		else if (type == DT_REG && is_so_name(n))
@@ -425,22 +442,13 @@ size_t ext_scan(const char *site, double deadline, ext_fn fn, void *ctx)
 	strlist dirs = {0}, files = {0}, distinfos = {0};
 	struct dirent *de;
 	int seen = 0;
-	while ((de = readdir(d)) && seen++ < 20000) {
+	while ((de = next_visible(d, &seen))) {
 		const char *n = de->d_name;
-		if (n[0] == '.')
-			continue;
 		if (str_ends(n, ".dist-info") || str_ends(n, ".egg-info")) {
 			sl_push(&distinfos, n);
 			continue;
 		}
-		unsigned char type = de->d_type;
-		if (type == DT_UNKNOWN || type == DT_LNK) {
-			char *p = xasprintf("%s/%s", site, n);
-			struct stat st;
-			type = sysroot_lstat(p, &st) == 0 ? (S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK)
-							   : DT_UNKNOWN;
-			free(p);
-		}
+		unsigned char type = entry_type(site, de);
 		if (type == DT_DIR && !skip_dir(n))
 			sl_push(&dirs, n);
 		else if (type == DT_REG && is_so_name(n))

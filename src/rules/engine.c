@@ -65,9 +65,27 @@ const rule *rules_find(const char *id)
 	return NULL;
 }
 
-void rules_run(const facts *f, const kb *k, findings *out)
+long rules_root_cause(const findings *fs)
+{
+	long best = -1;
+	int best_rank = 0;
+	for (size_t i = 0; i < fs->n; i++) {
+		if (fs->v[i].sev != SEV_FAIL)
+			continue;
+		const rule *r = rules_find(fs->v[i].id);
+		if (r && r->root_cause > 0 && (best < 0 || r->root_cause < best_rank)) {
+			best = (long)i;
+			best_rank = r->root_cause;
+		}
+	}
+	return best;
+}
+
+void rules_run(const facts *f, const kb *k, const char *layer, findings *out)
 {
 	for (const rule *r = rules_first(); r; r = rules_next(r)) {
+		if (layer && strcmp(r->layer, layer) != 0)
+			continue;
 		strlist needs = {0};
 		sl_split(&needs, r->needs, " ", false);
 		const char *missing = NULL;
@@ -82,7 +100,6 @@ void rules_run(const facts *f, const kb *k, findings *out)
 		}
 		sl_free(&needs);
 	}
-	findings_sort(out);
 }
 
 static const struct {

@@ -27,18 +27,26 @@ typedef struct rule {
 	const char *needs;
 	void (*eval)(rule_ctx *c);
 	const char *summary; /* one line for --list-rules and docs */
+	/* Optional (named in the rows that have it: `.root_cause = N`). > 0: a fail finding of this
+	 * rule is a root cause of what fails downstream (torch.cuda-unavailable names it and takes
+	 * its fixes); where several are found, the lowest N, the more fundamental, is the one. */
+	int root_cause;
 } rule;
 
 /* Emits a finding with the rule's id, layer and default severity. */
 finding *rule_emit(rule_ctx *c, const char *titlefmt, ...) GV_PRINTF(2, 3);
 finding *rule_emit_sev(rule_ctx *c, severity sev, const char *titlefmt, ...) GV_PRINTF(3, 4);
 
-/* Runs every registered rule. */
-void rules_run(const facts *f, const kb *k, findings *out);
+/* Runs every registered rule (only those of layer, when not NULL), a rule whose needs were not
+ * collected skipped with the reason. Called by diagnose() (diagnose/diagnose.h) alone. */
+void rules_run(const facts *f, const kb *k, const char *layer, findings *out);
 /* All rules, in order, NULL id terminated iteration through rules_next. */
 const rule *rules_first(void);
 const rule *rules_next(const rule *r);
 const rule *rules_find(const char *id);
+/* The root cause among the findings so far: the fail finding whose rule has the lowest
+ * root_cause; its index in fs, or -1. */
+long rules_root_cause(const findings *fs);
 
 /* Layer display order and names for renderers. */
 const char *layer_title(const char *layer);

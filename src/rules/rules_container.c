@@ -282,12 +282,12 @@ static void toolkit_missing(rule_ctx *c)
 
 const rule rules_container[] = {
 	{"container.no-gpu", "container", SEV_FAIL, "container.inside devices.nvidiactl", no_gpu,
-	 "inside a container with no NVIDIA device nodes while the host has GPUs"},
+	 "inside a container with no NVIDIA device nodes while the host has GPUs", .root_cause = 4},
 	{"container.capabilities", "container", SEV_WARN, "container.inside env.nvidia_driver_capabilities", capabilities,
-	 "NVIDIA_DRIVER_CAPABILITIES lacks compute or utility"},
+	 "NVIDIA_DRIVER_CAPABILITIES lacks compute or utility", .root_cause = 14},
 	{"nccl.shm-small", "container", SEV_WARN, "container.shm_bytes", shm_small,
 	 "/dev/shm below 1 GiB with 2+ GPUs (or in a container)"},
-	{"wsl.v1", "container", SEV_FAIL, "container.wsl", wsl_v1, "WSL 1 kernel: CUDA needs WSL 2"},
+	{"wsl.v1", "container", SEV_FAIL, "container.wsl", wsl_v1, "WSL 1 kernel: CUDA needs WSL 2", .root_cause = 5},
 	{"container.toolkit-missing", "container", SEV_WARN, "container.inside", toolkit_missing,
 	 "a GPU host with docker or podman but no NVIDIA Container Toolkit, nvidia runtime or CDI spec"},
 	{NULL, NULL, 0, NULL, NULL, NULL},

@@ -361,12 +361,12 @@ static void wrong_node(rule_ctx *c)
 
 const rule rules_devices[] = {
 	{"driver.uvm-missing", "devices", SEV_FAIL, "devices.nvidia_uvm", uvm_missing,
-	 "/dev/nvidia-uvm missing or nvidia_uvm not loaded"},
+	 "/dev/nvidia-uvm missing or nvidia_uvm not loaded", .root_cause = 8},
 	{"dev.permission", "devices", SEV_FAIL, "devices.nvidiactl devices.user.uid", dev_permission,
-	 "the NVIDIA device nodes are not readable and writable by this user"},
+	 "the NVIDIA device nodes are not readable and writable by this user", .root_cause = 9},
 	{"dev.count-mismatch", "devices", SEV_WARN, "devices.gpu.count nvml.device_count", count_mismatch,
 	 "fewer /dev/nvidiaN nodes than GPUs reported by NVML"},
 	{"dev.wrong-node", "devices", SEV_FAIL, "devices.nvidiactl", wrong_node,
-	 "a /dev/nvidia* path that is not the driver's device (another device number, a file, /dev/null bound over it)"},
+	 "a /dev/nvidia* path that is not the driver's device (another device number, a file, /dev/null bound over it)", .root_cause = 10},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

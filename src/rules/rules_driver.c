@@ -270,9 +270,9 @@ static void explain_cuda(const facts *f, finding *x, long long rc)
 		char *rest = llp ? loader_path_without_stubs(llp) : NULL;
 		if (rest && strcmp(rest, llp) != 0) {
 			if (*rest)
-				finding_fix(x, "export LD_LIBRARY_PATH=%s", rest);
+				finding_fix_export(x, "LD_LIBRARY_PATH", rest, NULL);
 			else
-				finding_fix(x, "unset LD_LIBRARY_PATH");
+				finding_fix_unset(x, "LD_LIBRARY_PATH", NULL);
 		}
 		free(rest);
 		break;
@@ -469,13 +469,13 @@ static void arch_unsupported(rule_ctx *c)
 
 const rule rules_driver[] = {
 	{"driver.version-mismatch", "driver", SEV_FAIL, "nvml.library", version_mismatch,
-	 "the kernel module and the user-space driver libraries are different versions"},
+	 "the kernel module and the user-space driver libraries are different versions", .root_cause = 7},
 	{"driver.nvml-missing", "driver", SEV_FAIL, "nvml.library", nvml_missing,
 	 "libnvidia-ml.so.1 cannot be loaded"},
 	{"driver.libcuda-missing", "driver", SEV_FAIL, "cuda.library", libcuda_missing,
-	 "libcuda.so.1 cannot be loaded"},
+	 "libcuda.so.1 cannot be loaded", .root_cause = 6},
 	{"driver.init-failed", "driver", SEV_FAIL, "nvml.library", init_failed,
-	 "nvmlInit or cuInit fails; the cause of each error code"},
+	 "nvmlInit or cuInit fails; the cause of each error code", .root_cause = 12},
 	{"driver.cuda-max", "driver", SEV_INFO, "nvml.library", cuda_max,
 	 "the newest CUDA version this driver supports"},
 	{"driver.persistence-off", "driver", SEV_WARN, "nvml.init", persistence_off,

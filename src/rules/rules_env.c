@@ -69,8 +69,8 @@ static void visible_devices(rule_ctx *c)
 		finding_evidence(x, "CUDA_VISIBLE_DEVICES=\"\" (an empty list hides every GPU; unset shows them all)");
 		if (ngpus > 0)
 			finding_evidence(x, "this machine has %d GPU%s", ngpus, ngpus == 1 ? "" : "s");
-		finding_fix(x, "unset CUDA_VISIBLE_DEVICES   (and remove the empty assignment from ~/.bashrc, the job "
-			       "script or the container's environment)");
+		finding_fix_unset(x, "CUDA_VISIBLE_DEVICES",
+				  "and remove the empty assignment from ~/.bashrc, the job script or the container's environment");
 		x->rank = 5;
 		free(shown);
 		return;
@@ -136,7 +136,7 @@ static void visible_devices(rule_ctx *c)
 		}
 		if (r.corrected[0] && (r.bad || l.spaces)) {
 			char q[1024];
-			finding_fix(x, "export CUDA_VISIBLE_DEVICES=%s", shell_word(q, sizeof(q), r.corrected) ? q : "''");
+			finding_fix_export(x, "CUDA_VISIBLE_DEVICES", shell_word(q, sizeof(q), r.corrected) ? q : "''", NULL);
 		} else if (r.mig_entries > 1) {
 			finding_fix(x, "run one process per MIG device, each with its own CUDA_VISIBLE_DEVICES=MIG-...");
 		} else if (ngpus > 0) {
@@ -144,7 +144,8 @@ static void visible_devices(rule_ctx *c)
 			sb_init(&all);
 			for (int i = 0; i < ngpus && i < 64; i++)
 				sb_addf(&all, "%s%d", i ? "," : "", i);
-			finding_fix(x, "unset CUDA_VISIBLE_DEVICES   (every GPU), or export CUDA_VISIBLE_DEVICES=%s", all.buf);
+			finding_fix_unset(x, "CUDA_VISIBLE_DEVICES", "every GPU");
+			finding_fix(x, "or export CUDA_VISIBLE_DEVICES=%s", all.buf);
 			sb_free(&all);
 		} else {
 			finding_fix(x, "unset CUDA_VISIBLE_DEVICES, or list GPU indexes from `nvidia-smi -L` (0,1,...) or their "
@@ -223,8 +224,8 @@ static void device_order(rule_ctx *c)
 		const char *name = facts_str(f, "cuda.dev.%d.name", i), *bus = facts_str(f, "cuda.dev.%d.pci_bus_id", i);
 		finding_evidence(x, "CUDA device %d: %s%s%s", i, name ? name : "?", bus ? " at " : "", bus ? bus : "");
 	}
-	finding_fix(x, "export CUDA_DEVICE_ORDER=PCI_BUS_ID   (CUDA's device N is then nvidia-smi's GPU N, and "
-		       "CUDA_VISIBLE_DEVICES indexes mean the same in both)");
+	finding_fix_export(x, "CUDA_DEVICE_ORDER", "PCI_BUS_ID",
+			   "CUDA's device N is then nvidia-smi's GPU N, and CUDA_VISIBLE_DEVICES indexes mean the same in both");
 }
 
 /* ---- env.launch-blocking --------------------------------------------------------------- */
@@ -240,7 +241,7 @@ static void launch_blocking(rule_ctx *c)
 		return;
 	finding *x = rule_emit(c, "CUDA_LAUNCH_BLOCKING=%s: every kernel launch waits for the GPU to finish", v);
 	finding_evidence(x, "CUDA_LAUNCH_BLOCKING=\"%s\" serializes the CPU and the GPU: training runs much slower", v);
-	finding_fix(x, "unset CUDA_LAUNCH_BLOCKING   (and remove it from ~/.bashrc or the job script)");
+	finding_fix_unset(x, "CUDA_LAUNCH_BLOCKING", "and remove it from ~/.bashrc or the job script");
 	finding_fix(x, "keep it only while debugging a failing kernel: it makes the error point at the right call");
 }
 
@@ -474,7 +475,7 @@ static void alloc_conf_rule(rule_ctx *c)
 
 const rule rules_env[] = {
 	{"env.visible-devices", "env", SEV_FAIL, "env.cuda_visible_devices", visible_devices,
-	 "CUDA_VISIBLE_DEVICES empty, -1, out of range, unknown UUID, duplicated, or hiding every GPU"},
+	 "CUDA_VISIBLE_DEVICES empty, -1, out of range, unknown UUID, duplicated, or hiding every GPU", .root_cause = 13},
 	{"env.device-order", "env", SEV_INFO, "env.cuda_device_order", device_order,
 	 "CUDA's device numbering differs from nvidia-smi's (CUDA_DEVICE_ORDER unset)"},
 	{"env.launch-blocking", "env", SEV_WARN, "env.cuda_launch_blocking", launch_blocking,

@@ -140,12 +140,11 @@ static void xid(rule_ctx *c)
 			continue;
 		const fact *tb = facts_get(f, "kmsg.xid.%lld.this_boot", i);
 		bool this_boot = !tb || tb->state != FACT_OK || tb->i; /* unknown: treat as recent */
-		kb_xid k;
-		bool known = kb_xid_lookup(c->kb, (int)code, &k);
-		/* application faults (13, 31, 43...) and older boots are context, GPU faults of this boot a warning */
-		severity s = SEV_INFO;
-		if (this_boot && (!known || strcmp(k.severity, "info") != 0))
-			s = SEV_WARN;
+		/* one rule with watch and serve (health/conditions.h): application faults (13, 31, 43...)
+		 * and older boots are context, GPU faults of this boot a warning */
+		xid_verdict v = xid_judge(c->kb, (int)code, this_boot);
+		bool known = v.known;
+		severity s = v.level >= CLOCKS_DEGRADED ? SEV_WARN : SEV_INFO;
 		if (s > sev)
 			sev = s;
 		if (!x)
@@ -167,10 +166,10 @@ static void xid(rule_ctx *c)
 		long long count = facts_int_or(f, 1, "kmsg.xid.%lld.count", i);
 		const char *msg = facts_str(f, "kmsg.xid.%lld.message", i);
 		finding_evidence(x, "Xid %lld on %s, %lld time(s)%s%s: %s%s%s", code, where, count, when,
-				 this_boot ? "" : " (an earlier boot)", known ? k.meaning : "code not in the catalogue",
+				 this_boot ? "" : " (an earlier boot)", known ? v.meaning : "code not in the catalogue",
 				 msg && *msg ? " -- " : "", msg ? msg : "");
 		if (known && this_boot) {
-			char *a = xasprintf("Xid %lld (%s): %s", code, k.name, k.action);
+			char *a = xasprintf("Xid %lld (%s): %s", code, v.name, v.action);
 			if (!sl_contains(&actions, a))
 				sl_push(&actions, a);
 			free(a);

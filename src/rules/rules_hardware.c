@@ -176,11 +176,11 @@ static void driver_proc_unreadable(rule_ctx *c)
 
 const rule rules_hardware[] = {
 	{"gpu.none", "hardware", SEV_FAIL, "hardware.pci.count", gpu_none,
-	 "no NVIDIA GPU on the PCI bus and no NVIDIA driver"},
+	 "no NVIDIA GPU on the PCI bus and no NVIDIA driver", .root_cause = 1},
 	{"driver.not-loaded", "hardware", SEV_FAIL, "hardware.pci.count", driver_not_loaded,
-	 "an NVIDIA GPU is present but the kernel driver is not loaded"},
+	 "an NVIDIA GPU is present but the kernel driver is not loaded", .root_cause = 3},
 	{"driver.nouveau", "hardware", SEV_FAIL, "hardware.pci.count", driver_nouveau,
-	 "nouveau is bound to the GPU or loaded"},
+	 "nouveau is bound to the GPU or loaded", .root_cause = 2},
 	{"driver.proc-unreadable", "hardware", SEV_WARN, "hardware.kernel_module_version", driver_proc_unreadable,
 	 "/proc/driver/nvidia/version is there but cannot be read or is not the module's text"},
 	{NULL, NULL, 0, NULL, NULL, NULL},

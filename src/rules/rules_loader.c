@@ -137,11 +137,11 @@ static void ld_path_stale(rule_ctx *c)
 	if (x) {
 		char q[4096];
 		if (keep.len && shell_word(q, sizeof(q), keep.buf))
-			finding_fix(x, "export LD_LIBRARY_PATH=%s", q);
+			finding_fix_export(x, "LD_LIBRARY_PATH", q, NULL);
 		else if (keep.len)
 			finding_fix_refused(x, "the LD_LIBRARY_PATH value", keep.buf);
 		else
-			finding_fix(x, "unset LD_LIBRARY_PATH");
+			finding_fix_unset(x, "LD_LIBRARY_PATH", NULL);
 		finding_fix(x, "and remove the old entries where they are set (~/.bashrc, ~/.profile, /etc/profile.d, "
 			       "a module file or a job script)");
 	}
@@ -427,9 +427,9 @@ static void stubs_on_path(rule_ctx *c)
 	if (llp) {
 		char *rest = loader_path_without_stubs(llp);
 		if (*rest)
-			finding_fix(x, "export LD_LIBRARY_PATH=%s", rest);
+			finding_fix_export(x, "LD_LIBRARY_PATH", rest, NULL);
 		else
-			finding_fix(x, "unset LD_LIBRARY_PATH");
+			finding_fix_unset(x, "LD_LIBRARY_PATH", NULL);
 		free(rest);
 	}
 	if (conf)
@@ -447,9 +447,9 @@ const rule rules_loader[] = {
 	{"lib.ld-path-stale", "loader", SEV_INFO, "loader.ld_library_path", ld_path_stale,
 	 "LD_LIBRARY_PATH entries that do not exist or hold another CUDA version than CUDA_HOME"},
 	{"lib.runtime-newer-than-driver", "loader", SEV_FAIL, "loader.pick.count", runtime_newer_than_driver,
-	 "the libcudart that loads is newer than the driver supports"},
+	 "the libcudart that loads is newer than the driver supports", .root_cause = 17},
 	{"lib.stubs-on-path", "loader", SEV_WARN, "loader.ld_library_path", stubs_on_path,
-	 "the CUDA toolkit's stubs directory on LD_LIBRARY_PATH or in ld.so.conf (placeholders shadow the driver)"},
+	 "the CUDA toolkit's stubs directory on LD_LIBRARY_PATH or in ld.so.conf (placeholders shadow the driver)", .root_cause = 11},
 	{"lib.cudnn-cuda-major", "loader", SEV_FAIL, "loader.pick.count", cudnn_cuda_major,
 	 "the cuDNN that loads is built for another CUDA major than the runtime"},
 	{NULL, NULL, 0, NULL, NULL, NULL},

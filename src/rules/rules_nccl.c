@@ -125,13 +125,14 @@ static void interface_missing(rule_ctx *c)
 					 have.len ? have.buf : "none");
 			const char *route = facts_str(f, "net.default_route");
 			if (!ib && route)
-				finding_fix(x, "export %s=%s   (the interface of the default route; on a cluster, the one the "
-					       "nodes reach each other on: ip -br addr)", d->name, route);
+				finding_fix_export(x, d->name, route,
+						   "the interface of the default route; on a cluster, the one the nodes reach each "
+						   "other on: ip -br addr");
 			else if (!ib)
 				finding_fix(x, "export %s=<interface>   with a name from `ip -br addr` that the nodes reach each "
 					       "other on", d->name);
 			if (ib && names.n)
-				finding_fix(x, "export %s=%s   (or unset it: NCCL uses every adapter)", d->name, names.v[0]);
+				finding_fix_export(x, d->name, names.v[0], "or unset it: NCCL uses every adapter");
 			finding_fix(x, "or unset %s: %s", d->name,
 				    ib ? "NCCL picks the adapters itself" : "NCCL then picks an interface itself, skipping docker* and lo");
 			finding_fix(x, "the value often comes from a job script or image written for other machines (ens5 on AWS, "

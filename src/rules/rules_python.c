@@ -769,11 +769,11 @@ static void lib_shadowed(rule_ctx *c)
 		finding_evidence(x, "LD_LIBRARY_PATH=%s", llp);
 		char q[sizeof(rest) + 512];
 		if (rest[0] && shell_word(q, sizeof(q), rest))
-			finding_fix(x, "export LD_LIBRARY_PATH=%s", q);
+			finding_fix_export(x, "LD_LIBRARY_PATH", q, NULL);
 		else if (rest[0])
 			finding_fix_refused(x, "the LD_LIBRARY_PATH value", rest);
 		else
-			finding_fix(x, "unset LD_LIBRARY_PATH");
+			finding_fix_unset(x, "LD_LIBRARY_PATH", NULL);
 		finding_fix(x, "and remove the line that adds it from ~/.bashrc (or the job script), so torch loads its own "
 			       "libraries through its RUNPATH");
 	} else if (via_rpath) {
@@ -933,7 +933,7 @@ static void cudnn_init_failed(rule_ctx *c)
 		    strcmp(o->id, "release.known-bad") == 0) {
 			finding_evidence(x, "cause: %s (%s)", o->title, o->id);
 			for (size_t k = 0; k < o->fix.n && k < 2; k++)
-				finding_fix(x, "%s", o->fix.v[k]);
+				finding_fix_copy(x, o, k);
 			o->rank = RANK_ROOT_CAUSE;
 			cause = true;
 		}
@@ -1066,13 +1066,6 @@ static void python_probe_failed(rule_ctx *c)
 
 /* ---- torch.cuda-unavailable: the symptom, linked to its one root cause ---- */
 
-static const char *const ROOT_CAUSES[] = {
-	"gpu.none",		 "driver.nouveau",	  "driver.not-loaded",	   "container.no-gpu", "wsl.v1",
-	"driver.libcuda-missing", "driver.version-mismatch", "driver.uvm-missing",    "dev.permission", "dev.wrong-node",   "lib.stubs-on-path", "driver.init-failed",
-	"env.visible-devices",	 "container.capabilities", "torch.cpu-build",	   "torch.driver-too-old",
-	"lib.runtime-newer-than-driver", "lib.shadowed",   "torch.import-failed",   NULL,
-};
-
 /* What torch's own warning text means, when no rule named a cause. */
 static void explain_warning(finding *x, const char *w, const facts *f, const kb *k)
 {
@@ -1118,23 +1111,15 @@ static void torch_cuda_unavailable(rule_ctx *c)
 	const fact *av = facts_get(f, "python.live.cuda.available");
 	if (!av || av->state != FACT_OK || av->i)
 		return;
-	finding *root = NULL;
-	for (size_t r = 0; ROOT_CAUSES[r] && !root; r++)
-		for (size_t i = 0; i < c->out->n && !root; i++)
-			if (strcmp(c->out->v[i].id, ROOT_CAUSES[r]) == 0 && c->out->v[i].sev == SEV_FAIL)
-				root = &c->out->v[i];
+	/* the root cause: the fail finding of the most fundamental rule marked root_cause */
+	long ri = rules_root_cause(c->out);
 	const char *w = facts_str(f, "python.live.cuda.warning");
 	const char *e = facts_str(f, "python.live.cuda.error");
-	char *root_id = root ? xstrdup(root->id) : NULL;
-	char *root_title = root ? xstrdup(root->title) : NULL;
-	strlist root_fix = {0};
-	if (root) {
-		for (size_t i = 0; i < root->fix.n && i < 3; i++)
-			sl_push(&root_fix, root->fix.v[i]);
-		if (root->rank > RANK_ROOT_CAUSE)
-			root->rank = RANK_ROOT_CAUSE;
-	}
-	/* root may move: findings_add can reallocate the array */
+	char *root_id = ri >= 0 ? xstrdup(c->out->v[ri].id) : NULL;
+	char *root_title = ri >= 0 ? xstrdup(c->out->v[ri].title) : NULL;
+	if (ri >= 0 && c->out->v[ri].rank > RANK_ROOT_CAUSE)
+		c->out->v[ri].rank = RANK_ROOT_CAUSE;
+	/* by index: findings_add can reallocate the array */
 	finding *x = rule_emit(c, "torch.cuda.is_available() is False%s%s", root_id ? ": " : "", root_title ? root_title : "");
 	x->rank = RANK_SYMPTOM;
 	if (w)
@@ -1144,14 +1129,14 @@ static void torch_cuda_unavailable(rule_ctx *c)
 	finding_evidence(x, "torch %s, torch.version.cuda = %s", torch_version(f), torch_cuda(f) ? torch_cuda(f) : "None");
 	if (root_id) {
 		finding_evidence(x, "root cause: %s (%s)", root_title, root_id);
-		for (size_t i = 0; i < root_fix.n; i++)
-			finding_fix(x, "%s", root_fix.v[i]);
+		const finding *root = &c->out->v[ri];
+		for (size_t i = 0; i < root->fix.n && i < 3; i++)
+			finding_fix_copy(x, root, i);
 	} else {
 		explain_warning(x, w ? w : e, f, c->kb);
 	}
 	free(root_id);
 	free(root_title);
-	sl_free(&root_fix);
 }
 
 /* ---- python.environments: what was examined ---- */
@@ -1191,11 +1176,11 @@ const rule rules_python[] = {
 	{"torch.not-installed", "python", SEV_INFO, "python.torch.installed", torch_not_installed,
 	 "no torch in the chosen interpreter (or no interpreter)"},
 	{"torch.import-failed", "python", SEV_FAIL, "python.live.status", torch_import_failed,
-	 "import torch raises in the chosen interpreter"},
+	 "import torch raises in the chosen interpreter", .root_cause = 19},
 	{"torch.cpu-build", "python", SEV_FAIL, "python.torch.installed", torch_cpu_build,
-	 "a CPU-only (or ROCm) torch while an NVIDIA GPU is present"},
+	 "a CPU-only (or ROCm) torch while an NVIDIA GPU is present", .root_cause = 15},
 	{"torch.driver-too-old", "python", SEV_FAIL, "python.torch.installed", torch_driver_too_old,
-	 "torch's CUDA needs a newer driver than the installed one"},
+	 "torch's CUDA needs a newer driver than the installed one", .root_cause = 16},
 	{"torch.arch-unsupported", "python", SEV_FAIL, "python.torch.installed", torch_arch_unsupported,
 	 "torch's architecture list does not cover a GPU's compute capability"},
 	{"torch.multiple", "python", SEV_WARN, "python.torch.installed", torch_multiple,
@@ -1203,7 +1188,7 @@ const rule rules_python[] = {
 	{"torch.conda-cudatoolkit", "python", SEV_WARN, "python.torch.installed", torch_conda_cudatoolkit,
 	 "conda cudatoolkit/cudnn packages that differ from torch's"},
 	{"lib.shadowed", "loader", SEV_FAIL, "python.torch.installed", lib_shadowed,
-	 "another copy of a CUDA library shadows the one torch ships"},
+	 "another copy of a CUDA library shadows the one torch ships", .root_cause = 18},
 	{"torch.cudnn-mismatch", "python", SEV_WARN, "python.torch.installed", torch_cudnn_mismatch,
 	 "the cuDNN torch mapped differs from cudnn.version() or the wheel's pin"},
 	{"torch.cudnn-disabled", "python", SEV_WARN, "python.torch.installed", torch_cudnn_disabled,

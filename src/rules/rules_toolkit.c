@@ -72,7 +72,7 @@ static void nvcc_not_on_path(rule_ctx *c)
 	char qb[4096], ql[8192];
 	if (shell_word(qb, sizeof(qb), bin)) {
 		char *line = xasprintf("export PATH=%s:$PATH", qb);
-		finding_fix(x, "%s", line);
+		finding_fix_export(x, "PATH", line + strlen("export PATH="), NULL);
 		if (shell_word(ql, sizeof(ql), line))
 			finding_fix(x, "to keep it: echo %s >> ~/.bashrc", ql);
 		free(line);
@@ -156,7 +156,7 @@ static void toolkit_inconsistent(rule_ctx *c)
 	if (cpath_off)
 		finding_evidence(x, "CUDA_PATH=%s points to yet another install", facts_str(f, "toolkit.cuda_path"));
 	if (ref < 0) {
-		finding_fix(x, "unset %s", var);
+		finding_fix_unset(x, var, NULL);
 		return;
 	}
 	const char *root = facts_str(f, "toolkit.%d.root", ref);
@@ -169,9 +169,9 @@ static void toolkit_inconsistent(rule_ctx *c)
 		return;
 	}
 	if (home_off)
-		finding_fix(x, "export %s=%s", var ? var : "CUDA_HOME", qr);
+		finding_fix_export(x, var ? var : "CUDA_HOME", qr, NULL);
 	if (cpath_off)
-		finding_fix(x, "export CUDA_PATH=%s", qr);
+		finding_fix_export(x, "CUDA_PATH", qr, NULL);
 	const char *uroot = facts_str(f, "toolkit.%d.root", u);
 	char *ubin = xasprintf("%s/bin", uroot ? uroot : "/usr/local/cuda");
 	if (link_off && shell_word(qu, sizeof(qu), ubin))

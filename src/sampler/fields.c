@@ -84,5 +84,14 @@ const snap_field snap_fields[] = {
 	/* from the process lists, not one call */
 	{S(nprocs), SNAP_NO_NVML, 1, "process_count", 1, "gpuvet_gpu_processes", 'g', 1,
 	 "Processes holding the GPU (compute and graphics).", NULL, 0, 0, NULL, "processes", NULL, 0, NULL},
+	/* dcgm-exporter's default counters: only a DCGM name */
+	{S(mem_reserved), N(memory_reserved), 1, NULL, 0, NULL, 0, 0, NULL, "DCGM_FI_DEV_FB_RESERVED", 'g', MIB,
+	 "Framebuffer memory reserved (in MiB).", NULL, NULL, 0, NULL},
+	{S(enc_util), N(encoder_util), 1, NULL, 0, "gpuvet_gpu_encoder_utilization_ratio", 'g', 0.01,
+	 "Fraction of the last sample period in which the video encoder (NVENC) worked.", "DCGM_FI_DEV_ENC_UTIL", 'g', 1,
+	 "Encoder utilization (in %).", NULL, NULL, 0, NULL},
+	{S(dec_util), N(decoder_util), 1, NULL, 0, "gpuvet_gpu_decoder_utilization_ratio", 'g', 0.01,
+	 "Fraction of the last sample period in which the video decoder (NVDEC) worked.", "DCGM_FI_DEV_DEC_UTIL", 'g', 1,
+	 "Decoder utilization (in %).", NULL, NULL, 0, NULL},
 };
 const size_t n_snap_fields = sizeof(snap_fields) / sizeof(snap_fields[0]);

@@ -1,15 +1,5 @@
 #include "sampler/nvlink_sample.h"
 
-static sval conv(gv_nv_u64 f, double scale)
-{
-	switch (f.st) {
-	case GV_V_OK: return sv_ok((double)f.v * scale);
-	case GV_V_UNSUPPORTED: return (sval){0, SV_NA};
-	case GV_V_ERROR: return (sval){0, SV_ERR};
-	default: return (sval){0, SV_NONE};
-	}
-}
-
 void nvlink_sample(unsigned index, nvlink_track *t, bool full, double now, gpu_sample *out)
 {
 	unsigned what = GV_NVLINK_TRAFFIC;
@@ -34,13 +24,13 @@ void nvlink_sample(unsigned index, nvlink_track *t, bool full, double now, gpu_s
 	for (int l = 0; l < n; l++) {
 		const gv_nvlink_link *k = &t->g.link[l];
 		snap_nvlink *o = &out->nvlink[l];
-		o->active = conv(k->active, 1);
-		o->tx_bytes = conv(k->tx_kib, 1024);
-		o->rx_bytes = conv(k->rx_kib, 1024);
-		o->crc_flit = conv(k->crc_flit, 1);
-		o->crc_data = conv(k->crc_data, 1);
-		o->replay = conv(k->replay, 1);
-		o->recovery = conv(k->recovery, 1);
+		o->active = sv_from_nvml(k->active, 1);
+		o->tx_bytes = sv_from_nvml(k->tx_kib, 1024);
+		o->rx_bytes = sv_from_nvml(k->rx_kib, 1024);
+		o->crc_flit = sv_from_nvml(k->crc_flit, 1);
+		o->crc_data = sv_from_nvml(k->crc_data, 1);
+		o->replay = sv_from_nvml(k->replay, 1);
+		o->recovery = sv_from_nvml(k->recovery, 1);
 		if (sv_has(o->tx_bytes))
 			tx += o->tx_bytes.v, have_tx = true;
 		if (sv_has(o->rx_bytes))

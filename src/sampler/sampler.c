@@ -40,16 +40,6 @@ struct sampler {
 	owner_cache *owners; /* whose job each GPU process is, read once per process */
 };
 
-static sval conv(gv_nv_u64 f, double scale)
-{
-	switch (f.st) {
-	case GV_V_OK: return sv_ok((double)f.v * scale);
-	case GV_V_UNSUPPORTED: return (sval){0, SV_NA};
-	case GV_V_ERROR: return (sval){0, SV_ERR};
-	default: return (sval){0, SV_NONE};
-	}
-}
-
 static void *event_thread(void *arg)
 {
 	sampler *s = arg;
@@ -227,7 +217,7 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 			continue;
 		gv_nv_u64 v;
 		memcpy(&v, (const char *)d + f->nvml_off, sizeof(v));
-		sval out = conv(v, f->nvml_scale);
+		sval out = sv_from_nvml(v, f->nvml_scale);
 		memcpy((char *)g + f->off, &out, sizeof(out));
 	}
 	if (GV_OK(d->cc_major) && GV_OK(d->cc_minor))

@@ -6,43 +6,19 @@
 
 #include "core/util.h"
 
-const clock_reason_desc clock_reasons[] = {
-	{CLK_GPU_IDLE, "gpu_idle", "idle"},
-	{CLK_APP_CLOCKS, "applications_clocks_setting", "application clocks setting"},
-	{CLK_SW_POWER_CAP, "sw_power_cap", "power cap"},
-	{CLK_HW_SLOWDOWN, "hw_slowdown", "hardware slowdown"},
-	{CLK_SYNC_BOOST, "sync_boost", "sync boost"},
-	{CLK_SW_THERMAL, "sw_thermal_slowdown", "software thermal slowdown"},
-	{CLK_HW_THERMAL, "hw_thermal_slowdown", "hardware thermal slowdown"},
-	{CLK_HW_POWER_BRAKE, "hw_power_brake_slowdown", "power brake"},
-	{CLK_DISPLAY_CLOCKS, "display_clock_setting", "display clock setting"},
-};
-const size_t n_clock_reasons = GV_ARRAY_LEN(clock_reasons);
+sval sv_from_nvml(gv_nv_u64 f, double scale)
+{
+	switch (f.st) {
+	case GV_V_OK: return sv_ok((double)f.v * scale);
+	case GV_V_UNSUPPORTED: return (sval){0, SV_NA};
+	case GV_V_ERROR: return (sval){0, SV_ERR};
+	default: return (sval){0, SV_NONE};
+	}
+}
 
 const char *clock_reasons_text(unsigned long long mask, char *buf, size_t size)
 {
-	if (size == 0)
-		return buf;
-	buf[0] = '\0';
-	if (mask == 0) {
-		str_copy(buf, size, "none");
-		return buf;
-	}
-	size_t len = 0;
-	for (size_t i = 0; i < n_clock_reasons; i++) {
-		if (!(mask & clock_reasons[i].bit))
-			continue;
-		int n = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", clock_reasons[i].words);
-		if (n < 0 || (size_t)n >= size - len)
-			break;
-		len += (size_t)n;
-	}
-	unsigned long long known = 0;
-	for (size_t i = 0; i < n_clock_reasons; i++)
-		known |= clock_reasons[i].bit;
-	if ((mask & ~known) && len < size)
-		snprintf(buf + len, size - len, "%sother (0x%llx)", len ? ", " : "", mask & ~known);
-	return buf;
+	return gv_nvml_clock_reasons_words(mask, buf, size);
 }
 
 snapshot *snapshot_new(int ngpus)

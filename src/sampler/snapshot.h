@@ -15,6 +15,7 @@
 
 #include "fleet/attrib.h"
 #include "nvidia/gpm_fields.h"
+#include "nvidia/nvml.h"
 
 typedef enum { SV_NONE = 0, SV_OK, SV_NA, SV_ERR } sval_state;
 
@@ -32,6 +33,8 @@ static inline bool sv_has(sval s)
 {
 	return s.st == SV_OK;
 }
+/* An NVML reading times scale, its state carried over: unsupported is n/a, an error stays one. */
+sval sv_from_nvml(gv_nv_u64 f, double scale);
 
 /* Clock event (throttle) reasons: NVML's bit values. */
 enum {
@@ -46,15 +49,8 @@ enum {
 	CLK_DISPLAY_CLOCKS = 0x100,
 };
 
-/* Name (snake_case, used as a label value and in JSON) and a few words for each reason bit. */
-typedef struct clock_reason_desc {
-	unsigned long long bit;
-	const char *name;
-	const char *words;
-} clock_reason_desc;
-extern const clock_reason_desc clock_reasons[];
-extern const size_t n_clock_reasons;
-/* The reasons set in mask, as words joined by ", " ("idle" when only idle; "none" when 0). */
+/* The reasons set in mask, as words joined by ", " ("idle" when only idle; "none" when 0); the
+ * names and words of each bit: gv_nvml_clock_reasons (nvidia/nvml.h). */
 const char *clock_reasons_text(unsigned long long mask, char *buf, size_t size);
 /* Reasons that slow a busy GPU down for a cause worth acting on (not idle, not application or
  * display clock settings). */
@@ -104,6 +100,8 @@ typedef struct gpu_sample {
 	sval cc;                                  /* compute capability as major.minor (9.0) */
 	sval power_default_limit;                 /* W: the board's default; a lower power_limit was lowered */
 	sval energy_mj;                           /* millijoules since the driver loaded */
+	sval mem_reserved;                        /* bytes the driver keeps for itself (NVML memory info v2) */
+	sval enc_util, dec_util;                  /* percent of time NVENC / NVDEC worked */
 	sval sm_clock, mem_clock, sm_clock_max, mem_clock_max; /* MHz */
 	sval clock_reasons;                                    /* bit mask (CLK_*) */
 	sval pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;

@@ -13,9 +13,7 @@
 #include <time.h>
 
 #include "core/util.h"
-#include "kb/kb.h"
-#include "probes/probes.h"
-#include "rules/rules.h"
+#include "diagnose/diagnose.h"
 
 struct exporter {
 	exporter_opts o;
@@ -259,11 +257,10 @@ void exporter_run_check(exporter *ex)
 		n = 0;
 		facts *f = facts_new();
 		probe_opts po = {!ex->o.check_full, !ex->o.check_full, NULL, 20000};
-		probes_run(f, &po);
+		diagnose_opts o = {.probes = &po};
 		findings fs;
 		findings_init(&fs);
-		rules_run(f, kb_global(), &fs);
-		findings_sort(&fs);
+		diagnose(f, &o, &fs);
 		for (size_t i = 0; i < fs.n; i++)
 			n = add_finding(&v, n, fs.v[i].id, fs.v[i].sev);
 		findings_free(&fs);

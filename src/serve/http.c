@@ -327,13 +327,22 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	(void)version;
 	(void)upload_data;
 	http_server *h = cls;
+	static int headers_seen;
+	bool readable = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+	/* A GET or HEAD is answered on the second call, once libmicrohttpd has read the whole
+	 * request: an answer queued on the first call (headers only) makes it close the connection
+	 * after the answer ("Connection: close"), so every scrape would pay a new connection.
+	 * Any other method is refused at once, without reading its body, and the connection closed. */
+	if (readable && !*req_cls) {
+		*req_cls = &headers_seen;
+		return MHD_YES;
+	}
 	if (*upload_data_size) { /* a body nobody asked for: discard it */
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	(void)req_cls;
 	conn_set_state(&h->conns, slot_of(c), CONN_ANSWERING, now_seconds());
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+	if (!readable)
 		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
 	if (strcmp(url, "/metrics") == 0)
 		return send_metrics(c, h);
@@ -347,6 +356,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return send_text(c, MHD_HTTP_OK,
 				 "gpuvet exporter\n/metrics  Prometheus metrics (OpenMetrics when asked)\n/healthz  liveness of the sampler\n");
 	return send_text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n");
+}
+
+/* What http_start made, at whatever step it stopped (h is zeroed at the start). */
+static void server_free(http_server *h)
+{
+	if (h->d)
+		MHD_stop_daemon(h->d);
+	conn_table_free(&h->conns);
+	free(h->pf);
+	free(h->pf_slot);
+	free(h->allow);
+	free(h);
 }
 
 http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errsize)
@@ -364,8 +385,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 			char why[256];
 			if (!conn_net_parse(o->allow[i], &h->allow[i], why, sizeof(why))) {
 				snprintf(err, errsize, "--allow %s", why);
-				free(h->allow);
-				free(h);
+				server_free(h);
 				return NULL;
 			}
 		}
@@ -385,8 +405,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 		int gai = getaddrinfo(host, NULL, &hints, &res);
 		if (gai != 0 || !res) {
 			snprintf(err, errsize, "cannot resolve listen address '%s': %s", host, gai_strerror(gai));
-			free(h->allow);
-			free(h);
+			server_free(h);
 			return NULL;
 		}
 		memcpy(&ss, res->ai_addr, res->ai_addrlen);
@@ -402,8 +421,7 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 	 * its per-address limit would refuse a scrape beside an address's idle connections */
 	unsigned hard = o->max_connections + HTTP_CLOSING_ROOM;
 	if (!fd_room(hard, err, errsize)) {
-		free(h->allow);
-		free(h);
+		server_free(h);
 		return NULL;
 	}
 	conn_table_init(&h->conns, o->max_connections, o->max_per_ip, o->timeout_seconds, hard);
@@ -424,22 +442,13 @@ http_server *http_start(const http_opts *o, exporter *ex, char *err, size_t errs
 	if (!h->d) {
 		snprintf(err, errsize, "cannot listen on %s: %s", o->listen,
 			 errno ? strerror(errno) : "libmicrohttpd refused the options");
-		conn_table_free(&h->conns);
-		free(h->pf);
-		free(h->pf_slot);
-		free(h->allow);
-		free(h);
+		server_free(h);
 		return NULL;
 	}
 	int pe = pthread_create(&h->loop, NULL, event_loop, h);
 	if (pe != 0) {
 		snprintf(err, errsize, "cannot start the http thread: %s", strerror(pe));
-		MHD_stop_daemon(h->d);
-		conn_table_free(&h->conns);
-		free(h->pf);
-		free(h->pf_slot);
-		free(h->allow);
-		free(h);
+		server_free(h);
 		return NULL;
 	}
 	h->loop_started = true;
@@ -471,10 +480,5 @@ void http_stop(http_server *h)
 	atomic_store(&h->stop, true);
 	if (h->loop_started)
 		pthread_join(h->loop, NULL);
-	MHD_stop_daemon(h->d);
-	conn_table_free(&h->conns);
-	free(h->pf);
-	free(h->pf_slot);
-	free(h->allow);
-	free(h);
+	server_free(h);
 }

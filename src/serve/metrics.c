@@ -27,13 +27,6 @@ static sval field(const gpu_sample *g, size_t offset)
 	return v;
 }
 
-/* Labels of one GPU in our naming. */
-typedef struct gpu_labels {
-	char index[16];
-	const char *names[12];
-	const char *values[12];
-	size_t n;
-} gpu_labels;
 
 /* Whose job holds the GPU, as dcgm-exporter names it: pod, namespace, container for the first
  * Kubernetes pod among its processes, hpc_job for the first Slurm job (dcgm-exporter's HPC job
@@ -58,26 +51,20 @@ static void owner_labels(gpu_labels *l, const gpu_sample *g)
 		l->names[l->n] = "hpc_job", l->values[l->n++] = job->job;
 }
 
-static void our_labels(gpu_labels *l, const gpu_sample *g)
+void metrics_gpu_labels(gpu_labels *l, const gpu_sample *g, bool dcgm, const metrics_input *in)
 {
 	snprintf(l->index, sizeof(l->index), "%d", g->index);
 	l->names[0] = "gpu", l->values[0] = l->index;
-	l->names[1] = "uuid", l->values[1] = g->uuid;
-	l->n = 2;
-	owner_labels(l, g);
-}
-
-static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t dsize, const metrics_input *in)
-{
-	snprintf(l->index, sizeof(l->index), "%d", g->index);
-	if (g->minor >= 0)
-		snprintf(device, dsize, "nvidia%d", g->minor);
-	else
-		snprintf(device, dsize, "nvidia%d", g->index);
-	l->names[0] = "gpu", l->values[0] = l->index;
+	if (!dcgm) {
+		l->names[1] = "uuid", l->values[1] = g->uuid;
+		l->n = 2;
+		owner_labels(l, g);
+		return;
+	}
+	snprintf(l->device, sizeof(l->device), "nvidia%d", g->minor >= 0 ? g->minor : g->index);
 	l->names[1] = "UUID", l->values[1] = g->uuid;
 	l->names[2] = "pci_bus_id", l->values[2] = g->pci_bus_id;
-	l->names[3] = "device", l->values[3] = device;
+	l->names[3] = "device", l->values[3] = l->device;
 	l->names[4] = "Hostname", l->values[4] = in->hostname ? in->hostname : "";
 	l->n = 5;
 	if (in->snap && in->snap->driver_version[0])
@@ -85,6 +72,18 @@ static void dcgm_labels(gpu_labels *l, const gpu_sample *g, char *device, size_t
 	if (in->dcgm_model_name)
 		l->names[l->n] = "modelName", l->values[l->n++] = g->name;
 	owner_labels(l, g);
+}
+
+static void our_labels(gpu_labels *l, const gpu_sample *g)
+{
+	metrics_gpu_labels(l, g, false, NULL);
+}
+
+void metrics_family_once(expo *e, bool *declared, const char *name, metric_type type, const char *help)
+{
+	if (!*declared)
+		expo_family(e, name, type, help);
+	*declared = true;
 }
 
 /* The same labels plus one or two more. */
@@ -115,16 +114,10 @@ static void render_field_families(expo *e, const snapshot *s, bool dcgm, const m
 			sval v = field(g, sf->off);
 			if (!sv_has(v) || g->lost)
 				continue; /* n/a: no sample rather than a made-up value */
-			if (!declared) {
-				expo_family(e, name, mtype(dcgm ? sf->dcgm_type : sf->prom_type), dcgm ? sf->dcgm_help : sf->prom_help);
-				declared = true;
-			}
+			metrics_family_once(e, &declared, name, mtype(dcgm ? sf->dcgm_type : sf->prom_type),
+					    dcgm ? sf->dcgm_help : sf->prom_help);
 			gpu_labels l;
-			char device[24];
-			if (dcgm)
-				dcgm_labels(&l, g, device, sizeof(device), in);
-			else
-				our_labels(&l, g);
+			metrics_gpu_labels(&l, g, dcgm, in);
 			expo_sample_v(e, v.v * (dcgm ? sf->dcgm_scale : sf->prom_scale), l.n, l.names, l.values);
 		}
 	}
@@ -164,16 +157,9 @@ static void render_gpm(expo *e, const snapshot *s, bool dcgm, const metrics_inpu
 				v = sv_ok(g->util_gpu.v * 0.01);
 			if (!sv_has(v))
 				continue;
-			if (!declared) {
-				expo_family(e, name, MT_GAUGE, f->help);
-				declared = true;
-			}
+			metrics_family_once(e, &declared, name, MT_GAUGE, f->help);
 			gpu_labels l;
-			char device[24];
-			if (dcgm)
-				dcgm_labels(&l, g, device, sizeof(device), in);
-			else
-				our_labels(&l, g);
+			metrics_gpu_labels(&l, g, dcgm, in);
 			expo_sample_v(e, v.v, l.n, l.names, l.values);
 		}
 	}
@@ -203,16 +189,13 @@ static void render_throttle(expo *e, const snapshot *s)
 		const gpu_sample *g = &s->gpus[i];
 		if (!sv_has(g->clock_reasons) || g->lost)
 			continue;
-		if (!declared) {
-			expo_family(e, "gpuvet_gpu_throttle_reason", MT_GAUGE,
+		metrics_family_once(e, &declared, "gpuvet_gpu_throttle_reason", MT_GAUGE,
 				    "1 when this clock event reason holds the clocks back (NVML clock event reasons).");
-			declared = true;
-		}
 		gpu_labels l;
 		our_labels(&l, g);
 		unsigned long long mask = (unsigned long long)g->clock_reasons.v;
-		for (size_t r = 0; r < n_clock_reasons; r++)
-			sample_plus(e, (mask & clock_reasons[r].bit) ? 1 : 0, &l, "reason", clock_reasons[r].name, NULL, NULL);
+		for (size_t r = 0; r < gv_nvml_n_clock_reasons; r++)
+			sample_plus(e, (mask & gv_nvml_clock_reasons[r].bit) ? 1 : 0, &l, "reason", gv_nvml_clock_reasons[r].name, NULL, NULL);
 	}
 }
 
@@ -223,11 +206,8 @@ static void render_pcie_throughput(expo *e, const snapshot *s)
 		const gpu_sample *g = &s->gpus[i];
 		if (g->lost || (!sv_has(g->pcie_tx_kbps) && !sv_has(g->pcie_rx_kbps)))
 			continue;
-		if (!declared) {
-			expo_family(e, "gpuvet_gpu_pcie_throughput_bytes_per_second", MT_GAUGE,
+		metrics_family_once(e, &declared, "gpuvet_gpu_pcie_throughput_bytes_per_second", MT_GAUGE,
 				    "PCIe throughput over NVML's last 20 ms window, by direction (tx: GPU to host).");
-			declared = true;
-		}
 		gpu_labels l;
 		our_labels(&l, g);
 		if (sv_has(g->pcie_tx_kbps))
@@ -259,11 +239,8 @@ static void render_ecc(expo *e, const snapshot *s)
 			sval v = field(g, ecc[k].off);
 			if (!sv_has(v))
 				continue;
-			if (!declared) {
-				expo_family(e, "gpuvet_gpu_ecc_errors_total", MT_COUNTER,
+			metrics_family_once(e, &declared, "gpuvet_gpu_ecc_errors_total", MT_COUNTER,
 					    "ECC errors; scope volatile counts since the driver loaded, aggregate over the GPU's life.");
-				declared = true;
-			}
 			sample_plus(e, v.v, &l, "type", ecc[k].type, "scope", ecc[k].scope);
 		}
 	}
@@ -278,10 +255,7 @@ static void render_pair(expo *e, const snapshot *s, const char *name, const char
 		sval a = field(g, off1), b = field(g, off2);
 		if (g->lost || (!sv_has(a) && !sv_has(b)))
 			continue;
-		if (!declared) {
-			expo_family(e, name, MT_GAUGE, help);
-			declared = true;
-		}
+		metrics_family_once(e, &declared, name, MT_GAUGE, help);
 		gpu_labels l;
 		our_labels(&l, g);
 		if (sv_has(a))
@@ -316,8 +290,7 @@ static void render_xid(expo *e, const snapshot *s, bool dcgm, const metrics_inpu
 			if (g->xids[k].last_time > t)
 				t = g->xids[k].last_time, last = g->xids[k].code;
 		gpu_labels l;
-		char device[24];
-		dcgm_labels(&l, g, device, sizeof(device), in);
+		metrics_gpu_labels(&l, g, true, in);
 		expo_sample_v(e, last, l.n, l.names, l.values);
 	}
 }
@@ -329,13 +302,9 @@ static void render_dcgm_fb_free(expo *e, const snapshot *s, const metrics_input 
 		const gpu_sample *g = &s->gpus[i];
 		if (g->lost || !sv_has(g->mem_used) || !sv_has(g->mem_total))
 			continue;
-		if (!declared) {
-			expo_family(e, "DCGM_FI_DEV_FB_FREE", MT_GAUGE, "Framebuffer memory free (in MiB).");
-			declared = true;
-		}
+		metrics_family_once(e, &declared, "DCGM_FI_DEV_FB_FREE", MT_GAUGE, "Framebuffer memory free (in MiB).");
 		gpu_labels l;
-		char device[24];
-		dcgm_labels(&l, g, device, sizeof(device), in);
+		metrics_gpu_labels(&l, g, true, in);
 		double free_mib = (g->mem_total.v - g->mem_used.v) / (1024.0 * 1024.0);
 		expo_sample_v(e, free_mib < 0 ? 0 : free_mib, l.n, l.names, l.values);
 	}

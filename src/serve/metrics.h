@@ -51,6 +51,19 @@ typedef struct metrics_status {
 } metrics_status;
 
 void metrics_render(expo *e, const metrics_input *in);
+
+/* For the writers of metrics.c and metrics_nvlink.c: one GPU's labels, gpuvet's (gpu, uuid) or,
+ * with dcgm, dcgm-exporter's (gpu, UUID, pci_bus_id, device, Hostname, DCGM_FI_DRIVER_VERSION,
+ * modelName with --dcgm-model-name), then the pod or Slurm job that holds it */
+typedef struct gpu_labels {
+	char index[16], device[24];
+	const char *names[12];
+	const char *values[12];
+	size_t n;
+} gpu_labels;
+void metrics_gpu_labels(gpu_labels *l, const gpu_sample *g, bool dcgm, const metrics_input *in);
+/* Declares a family before its first sample: once per *declared. */
+void metrics_family_once(expo *e, bool *declared, const char *name, metric_type type, const char *help);
 /* The NVLink families (serve/metrics_nvlink.c), called by metrics_render. */
 void metrics_render_nvlink(expo *e, const snapshot *s, const metrics_input *in);
 void metrics_render_status(expo *e, const metrics_status *st);

@@ -49,9 +49,8 @@ static void render_ours(expo *e, const snapshot *s)
 		for (int l = 0; has_links(g) && l < g->nvlinks; l++) {
 			if (!sv_has(g->nvlink[l].active))
 				continue;
-			if (!declared)
-				declared = expo_family(e, "gpuvet_gpu_nvlink_up", MT_GAUGE,
-						       "1 when the NVLink link is active, 0 when it is down (nvmlDeviceGetNvLinkState).");
+			metrics_family_once(e, &declared, "gpuvet_gpu_nvlink_up", MT_GAUGE,
+					    "1 when the NVLink link is active, 0 when it is down (nvmlDeviceGetNvLinkState).");
 			sample_link(e, g->nvlink[l].active.v, g, l, NULL, NULL);
 		}
 	}
@@ -63,10 +62,9 @@ static void render_ours(expo *e, const snapshot *s)
 				sval v = link_field(&g->nvlink[l], errs[k].off);
 				if (!sv_has(v))
 					continue;
-				if (!declared)
-					declared = expo_family(e, "gpuvet_gpu_nvlink_errors_total", MT_COUNTER,
-							       "NVLink data-link errors since the driver loaded, by type (CRC flit, "
-							       "CRC data, replay, recovery).");
+				metrics_family_once(e, &declared, "gpuvet_gpu_nvlink_errors_total", MT_COUNTER,
+						    "NVLink data-link errors since the driver loaded, by type (CRC flit, "
+						    "CRC data, replay, recovery).");
 				sample_link(e, v.v, g, l, "type", errs[k].type);
 			}
 	}
@@ -77,10 +75,9 @@ static void render_ours(expo *e, const snapshot *s)
 			const snap_nvlink *k = &g->nvlink[l];
 			if (!sv_has(k->tx_bytes) && !sv_has(k->rx_bytes))
 				continue;
-			if (!declared)
-				declared = expo_family(e, "gpuvet_gpu_nvlink_data_bytes_total", MT_COUNTER,
-						       "NVLink payload bytes since the driver loaded, by direction (tx: sent by "
-						       "this GPU).");
+			metrics_family_once(e, &declared, "gpuvet_gpu_nvlink_data_bytes_total", MT_COUNTER,
+					    "NVLink payload bytes since the driver loaded, by direction (tx: sent by "
+					    "this GPU).");
 			if (sv_has(k->tx_bytes))
 				sample_link(e, k->tx_bytes.v, g, l, "direction", "tx");
 			if (sv_has(k->rx_bytes))
@@ -89,15 +86,12 @@ static void render_ours(expo *e, const snapshot *s)
 	}
 }
 
-/* DCGM's labels, as metrics.c writes them */
+/* DCGM's labels, those of every other DCGM family (metrics.c) */
 static void dcgm_sample(expo *e, double v, const gpu_sample *g, const metrics_input *in)
 {
-	char idx[16], device[24];
-	snprintf(idx, sizeof(idx), "%d", g->index);
-	snprintf(device, sizeof(device), "nvidia%d", g->minor >= 0 ? g->minor : g->index);
-	const char *names[] = {"gpu", "UUID", "pci_bus_id", "device", "Hostname", "modelName"};
-	const char *values[] = {idx, g->uuid, g->pci_bus_id, device, in->hostname ? in->hostname : "", g->name};
-	expo_sample_v(e, v, in->dcgm_model_name ? 6 : 5, names, values);
+	gpu_labels l;
+	metrics_gpu_labels(&l, g, true, in);
+	expo_sample_v(e, v, l.n, l.names, l.values);
 }
 
 static void render_dcgm(expo *e, const snapshot *s, const metrics_input *in)
@@ -126,8 +120,7 @@ static void render_dcgm(expo *e, const snapshot *s, const metrics_input *in)
 			}
 			if (!any)
 				continue;
-			if (!declared)
-				declared = expo_family(e, totals[k].name, MT_UNTYPED, totals[k].help);
+			metrics_family_once(e, &declared, totals[k].name, MT_UNTYPED, totals[k].help);
 			dcgm_sample(e, sum, g, in);
 		}
 	}

@@ -127,15 +127,6 @@ static const char *header_of(const char *lib, const char **kind)
 	return NULL;
 }
 
-static char *dir_of(const char *path)
-{
-	char *d = xstrdup(path);
-	char *slash = strrchr(d, '/');
-	if (slash)
-		slash[slash == d ? 1 : 0] = '\0';
-	return d;
-}
-
 /* The version in a header beside the library: <libdir>/../include/<header>. */
 static bool version_from_header(const cuda_lib_copy *c, const char *libdir, char *out, size_t n)
 {
@@ -380,7 +371,7 @@ void cuda_libs_versions(cuda_libs *L, bool allow_dlopen)
 		char v[64];
 		const char *base = strrchr(c->real, '/');
 		base = base ? base + 1 : c->real;
-		char *realdir = dir_of(c->real);
+		char *realdir = path_dir(c->real);
 		if (c->major < 0)
 			c->major = libname_major(base);
 		if (libname_version(base, v, sizeof(v))) {
@@ -391,7 +382,7 @@ void cuda_libs_versions(cuda_libs *L, bool allow_dlopen)
 			c->version_source = "header";
 		} else {
 			for (size_t k = 0; k < c->names.n && !c->version; k++) {
-				char *nd = dir_of(c->names.v[k]);
+				char *nd = path_dir(c->names.v[k]);
 				if (version_from_header(c, nd, v, sizeof(v))) {
 					c->version = xstrdup(v);
 					c->version_source = "header";

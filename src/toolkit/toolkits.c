@@ -420,6 +420,22 @@ void cuda_env_scan(cuda_env *e, bool run_nvcc)
 		cuda_install_probe(&e->v[i], run_nvcc);
 }
 
+const char *cuda_link_state_name(int s)
+{
+	switch (s) {
+	case LINK_OK:
+		return "symlink";
+	case LINK_DANGLING:
+		return "dangling";
+	case LINK_LOOP:
+		return "loop";
+	case LINK_DIRECTORY:
+		return "directory";
+	default:
+		return "absent";
+	}
+}
+
 void cuda_env_free(cuda_env *e)
 {
 	for (size_t i = 0; i < e->n; i++) {

@@ -24,6 +24,9 @@ typedef struct cuda_install {
 } cuda_install;
 
 enum { LINK_ABSENT = 0, LINK_OK, LINK_DANGLING, LINK_LOOP, LINK_DIRECTORY };
+/* A LINK_* state as the facts, env --json and env's text name it: "symlink", "dangling", "loop",
+ * "directory" or "absent". */
+const char *cuda_link_state_name(int state);
 
 typedef struct cuda_env {
 	cuda_install *v;

@@ -414,9 +414,9 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 		}
 		cJSON *reasons = cJSON_AddArrayToObject(x, "clock_event_reasons");
 		if (sv_has(g->clock_reasons))
-			for (size_t r = 0; r < n_clock_reasons; r++)
-				if ((unsigned long long)g->clock_reasons.v & clock_reasons[r].bit)
-					cJSON_AddItemToArray(reasons, cJSON_CreateString(clock_reasons[r].name));
+			for (size_t r = 0; r < gv_nvml_n_clock_reasons; r++)
+				if ((unsigned long long)g->clock_reasons.v & gv_nvml_clock_reasons[r].bit)
+					cJSON_AddItemToArray(reasons, cJSON_CreateString(gv_nvml_clock_reasons[r].name));
 		cJSON *act = cJSON_AddObjectToObject(x, "activity");
 		cJSON_AddStringToObject(act, "gpm", g->gpm_support ? gv_gpm_support_text((gv_gpm_support)g->gpm_support)
 								  : "not read");

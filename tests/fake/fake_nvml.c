@@ -962,6 +962,27 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t dev, unsigned *v)
 	return rc ? rc : gpu_uint(dev, "fan", -3, v);
 }
 
+static nvmlReturn_t codec_util(const char *call, const char *field, nvmlDevice_t dev, unsigned *util, unsigned *period_us)
+{
+	nvmlReturn_t rc = enter(call, dev);
+	if (rc)
+		return rc;
+	if (!period_us)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*period_us = 167000; /* what an H200 answers */
+	return gpu_uint(dev, field, 0, util);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t dev, unsigned *util, unsigned *period_us)
+{
+	return codec_util("nvmlDeviceGetEncoderUtilization", "encoder_util", dev, util, period_us);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t dev, unsigned *util, unsigned *period_us)
+{
+	return codec_util("nvmlDeviceGetDecoderUtilization", "decoder_util", dev, util, period_us);
+}
+
 /* ---- fabric ---- */
 
 FULL_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t dev, nvmlGpuFabricInfo_t *fi)

@@ -12,7 +12,7 @@
 #include "kb/kb.h"
 #include "render/render.h"
 #include "core/text.h"
-#include "rules/rules.h"
+#include "diagnose/diagnose.h"
 
 static kb *k;
 
@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	findings fs;
 	findings_init(&fs);
-	rules_run(f, k, &fs);
+	diagnose_opts o = {.kb = k};
+	diagnose(f, &o, &fs);
 	render_opts ro = {.color = size & 1, .verbose = true};
 	char *text = NULL;
 	size_t tlen = 0;

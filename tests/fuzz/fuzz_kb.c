@@ -15,7 +15,7 @@
 #include "core/findings.h"
 #include "kb/kb.h"
 #include "python/fixplan.h"
-#include "rules/rules.h"
+#include "diagnose/diagnose.h"
 
 static const char *const tables[] = {"arch_rates", "cuda_arch",	  "cuda_driver", "cudnn_cuda", "gpu_cc",
 				     "gpu_peaks",  "torch_cuda",  "torch_cudnn", "torch_vision", "tune_expect",
@@ -71,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		findings fs;
 		findings_init(&fs);
-		rules_run(f, k, &fs);
+		diagnose_opts o = {.kb = k};
+		diagnose(f, &o, &fs);
 		findings_free(&fs);
 		fix_machine m;
 		fix_machine_read(f, k, &m);

@@ -19,8 +19,8 @@ CONFIG = ("device_count = 8\ngpu.2.xid = 79\ngpu.1.processes = 4242:python:3GiB\
           "xid_wait_max_ms = 20\ngpu.*.retired_sbe = 0\ngpu.*.retired_dbe = 0\ngpu.*.retired_pending = 0\n"
           "gpu.*.fan = 30\n")
 # what dashboard 12239 queries (both its published revisions): names, and labels besides
-# instance, which Prometheus adds. DCGM_FI_PROF_PIPE_TENSOR_ACTIVE needs DCGM's profiling
-# and is documented as absent (docs/serve.md).
+# instance, which Prometheus adds. Its panels themselves are evaluated with promtool by
+# test_dcgm_dashboard.py (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE among them, from GPM).
 DCGM_12239 = ["DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_UTIL",
               "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE"]
 DCGM_LABELS = ["gpu", "UUID", "Hostname"]

@@ -51,6 +51,10 @@ def main():
         check(len(dk) == 1 and v[dk[0]] == 7, "DCGM replay total: %s" % dk)
         dk = [k for k in v if k.startswith("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL{") and 'gpu="1"' in k]
         check(len(dk) == 1 and v[dk[0]] == 5, "DCGM CRC flit total: %s" % dk)
+        # the labels of every other DCGM family of that GPU (DCGM_FI_DRIVER_VERSION was missing)
+        temp = [k for k in v if k.startswith("DCGM_FI_DEV_GPU_TEMP{") and 'gpu="1"' in k]
+        check(len(temp) == 1 and dk[0].partition("{")[2] == temp[0].partition("{")[2],
+              "DCGM NVLink labels %s differ from DCGM_FI_DEV_GPU_TEMP's %s" % (dk, temp))
         fams = [l.split()[2] for l in text.splitlines() if l.startswith("# TYPE ")]
         check(len(fams) == len(set(fams)), "a family declared twice: %s" % sorted(f for f in fams if fams.count(f) > 1))
         r = gvtest.promtool(text)

@@ -12,13 +12,16 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "cmd/cmd.h"
 #include "core/facts.h"
 #include "core/findings.h"
 #include "core/proc.h"
 #include "core/util.h"
+#include "diagnose/diagnose.h"
 #include "kb/csv.h"
 #include "kb/kb.h"
 #include "rules/policy.h"
+#include "rules/rules.h"
 
 static void test_version_cmp(void **s)
 {
@@ -224,6 +227,133 @@ static void test_kb_lookups(void **s)
 	kb_free(k);
 }
 
+/* Fixes as data: each helper adds the line check prints and the item fix composes; what is
+ * not one safe word stays advice. */
+static void test_fix_items(void **s)
+{
+	(void)s;
+	findings fs;
+	findings_init(&fs);
+	finding *x = findings_add(&fs, "env.x", "env", SEV_WARN, "x");
+	finding_fix(x, "read the manual");
+	finding_fix_export(x, "LD_LIBRARY_PATH", "'/opt/a b':/usr/lib", "keeps the driver's");
+	finding_fix_unset(x, "CUDA_LAUNCH_BLOCKING", NULL);
+	finding_fix_export(x, "PATH", "/x; rm -rf ~", NULL); /* no word: advice */
+	finding_fix_export(x, "1BAD", "v", NULL);          /* no name: advice */
+	finding_fix_command(x, FIX_SCOPE_SYSTEM, "sudo modprobe nvidia_uvm", "loads the UVM module");
+	assert_int_equal(x->fix.n, 6);
+	assert_int_equal(x->nfixes, 6);
+	assert_string_equal(x->fix.v[1], "export LD_LIBRARY_PATH='/opt/a b':/usr/lib   (keeps the driver's)");
+	assert_string_equal(x->fix.v[2], "unset CUDA_LAUNCH_BLOCKING");
+	assert_string_equal(x->fix.v[5], "sudo modprobe nvidia_uvm   (loads the UVM module)");
+	assert_int_equal(finding_fix_item(x, 0)->kind, FIX_ADVICE);
+	const fix_item *e = finding_fix_item(x, 1);
+	assert_int_equal(e->kind, FIX_ENV_SET);
+	assert_int_equal(e->scope, FIX_SCOPE_SHELL);
+	assert_string_equal(e->var, "LD_LIBRARY_PATH");
+	assert_string_equal(e->value, "'/opt/a b':/usr/lib");
+	assert_string_equal(e->command, "export LD_LIBRARY_PATH='/opt/a b':/usr/lib");
+	assert_string_equal(e->purpose, "keeps the driver's");
+	assert_int_equal(finding_fix_item(x, 2)->kind, FIX_ENV_UNSET);
+	assert_int_equal(finding_fix_item(x, 3)->kind, FIX_ADVICE);
+	assert_null(finding_fix_item(x, 3)->command);
+	assert_int_equal(finding_fix_item(x, 4)->kind, FIX_ADVICE);
+	assert_int_equal(finding_fix_item(x, 5)->kind, FIX_COMMAND);
+	assert_string_equal(fix_scope_name(finding_fix_item(x, 5)->scope), "system");
+	assert_null(finding_fix_item(x, 6));
+	/* a copy keeps the structure (torch.cuda-unavailable takes its root cause's fixes) */
+	finding *y = findings_add(&fs, "torch.y", "python", SEV_FAIL, "y");
+	x = &fs.v[0];
+	finding_fix_copy(y, x, 1);
+	assert_int_equal(finding_fix_item(y, 0)->kind, FIX_ENV_SET);
+	assert_string_equal(y->fix.v[0], x->fix.v[1]);
+	findings_free(&fs);
+}
+
+/* The one pipeline: the rules of one layer only, the --require policies, the setting recorded
+ * with the facts, sorted fail first. */
+static void test_diagnose(void **s)
+{
+	(void)s;
+	facts *f = facts_new();
+	facts_put_int(f, NULL, 2, "nvml.device_count");
+	strlist req = {0};
+	sl_push(&req, "nvml.device_count>=8");
+	diagnose_opts o = {.layer = "bench", .requires = &req, .memory_headroom_set = true,
+			   .memory_headroom_bytes = 1 << 20};
+	findings fs;
+	findings_init(&fs);
+	diagnose(f, &o, &fs);
+	assert_true(fs.n >= 1);
+	assert_string_equal(fs.v[0].id, "policy.require");
+	assert_int_equal(fs.v[0].sev, SEV_FAIL);
+	for (size_t i = 0; i < fs.nskipped; i++) /* only bench rules ran (or were skipped) */
+		assert_string_equal(rules_find(fs.skipped[i].id)->layer, "bench");
+	assert_true(fs.nskipped > 0);
+	long long v = 0;
+	assert_true(facts_int(f, &v, "config.memory_headroom_bytes"));
+	assert_int_equal(v, 1 << 20);
+	findings_free(&fs);
+	sl_free(&req);
+	facts_free(f);
+}
+
+/* torch.cuda-unavailable's root cause: a property of the rules (root_cause), the most
+ * fundamental fail finding wins; a warning is no root cause */
+static void test_root_cause(void **s)
+{
+	(void)s;
+	assert_true(rules_find("gpu.none")->root_cause > 0);
+	assert_true(rules_find("gpu.none")->root_cause < rules_find("torch.cpu-build")->root_cause);
+	assert_int_equal(rules_find("gpu.hot")->root_cause, 0);
+	findings fs;
+	findings_init(&fs);
+	findings_add(&fs, "gpu.hot", "gpu", SEV_FAIL, "hot");
+	assert_int_equal(rules_root_cause(&fs), -1);
+	findings_add(&fs, "torch.cpu-build", "python", SEV_FAIL, "cpu build");
+	findings_add(&fs, "driver.nouveau", "hardware", SEV_WARN, "nouveau, only a warning here");
+	findings_add(&fs, "lib.shadowed", "loader", SEV_FAIL, "shadowed");
+	assert_int_equal(rules_root_cause(&fs), 1);
+	findings_add(&fs, "driver.not-loaded", "hardware", SEV_FAIL, "not loaded");
+	assert_int_equal(rules_root_cause(&fs), 4);
+	findings_free(&fs);
+	/* docs/findings/python.md lists them in the rules' order: the table is the one declaration */
+	const char *src = getenv("GPUVET_SOURCE_DIR");
+	if (!src)
+		return;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/docs/findings/python.md", src);
+	size_t len;
+	char *doc = read_input_file("findings doc", path, 1 << 20, &len);
+	assert_non_null(doc);
+	const char *list = strstr(doc, "in this order: ");
+	assert_non_null(list);
+	list += strlen("in this order: ");
+	const char *end = strchr(list, '.');
+	while (end && end[1] != '\n' && end[1] != ' ') /* ids have dots: the list ends at ". " or ".\n" */
+		end = strchr(end + 1, '.');
+	assert_non_null(end);
+	char *text = xstrndup(list, (size_t)(end - list));
+	for (char *q = text; *q; q++)
+		if (*q == '\n')
+			*q = ' ';
+	strlist ids = {0};
+	sl_split(&ids, text, ", ", false);
+	int n = 0;
+	for (const rule *r = rules_first(); r; r = rules_next(r))
+		if (r->root_cause > 0)
+			n++;
+	assert_int_equal((int)ids.n, n);
+	for (size_t i = 0; i < ids.n; i++) {
+		const rule *r = rules_find(ids.v[i]);
+		assert_non_null(r);
+		assert_int_equal(r->root_cause, (int)i + 1);
+	}
+	sl_free(&ids);
+	free(text);
+	free(doc);
+}
+
 static void test_policy(void **s)
 {
 	(void)s;
@@ -324,6 +454,61 @@ static void test_path_fold(void **s)
 	}
 }
 
+/* path_dir keeps "/" for a file at the top and a bare name whole (the loader and toolkit
+ * callers pass absolute paths; a relative one must not become "" or "."). */
+static void test_path_dir(void **s)
+{
+	(void)s;
+	const char *cases[][2] = {{"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib/x86_64-linux-gnu"},
+				  {"/libcuda.so", "/"}, {"libcuda.so", "libcuda.so"}, {"/a/b/", "/a/b"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = path_dir(cases[i][0]);
+		assert_string_equal(d, cases[i][1]);
+		free(d);
+	}
+}
+
+/* str_find_n reads only len bytes: a kernel-log line is a slice of a larger buffer, no NUL. */
+static void test_str_find_n(void **s)
+{
+	(void)s;
+	const char buf[] = "xx NVRM: Xid (PCI:0000:01:00): 79";
+	assert_ptr_equal(str_find_n(buf, strlen(buf), "NVRM:"), buf + 3);
+	assert_null(str_find_n(buf, 7, "NVRM:"));
+	assert_ptr_equal(str_find_n(buf, 8, "NVRM:"), buf + 3);
+	assert_null(str_find_n(buf, strlen(buf), "Xid (PCI:0001"));
+}
+
+/* What is printed between stdout_mute and stdout_unmute, through stdio or write(2), never
+ * reaches fd 1; what comes before and after does, in order. */
+static void test_stdout_mute(void **s)
+{
+	(void)s;
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	fflush(stdout);
+	int keep = dup(STDOUT_FILENO);
+	dup2(p[1], STDOUT_FILENO);
+	printf("before ");
+	stdout_muted m;
+	stdout_mute(&m);
+	printf("library banner ");
+	assert_int_equal(write(STDOUT_FILENO, "raw ", 4), 4);
+	stdout_unmute(&m);
+	printf("after");
+	fflush(stdout);
+	dup2(keep, STDOUT_FILENO);
+	close(keep);
+	close(p[1]);
+	char buf[64] = {0};
+	size_t got = 0;
+	ssize_t r;
+	while (got < sizeof(buf) - 1 && (r = read(p[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	close(p[0]);
+	assert_string_equal(buf, "before after");
+}
+
 /* The child dies with us (PR_SET_PDEATHSIG): a process running proc_run killed by SIGKILL takes
  * its child along, so a killed gpuvet leaves no probe behind. */
 static bool process_gone(pid_t pid)
@@ -391,9 +576,14 @@ int main(void)
 		cmocka_unit_test(test_version_cmp),  cmocka_unit_test(test_facts_roundtrip),
 		cmocka_unit_test(test_facts_many),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
+		cmocka_unit_test(test_fix_items),    cmocka_unit_test(test_diagnose),
+		cmocka_unit_test(test_root_cause),
 		cmocka_unit_test(test_proc_timeout_and_bound),
 		cmocka_unit_test(test_str_fmt_whole),
 		cmocka_unit_test(test_path_fold),
+		cmocka_unit_test(test_path_dir),
+		cmocka_unit_test(test_str_find_n),
+		cmocka_unit_test(test_stdout_mute),
 		cmocka_unit_test(test_proc_stdin_stderr_signals),
 		cmocka_unit_test(test_proc_child_dies_with_us),
 		cmocka_unit_test(test_facts_replaced_stays_valid),

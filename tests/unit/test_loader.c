@@ -278,6 +278,27 @@ static void test_expand(void **s)
 	sl_free(&l);
 }
 
+/* LD_LIBRARY_PATH names host paths; with --root, an entry below the root is the examined
+ * machine's directory (the prefix goes), one outside it stays as written, an empty one is ".". */
+static void test_split_path_machine(void **s)
+{
+	(void)s;
+	assert_null(loader_split_path_machine(NULL, NULL));
+	char *llp = xasprintf("%s/usr/lib64::/opt/x;%s", tmproot, tmproot);
+	strlist l = {0};
+	sl_push(&l, "kept");
+	char *joined = loader_split_path_machine(llp, &l);
+	assert_string_equal(joined, "/usr/lib64:.:/opt/x:/");
+	assert_int_equal(l.n, 5);
+	assert_string_equal(l.v[0], "kept");
+	assert_string_equal(l.v[1], "/usr/lib64");
+	assert_string_equal(l.v[2], ".");
+	assert_string_equal(l.v[3], "/opt/x");
+	free(joined);
+	free(llp);
+	sl_free(&l);
+}
+
 static void test_resolve(void **s)
 {
 	(void)s;
@@ -464,6 +485,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ldconf_includes, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_elf_file_and_rpath, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_resolve, root_setup, root_teardown),
+		cmocka_unit_test_setup_teardown(test_split_path_machine, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_hostile_root, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_libscan_limits, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_cuda_env, root_setup, root_teardown),

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +184,55 @@ static void test_fatbin_synthetic(void **st)
 	fatbin_scan(&b, 0, a + pad + c2, &lim, &s);
 	assert_true(s.incomplete);
 	assert_int_equal(s.containers, 1);
+}
+
+/* A section too big for one thread (libtorch_cuda.so's) is walked in parts: the parallel scan
+ * must count exactly what the one-thread scan counts (a limit of containers forces that one),
+ * through garbage between containers, bad container headers and a last container cut short. */
+static void test_fatbin_parallel_equals_serial(void **st)
+{
+	(void)st;
+	size_t cap = (size_t)70 << 20;
+	unsigned char *big = calloc(1, cap);
+	assert_non_null(big);
+	const int ents[][3] = {{2, 80, 0x11}, {2, 90, 0x100011}, {1, 120, 0x8011}, {2, 100, 0x200011}};
+	size_t len = 0;
+	for (unsigned i = 0; len + 8192 < (size_t)66 << 20; i++) {
+		if (i % 997 == 0) {
+			memcpy(big + len, "garbage, no magic", 17);
+			len += 17;
+		}
+		if (i % 1301 == 0) { /* a magic with a header size below 16 */
+			uint32_t magic = FATBIN_MAGIC;
+			memcpy(big + len, &magic, 4);
+			big[len + 6] = 3;
+			len += 16;
+		}
+		len += make_fatbin(big + len, cap - len, ents + i % 3, 1 + (int)(i % 2), 16 + i % 40);
+	}
+	size_t last = len;
+	len += make_fatbin(big + len, cap - len, ents, 4, 64);
+	uint64_t claim = (uint64_t)1 << 40; /* the last container claims more than the section */
+	memcpy(big + last + 8, &claim, 8);
+	binsrc b;
+	binsrc_mem(&b, big, len);
+	fatbin_summary par, ser;
+	fatbin_limits serial = {UINT_MAX, 0};
+	unsigned np = fatbin_scan(&b, 0, len, NULL, &par);
+	unsigned ns = fatbin_scan(&b, 0, len, &serial, &ser);
+	assert_true(np > 10000);
+	assert_int_equal(np, ns);
+	assert_int_equal(par.entries, ser.entries);
+	assert_int_equal(par.malformed, ser.malformed);
+	assert_true(ser.malformed > 10);
+	assert_int_equal(par.compressed, ser.compressed);
+	assert_false(par.incomplete || ser.incomplete);
+	char a1[256], a2[256];
+	fatbin_arch_text(&par, a1, sizeof(a1));
+	fatbin_arch_text(&ser, a2, sizeof(a2));
+	assert_string_equal(a1, a2);
+	assert_string_equal(a1, "sm_80 sm_90a sm_100f compute_120");
+	free(big);
 }
 
 /* ---- arch lists ---- */
@@ -585,6 +635,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixtures),    cmocka_unit_test(test_fatbin_synthetic),
+		cmocka_unit_test(test_fatbin_parallel_equals_serial),
 		cmocka_unit_test(test_archlist),
 		cmocka_unit_test(test_pyparse),     cmocka_unit_test(test_kb_torch),
 		cmocka_unit_test(test_fixplan),     cmocka_unit_test(test_probe_out),

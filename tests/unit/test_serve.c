@@ -18,6 +18,7 @@
 #include "core/proc.h"
 #include "core/util.h"
 #include "expo/expo.h"
+#include "health/conditions.h"
 #include "health/health.h"
 #include "kb/kb.h"
 #include "sampler/snapshot.h"
@@ -399,12 +400,19 @@ static void test_health_rules(void **st)
 	health_update(&h2, s, t + 4);
 	assert_int_equal(health_gpu(&h2, 3), HEALTH_HEALTHY);
 
-	/* Xid: the catalogue decides; an application fault (13) degrades, the GPU off the bus (79)
-	 * is unhealthy; healthy again after the hold time */
+	/* Xid: the catalogue decides, as for check's gpu.xid (xid_judge); an application fault (13)
+	 * is the application's, not a condition of the GPU; the GPU off the bus (79) is unhealthy;
+	 * healthy again after the hold time */
 	s->gpus[3].xids[0] = (xid_count){13, 1, t + 5};
 	s->gpus[3].nxid = 1;
 	health_update(&h2, s, t + 6);
+	assert_int_equal(health_gpu(&h2, 3), HEALTH_HEALTHY);
+	for (size_t i = 0; i < h2.nmsg; i++)
+		assert_false(h2.msgs[i].gpu == 3 && strcmp(h2.msgs[i].id, "gpu.xid") == 0);
+	s->gpus[3].xids[0] = (xid_count){32, 1, t + 5}; /* a warn code of the catalogue: degraded */
+	health_update(&h2, s, t + 6);
 	assert_int_equal(health_gpu(&h2, 3), HEALTH_DEGRADED);
+	s->gpus[3].xids[0] = (xid_count){13, 1, t + 5};
 	s->gpus[3].xids[1] = (xid_count){79, 1, t + 5};
 	s->gpus[3].nxid = 2;
 	health_update(&h2, s, t + 6);
@@ -435,6 +443,25 @@ static void test_health_rules(void **st)
 	assert_int_equal(health_overall(&h3), HEALTH_HEALTHY);
 	snapshot_free(empty);
 	snapshot_free(s);
+}
+
+/* gpu.xid's one rule (health/conditions.h), which check and watch/serve both call */
+static void test_xid_judge(void **st)
+{
+	(void)st;
+	const kb *k = kb_global();
+	xid_verdict v = xid_judge(k, 79, true);
+	assert_int_equal(v.level, CLOCKS_UNHEALTHY);
+	assert_true(v.known);
+	assert_string_equal(v.name, "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS");
+	assert_int_equal(xid_judge(k, 79, false).level, CLOCKS_INFO); /* an earlier boot: context */
+	assert_int_equal(xid_judge(k, 13, true).level, CLOCKS_INFO);  /* an application fault */
+	assert_int_equal(xid_judge(k, 32, true).level, CLOCKS_DEGRADED);
+	v = xid_judge(k, 60000, true); /* not in the catalogue */
+	assert_int_equal(v.level, CLOCKS_DEGRADED);
+	assert_false(v.known);
+	assert_string_equal(v.action, XID_LOOKUP_ACTION);
+	assert_int_equal(xid_judge(NULL, 79, true).level, CLOCKS_DEGRADED);
 }
 
 static void test_xid_lines(void **st)
@@ -708,6 +735,7 @@ int main(void)
 		cmocka_unit_test(test_family_types),
 		cmocka_unit_test(test_metrics_values_and_promtool),
 		cmocka_unit_test(test_health_rules),
+		cmocka_unit_test(test_xid_judge),
 		cmocka_unit_test(test_xid_lines),
 		cmocka_unit_test(test_exporter_staleness),
 		cmocka_unit_test(test_textfile),
