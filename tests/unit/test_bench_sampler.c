@@ -19,6 +19,7 @@
 #include "bench/gpu.h"
 #include "bench/monitor.h"
 #include "nvidia/nvml.h"
+#include "sampler/sampler.h"
 #include "sampler/window.h"
 #include "tune/tune_sampler.h"
 #include "../tools/test_tmp.h"
@@ -214,6 +215,39 @@ static void test_tune_sampler(void **s)
 	gv_nvml_unload();
 }
 
+/* the sampler's processes_every: bench's monitor reads the processes once a second, not every
+ * take; between, the last list stays. The fake's per-process SM utilization advances once per
+ * read of the processes, so the takes show which of them read. */
+static void test_processes_every(void **s)
+{
+	(void)s;
+	use_fake("gpu.0.processes = 4194301:python3:1GiB\n"
+		 "gpu.0.process_sm_util = 4194301:10,4194301:20,4194301:30,4194301:40\n");
+	for (int every = 1; every <= 3; every += 2) {
+		sampler_opts o = {.no_events = true, .no_kmsg = true, .no_gpm = true, .processes_every = every};
+		char err[256] = "";
+		sampler *smp = sampler_open(&o, err, sizeof(err));
+		assert_non_null(smp);
+		double got[4];
+		for (int t = 0; t < 4; t++) {
+			snapshot *snap = sampler_take(smp, err, sizeof(err));
+			assert_non_null(snap);
+			assert_int_equal(snap->gpus[0].nproc, 1);
+			assert_true(sv_has(snap->gpus[0].procs[0].sm_util));
+			got[t] = snap->gpus[0].procs[0].sm_util.v;
+			snapshot_free(snap);
+		}
+		sampler_close(smp);
+		if (every == 1)
+			assert_true(got[0] == 10 && got[1] == 20 && got[2] == 30 && got[3] == 40);
+		else
+			assert_true(got[0] == 10 && got[1] == 10 && got[2] == 10 && got[3] == 20);
+		use_fake("gpu.0.processes = 4194301:python3:1GiB\n"
+			 "gpu.0.process_sm_util = 4194301:10,4194301:20,4194301:30,4194301:40\n");
+	}
+	gv_nvml_unload();
+}
+
 static int setup(void **s)
 {
 	(void)s;
@@ -238,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_monitor),
 		cmocka_unit_test(test_tune_sampler),
+		cmocka_unit_test(test_processes_every),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
