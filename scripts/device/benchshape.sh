@@ -1,23 +1,24 @@
 #!/bin/sh
 # On the GPU machine (one H200 is enough): gpuvet bench's GPM evidence windows and its monitor
-# and tune's sampler on the one sampler (src/sampler). Under 60 s: `bench --quick --json` (about
-# 30 s), then a short tune (the MLP, fp32, no CPU, no DDP, the DataLoader test with 0 workers:
-# its GPU utilization samples are what tune's sampler reads). Changes nothing of the GPU.
+# and tune's sampler on the one sampler (src/sampler). Under 60 s: `bench --quick --json --only
+# gemm,memory,transfer` (the groups with evidence windows; at most 32 s), then a short tune (the
+# MLP, fp32, no CPU, no DDP, the DataLoader test with 0 workers: its GPU utilization samples are
+# what tune's sampler reads; at most 26 s). Changes nothing of the GPU.
 # Needs build/ and .devlib/ carried: bash scripts/device-run.sh scripts/device/benchshape.sh
 #
 # Writes under $OUT/benchshape: bench.json, tune.json, their stderr, summary.txt (one line per
 # figure: the window's length, the GPU time in it, SM/tensor/DRAM over the timed repeats and
 # over the whole window) and verdict.txt; exits 1 when a check fails. The checks:
 #  - every GEMM dtype and every memory figure that was measured has its own activity window
-#    (transfers have one too)
-#    (window_seconds >= 0.1, busy_seconds > 0);
+#    (window_seconds >= 0.1, busy_seconds > 0); bf16, fp16, tf32, fp8, int8, triad and copy
+#    must be measured;
 #  - tensor active over the timed repeats > 0.8 for bf16, fp16, tf32, fp8 and int8 GEMMs;
 #  - DRAM active over the timed repeats > 0.8 for memory.triad and memory.copy;
 #  - GPM's PCIe traffic over the timed copies within 0.5x to 2x of the figure: to the GPU
 #    (pcie_rx) for transfer.h2d_pinned, from it (pcie_tx) for transfer.d2h_pinned;
 #  - the monitor on the sampler: bench.monitor.gpu.0.samples > 0, an SM clock median, every
 #    GEMM figure with sm_clock_mhz, no refusal (bench.refused) on an idle GPU;
-#  - tune: gpu_conditions with samples > 0, an SM clock and the GPU's NVML index.
+#  - tune: gpu_conditions with samples > 0 and an SM clock.
 # fp32 (no tensor cores) and fp64 are recorded in summary.txt, not judged.
 set -u
 OUT=${OUT:-/tmp/gpuvet-out}/benchshape
@@ -30,10 +31,10 @@ PY=${PYTHON:-python3}
 
 nvidia-smi --query-gpu=index,name,clocks.sm,temperature.gpu,power.draw,utilization.gpu --format=csv \
 	> "$OUT/nvidia-smi-before.csv" 2>&1
-timeout 45 "$G" bench --quick --json --no-history > "$OUT/bench.json" 2> "$OUT/bench.err"
+timeout 32 "$G" bench --quick --json --no-history --only gemm,memory,transfer > "$OUT/bench.json" 2> "$OUT/bench.err"
 echo "bench exit $?" >> "$OUT/exit.txt"
-timeout 25 "$G" tune --json --no-history -q --models mlp --settings fp32 --no-cpu --no-ddp --workers 0 \
-	--budget 15 > "$OUT/tune.json" 2> "$OUT/tune.err"
+timeout 26 "$G" tune --json --no-history -q --models mlp --settings fp32 --no-cpu --no-ddp --workers 0 \
+	--budget 20 > "$OUT/tune.json" 2> "$OUT/tune.err"
 echo "tune exit $?" >> "$OUT/exit.txt"
 
 "$PY" - "$OUT" <<'PY'
