@@ -79,7 +79,6 @@
 #define PTX_FMA_(b0, b1, b2, b3, a0, a1, a2, a3)                                                                    \
 	"\tfma.rn.f32 %f33, %f49, " b0 ", " a0 ";\n\tfma.rn.f32 %f34, %f49, " b1 ", " a1 ";\n\tfma.rn.f32 %f35, %f49, " \
 	b2 ", " a2 ";\n\tfma.rn.f32 %f36, %f49, " b3 ", " a3 ";\n"
-#define PTX_FMA(qb, qa, addr) PTX_FMA_(qb, qa) PTX_ST(addr, PTX_OUT)
 /* the read kernel's four sums %f40-%f43 += a quad */
 #define PTX_SUM_(x0, x1, x2, x3)                                                                                       \
 	"\tadd.f32 %f40, %f40, " x0 ";\n\tadd.f32 %f41, %f41, " x1 ";\n\tadd.f32 %f42, %f42, " x2 ";\n\tadd.f32 %f43, %f43, " x3 ";\n"
@@ -96,6 +95,20 @@
 #define PTX_LD_A4 PTX_LD(F1, "%rd30") PTX_LD(F5, "%rd31") PTX_LD(F9, "%rd32") PTX_LD(F13, "%rd33")
 /* and of the second's (%rd34-%rd37) into F17..F29 */
 #define PTX_LD_B4 PTX_LD(F17, "%rd34") PTX_LD(F21, "%rd35") PTX_LD(F25, "%rd36") PTX_LD(F29, "%rd37")
+
+/* The body of a kernel over three arrays (%rd20 and %rd21 in, %rd22 out, add and triad): four
+ * vectors of each per loop, then the tail; OP(in1, in2, out address) computes and stores a quad. */
+#define PTX_STREAM3(L, OP)                                                                                             \
+	PTX_LOOP4(L)                                                                                                   \
+	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")                                                        \
+	PTX_ADDR4("%rd21", "%rd34", "%rd35", "%rd36", "%rd37")                                                        \
+	PTX_ADDR4("%rd22", "%rd38", "%rd39", "%rd40", "%rd41")                                                        \
+	PTX_LD_A4 PTX_LD_B4 OP(F1, F17, "%rd38") OP(F5, F21, "%rd39") OP(F9, F25, "%rd40") OP(F13, F29, "%rd41")      \
+	PTX_TAIL(L) PTX_ADDR("%rd30", "%rd20") PTX_ADDR("%rd34", "%rd21") PTX_ADDR("%rd38", "%rd22")                 \
+	PTX_LD(F1, "%rd30") PTX_LD(F17, "%rd34") OP(F1, F17, "%rd38") PTX_TAIL_END(L)
+/* triad's quad: s x the second array + the first */
+#define PTX_TRIAD(qa, qb, addr) PTX_TRIAD_(addr, qb, qa)
+#define PTX_TRIAD_(addr, ...) PTX_FMA_(__VA_ARGS__) PTX_ST(addr, PTX_OUT)
 
 /* The fill kernels' shape (gen.h): registers and the common parameters; the five-parameter entry
  * of the float fills with the mantissa mask %r13 = (1 << mbits) - 1; the loop over elements with
@@ -235,21 +248,7 @@ const char ptx_bench_module[] =
 	PTX_PTR("%rd22", "add_c")
 	"\tld.param.u64 %rd4, [add_n];\n"
 	PTX_GRID_STRIDE
-	PTX_LOOP4("ADD")
-	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")
-	PTX_ADDR4("%rd21", "%rd34", "%rd35", "%rd36", "%rd37")
-	PTX_ADDR4("%rd22", "%rd38", "%rd39", "%rd40", "%rd41")
-	PTX_LD_A4
-	PTX_LD_B4
-	PTX_ADDV(F1, F17, "%rd38") PTX_ADDV(F5, F21, "%rd39") PTX_ADDV(F9, F25, "%rd40") PTX_ADDV(F13, F29, "%rd41")
-	PTX_TAIL("ADD")
-	PTX_ADDR("%rd30", "%rd20")
-	PTX_ADDR("%rd34", "%rd21")
-	PTX_ADDR("%rd38", "%rd22")
-	PTX_LD(F1, "%rd30")
-	PTX_LD(F17, "%rd34")
-	PTX_ADDV(F1, F17, "%rd38")
-	PTX_TAIL_END("ADD")
+	PTX_STREAM3("ADD", PTX_ADDV)
 	"\tret;\n"
 	"}\n"
 	".visible .entry gv_triad(\n"
@@ -267,21 +266,7 @@ const char ptx_bench_module[] =
 	"\tld.param.u64 %rd4, [triad_n];\n"
 	"\tld.param.f32 %f49, [triad_s];\n"
 	PTX_GRID_STRIDE
-	PTX_LOOP4("TRIAD")
-	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")
-	PTX_ADDR4("%rd21", "%rd34", "%rd35", "%rd36", "%rd37")
-	PTX_ADDR4("%rd22", "%rd38", "%rd39", "%rd40", "%rd41")
-	PTX_LD_A4
-	PTX_LD_B4
-	PTX_FMA(F17, F1, "%rd38") PTX_FMA(F21, F5, "%rd39") PTX_FMA(F25, F9, "%rd40") PTX_FMA(F29, F13, "%rd41")
-	PTX_TAIL("TRIAD")
-	PTX_ADDR("%rd30", "%rd20")
-	PTX_ADDR("%rd34", "%rd21")
-	PTX_ADDR("%rd38", "%rd22")
-	PTX_LD(F1, "%rd30")
-	PTX_LD(F17, "%rd34")
-	PTX_FMA(F17, F1, "%rd38")
-	PTX_TAIL_END("TRIAD")
+	PTX_STREAM3("TRIAD", PTX_TRIAD)
 	"\tret;\n"
 	"}\n"
 	".visible .entry gv_read(\n"
