@@ -57,7 +57,7 @@ test-asan: test-deps
 
 # The unit tests and the scenarios that run the probe, per-GPU, deadline, Python-child, bench and
 # run threads, under ThreadSanitizer (clang): the first race report aborts its test.
-TSAN_TESTS = ^unit/test_|^scenario/(100|128|136|200|300|405|407|409|411|600|602|604|722)-
+TSAN_TESTS = ^unit/test_|^scenario/(100|128|136|200|300|405|407|409|411|600|602|604|617|618|722)-
 test-tsan: test-deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DGPUVET_TSAN=ON -DCMAKE_C_COMPILER=clang -DGPUVET_TESTS=ON
 	cmake --build build-tsan -j$(JOBS) --target gpuvet scenario_runner fake_nvml fake_nvml_basic fake_cuda \

@@ -1,4 +1,4 @@
-/* Shared pieces of gpuvet bench: groups, progress, time limits, the speedup tables. */
+/* Shared pieces of gpuvet bench: the group table, progress, time limits, evidence windows, the speedup tables. */
 #include "bench/bench.h"
 
 #include <math.h>
@@ -7,17 +7,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/gpu.h"
+#include "bench/watchdog.h"
+#include "core/factkeys.h"
 #include "core/util.h"
 #include "diagnose/diagnose.h"
 
-static const struct {
-	const char *name;
-	unsigned bit;
-} group_names[] = {
-	{"gemm", BENCH_G_GEMM},         {"memory", BENCH_G_MEMORY}, {"transfer", BENCH_G_TRANSFER},
-	{"launch", BENCH_G_LAUNCH},     {"multi", BENCH_G_MULTI},   {"cpu", BENCH_G_CPU},
-	{"all", BENCH_G_ALL},
-};
+#define BENCH_GROUP_ROW_(ID, name, run, gpu, sections) {name, BENCH_G_##ID, run, gpu, sections},
+const bench_group bench_groups[BENCH_N_GROUPS] = {BENCH_GROUPS(BENCH_GROUP_ROW_)};
+#undef BENCH_GROUP_ROW_
+
+unsigned bench_gpu_groups(void)
+{
+	unsigned m = 0;
+	for (size_t g = 0; g < BENCH_N_GROUPS; g++)
+		if (bench_groups[g].gpu)
+			m |= bench_groups[g].bit;
+	return m;
+}
+
+void bench_run_groups(bench_ctx *c)
+{
+	for (size_t g = 0; g < BENCH_N_GROUPS; g++)
+		if (c->o->groups & bench_groups[g].bit)
+			bench_groups[g].run(c);
+}
+
+void bench_cpu_group(bench_ctx *c)
+{
+	bench_cpu(c);
+	/* the GPU at the CPU's size when that had to be smaller */
+	static const bench_dtype cmp[] = {DT_FP32, DT_FP64};
+	for (size_t i = 0; c->gpu && (c->o->groups & BENCH_G_GEMM) && i < GV_ARRAY_LEN(cmp); i++) {
+		char id[32], gid[32];
+		snprintf(id, sizeof(id), "cpu.gemm.%s", dtype_get(cmp[i])->name);
+		snprintf(gid, sizeof(gid), "gemm.%s", dtype_get(cmp[i])->name);
+		const bench_figure *f = report_find(c->r, id);
+		const bench_figure *g = report_find(c->r, gid);
+		if (f && !f->skipped && f->size > 0 && g && !g->skipped && g->size != f->size)
+			bench_gemm_at(c, cmp[i], (int)f->size);
+	}
+}
 
 bool bench_parse_groups(const char *list, unsigned *out, const char **bad)
 {
@@ -27,10 +57,12 @@ bool bench_parse_groups(const char *list, unsigned *out, const char **bad)
 	unsigned mask = 0;
 	bool ok = parts.n > 0;
 	for (size_t i = 0; i < parts.n && ok; i++) {
-		bool found = false;
-		for (size_t g = 0; g < GV_ARRAY_LEN(group_names); g++)
-			if (strcmp(parts.v[i], group_names[g].name) == 0) {
-				mask |= group_names[g].bit;
+		bool found = strcmp(parts.v[i], "all") == 0;
+		if (found)
+			mask |= BENCH_G_ALL;
+		for (size_t g = 0; g < BENCH_N_GROUPS; g++)
+			if (strcmp(parts.v[i], bench_groups[g].name) == 0) {
+				mask |= bench_groups[g].bit;
 				found = true;
 			}
 		if (!found) {
@@ -46,6 +78,85 @@ bool bench_parse_groups(const char *list, unsigned *out, const char **bad)
 	if (ok)
 		*out = mask;
 	return ok;
+}
+
+void bench_window_close(bench_ctx *c)
+{
+	gpm_window_close(c->win);
+	c->win = NULL;
+	c->win_tried = false;
+}
+
+void bench_window_begin(bench_ctx *c, int ordinal)
+{
+	c->win_ok = false;
+	/* NVML is initialised by the monitor: without it there is nothing to sample */
+	if (!c->mon || !c->gpu || ordinal < 0 || ordinal >= c->gpu->count || c->gpu->dev[ordinal].nvml_index < 0)
+		return;
+	int idx = c->gpu->dev[ordinal].nvml_index;
+	if (!c->win_tried || idx != c->win_nvml) {
+		bench_window_close(c);
+		c->win_tried = true;
+		char why[256];
+		c->win = gpm_window_open((unsigned)idx, why, sizeof(why));
+		c->win_nvml = idx;
+		if (!c->win)
+			facts_put_state(c->r->facts, FACT_UNSUPPORTED, "nvmlGpmQueryDeviceSupport", why,
+					FK_BENCH_MONITOR_GPU_GPM(d), idx);
+		else
+			facts_put_str(c->r->facts, "nvmlGpmQueryDeviceSupport", "supported", FK_BENCH_MONITOR_GPU_GPM(d), idx);
+	}
+	gpm_window_begin(c->win);
+}
+
+void bench_window_end(bench_ctx *c, double busy_s)
+{
+	c->win_ok = c->win && gpm_window_end(c->win, busy_s, &c->win_ev);
+}
+
+void bench_window_evidence(bench_ctx *c, bench_figure *f)
+{
+	f->sm_active = f->tensor_active = f->dram_active = NAN;
+	f->window_sm_active = f->window_tensor_active = f->window_dram_active = NAN;
+	f->pcie_tx_bps = f->pcie_rx_bps = NAN;
+	if (!c->win_ok)
+		return;
+	c->win_ok = false; /* one window, one figure */
+	const gpm_evidence *e = &c->win_ev;
+	f->sm_active = e->busy[GV_GPM_SM_ACTIVE];
+	f->tensor_active = e->busy[GV_GPM_TENSOR_ACTIVE];
+	f->dram_active = e->busy[GV_GPM_DRAM_ACTIVE];
+	f->pcie_tx_bps = e->busy[GV_GPM_PCIE_TX];
+	f->pcie_rx_bps = e->busy[GV_GPM_PCIE_RX];
+	f->window_sm_active = e->window[GV_GPM_SM_ACTIVE];
+	f->window_tensor_active = e->window[GV_GPM_TENSOR_ACTIVE];
+	f->window_dram_active = e->window[GV_GPM_DRAM_ACTIVE];
+	f->activity_window_s = e->window_s;
+	f->activity_busy_s = e->busy_s;
+	if (isfinite(f->sm_active) && strcmp(f->group, "transfer") == 0)
+		figure_set_note(f, "GPM over the timed copies (%.0f ms in a %.0f ms window): PCIe %.1f GB/s to the GPU, %.1f GB/s from it",
+				e->busy_s * 1e3, e->window_s * 1e3, isfinite(f->pcie_rx_bps) ? f->pcie_rx_bps / 1e9 : 0,
+				isfinite(f->pcie_tx_bps) ? f->pcie_tx_bps / 1e9 : 0);
+	else if (isfinite(f->sm_active))
+		figure_set_note(f, "GPM over the timed repeats (%.0f ms of GPU time in a %.0f ms window): SM active %.0f%%, "
+				   "tensor %.0f%%, DRAM %.0f%%",
+				e->busy_s * 1e3, e->window_s * 1e3, f->sm_active * 100,
+				isfinite(f->tensor_active) ? f->tensor_active * 100 : 0,
+				isfinite(f->dram_active) ? f->dram_active * 100 : 0);
+}
+
+int bench_repeat(bench_once_fn once, void *arg, int reps, double *secs, char *why, size_t n)
+{
+	int got = 0;
+	for (int r = 0; r < reps; r++) {
+		double t = once(arg, why, n);
+		if (t < 0)
+			return -1;
+		secs[got++] = t;
+		if (watchdog_expired())
+			break;
+	}
+	return got;
 }
 
 static double t_start;

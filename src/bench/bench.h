@@ -10,6 +10,7 @@
 
 #include "bench/dtype.h"
 #include "bench/report.h"
+#include "sampler/window.h"
 
 typedef struct bench_opts {
 	bool quick;
@@ -23,16 +24,44 @@ typedef struct bench_opts {
 	double limit_scale;     /* multiplies every watchdog limit (tests, slow machines) */
 } bench_opts;
 
-enum {
-	BENCH_G_GEMM = 1 << 0,
-	BENCH_G_MEMORY = 1 << 1,
-	BENCH_G_TRANSFER = 1 << 2,
-	BENCH_G_LAUNCH = 1 << 3,
-	BENCH_G_MULTI = 1 << 4, /* P2P and NCCL */
-	BENCH_G_CPU = 1 << 5,
-	BENCH_G_ALL = 0x3f,
-};
-/* "gemm,memory,transfer,launch,multi,cpu" -> mask; false (with *bad set) on an unknown name. */
+/* The benchmark groups (--only), declared once, in the order they run: X(ID, name, run, gpu,
+ * sections). Launch latency runs first, on a context that has done nothing else yet, as a
+ * bare launch loop measures it; the report shows sections in its own order (report.c), and
+ * `sections` names the report sections a group's figures go to. gpu: it needs the CUDA session
+ * (and the busy check). bench_groups[] in bench.c is this table as data. */
+#define BENCH_GROUPS(X)                                                                                         \
+	X(LAUNCH, "launch", bench_launch, true, "launch")                                                       \
+	X(GEMM, "gemm", bench_gemm, true, "gemm speedup")                                                       \
+	X(MEMORY, "memory", bench_memory, true, "memory")                                                       \
+	X(TRANSFER, "transfer", bench_transfer, true, "transfer")                                               \
+	X(MULTI, "multi", bench_multi, true, "p2p nccl")                                                        \
+	X(CPU, "cpu", bench_cpu_group, false, "cpu speedup")
+
+#define BENCH_GI_(ID, ...) BENCH_GI_##ID,
+enum { BENCH_GROUPS(BENCH_GI_) BENCH_N_GROUPS };
+#undef BENCH_GI_
+#define BENCH_G_(ID, ...) BENCH_G_##ID = 1u << BENCH_GI_##ID,
+enum { BENCH_GROUPS(BENCH_G_) BENCH_G_ALL = (1u << BENCH_N_GROUPS) - 1 };
+#undef BENCH_G_
+/* "launch gemm memory transfer multi cpu": the names as one string literal, for --help */
+#define BENCH_GROUP_NAME_(ID, name, ...) name " "
+#define BENCH_GROUP_NAMES BENCH_GROUPS(BENCH_GROUP_NAME_)
+
+struct bench_ctx;
+typedef struct bench_group {
+	const char *name;
+	unsigned bit;
+	void (*run)(struct bench_ctx *c);
+	bool gpu;
+	const char *sections;
+} bench_group;
+extern const bench_group bench_groups[BENCH_N_GROUPS];
+/* The groups that need the GPU session, as a mask. */
+unsigned bench_gpu_groups(void);
+/* Runs the groups of c->o->groups in their order. */
+void bench_run_groups(struct bench_ctx *c);
+
+/* "gemm,memory,transfer,launch,multi,cpu" (any order, "all") -> mask; false (with *bad set) on an unknown name. */
 bool bench_parse_groups(const char *list, unsigned *out, const char **bad);
 
 struct gpu_session;
@@ -52,7 +81,18 @@ typedef struct bench_ctx {
 	char lt_error[1024];
 	void *lt_handle;          /* cublasLtHandle_t of the device in use */
 	int lt_device;
+	struct gpm_window *win;   /* the evidence window's GPM state (sampler/window.h), of GPU win_nvml */
+	bool win_tried;           /* win_nvml was asked (win NULL: that GPU has no GPM) */
+	int win_nvml;
+	bool win_ok;              /* the last window gave counters (in win_ev) */
+	gpm_evidence win_ev;
 } bench_ctx;
+
+/* One timed repeat of a measurement: its time in seconds, or < 0 with why. */
+typedef double (*bench_once_fn)(void *arg, char *why, size_t n);
+/* Up to reps repeats into secs, stopping early when the watchdog expires (after at least one);
+ * their number, or -1 with why when one failed. Nothing else runs between the repeats. */
+int bench_repeat(bench_once_fn once, void *arg, int reps, double *secs, char *why, size_t n);
 
 /* Progress line on stderr ("[3/14] GEMM bf16"), only when o->progress. */
 void bench_progress(bench_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -75,8 +115,14 @@ void bench_gemm_cleanup(bench_ctx *c);
 
 /* The SM clock (MHz) NVML saw on CUDA device `ordinal` during `phase`, else 0. */
 double bench_phase_clock(bench_ctx *c, int ordinal, const char *phase);
-/* The GPM counters the monitor saw during a phase, into the figure (and a note saying them). */
-void bench_phase_activity(bench_ctx *c, int ordinal, const char *phase, bench_figure *f);
+/* The evidence window of one test on CUDA device `ordinal` (sampler/window.h): begin right
+ * before its first timed repeat, end right after its last with the GPU time the timed repeats
+ * took (their events), nothing called in between. Without GPM both do nothing. */
+void bench_window_begin(bench_ctx *c, int ordinal);
+void bench_window_end(bench_ctx *c, double busy_s);
+/* The last window's GPM counters into the figure, and a note saying them. */
+void bench_window_evidence(bench_ctx *c, bench_figure *f);
+void bench_window_close(bench_ctx *c);
 
 /* Runs the rules of layer "bench" (rules_bench.c) over a run's facts. */
 struct kb;
@@ -85,6 +131,9 @@ void bench_judge(facts *f, const struct kb *k, findings *out);
 /* CPU baseline (cpu.c): sgemm/dgemm through the system's BLAS. gpu_tflops[dt] (NAN when unknown)
  * feed the CPU vs GPU table when the GPU ran at the same size. */
 void bench_cpu(bench_ctx *c);
+/* The cpu group: the CPU baseline, then the GPU's GEMM at the CPU's size where that had to be
+ * smaller, so that the two compare. */
+void bench_cpu_group(bench_ctx *c);
 /* The speedup tables from figures already in the report. */
 void bench_speedups(bench_ctx *c);
 #endif

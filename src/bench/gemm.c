@@ -91,23 +91,6 @@ void bench_gemm_cleanup(bench_ctx *c)
 	}
 }
 
-void bench_phase_activity(bench_ctx *c, int ordinal, const char *phase, bench_figure *f)
-{
-	f->sm_active = f->tensor_active = f->dram_active = NAN;
-	if (!c->mon || !c->gpu || ordinal < 0 || ordinal >= c->gpu->count)
-		return;
-	monitor_summary ms;
-	if (!monitor_summary_get(c->mon, phase, c->gpu->dev[ordinal].nvml_index, &ms))
-		return;
-	f->sm_active = ms.act_mean[GV_GPM_SM_ACTIVE];
-	f->tensor_active = ms.act_mean[GV_GPM_TENSOR_ACTIVE];
-	f->dram_active = ms.act_mean[GV_GPM_DRAM_ACTIVE];
-	if (isfinite(f->sm_active))
-		figure_set_note(f, "GPM during the measurement: SM active %.0f%%, tensor %.0f%%, DRAM %.0f%%",
-				f->sm_active * 100, isfinite(f->tensor_active) ? f->tensor_active * 100 : 0,
-				isfinite(f->dram_active) ? f->dram_active * 100 : 0);
-}
-
 double bench_phase_clock(bench_ctx *c, int ordinal, const char *phase)
 {
 	if (!c->mon || !c->gpu || ordinal < 0 || ordinal >= c->gpu->count)
@@ -283,6 +266,200 @@ static void gemm_one(bench_ctx *c, bench_dtype dt, int n_req, const char *id)
 	gemm_one_variant(c, dt, n_req, id, 0);
 }
 
+/* Allocates and fills A, B (and C apart from D for one fp8 variant), D, the workspace and the
+ * fp8 scales, and makes the cuBLASLt descriptors, layouts and preference of an n x n GEMM into
+ * g. False with why; what was made is in g for gemm_free. */
+static bool gemm_prepare(bench_ctx *c, gpu_dev *d, bench_dtype dt, int n, int variant, gemm_run *g, char *why,
+			 size_t whyn)
+{
+	const dtype_info *t = dtype_get(dt);
+	gpu_session *s = c->gpu;
+	const gv_cuda_api *cu = s->cu;
+	gemm_types ty = types_of(dt);
+	uint64_t nn = (uint64_t)n * (uint64_t)n;
+	const struct fp8_variant *v = dt == DT_FP8 ? &fp8_variants[variant] : NULL;
+	CUresult rc = CUDA_SUCCESS;
+	cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+	const char *what = NULL;
+	float ones[2] = {1.0f, 1.0f};
+	if ((rc = cu->cuMemAlloc(&g->a, nn * (uint64_t)t->in_bytes)) != CUDA_SUCCESS ||
+	    (rc = cu->cuMemAlloc(&g->b, nn * (uint64_t)t->in_bytes)) != CUDA_SUCCESS ||
+	    (rc = cu->cuMemAlloc(&g->d, nn * (uint64_t)t->out_bytes)) != CUDA_SUCCESS ||
+	    (rc = cu->cuMemAlloc(&g->ws, WORKSPACE_BYTES)) != CUDA_SUCCESS ||
+	    (rc = cu->cuMemAlloc(&g->scales, 256)) != CUDA_SUCCESS ||
+	    (v && v->c_apart && (rc = cu->cuMemAlloc(&g->c, nn * (uint64_t)t->out_bytes)) != CUDA_SUCCESS))
+		what = "cuMemAlloc";
+	else if ((rc = cu->cuMemcpyHtoD(g->scales, ones, sizeof(ones))) != CUDA_SUCCESS)
+		what = "cuMemcpyHtoD";
+	else if ((rc = gpu_fill(s, d, dt, g->a, nn, SEED_A)) != CUDA_SUCCESS ||
+		 (rc = gpu_fill(s, d, dt, g->b, nn, SEED_B)) != CUDA_SUCCESS)
+		what = "the input generator (cuLaunchKernel)";
+	if (what) {
+		gpu_errtext(s, what, rc, why, whyn);
+		return false;
+	}
+	/* descriptors: column-major, square (A is stored k x m and transposed for TN, else m x k) */
+	int32_t opa = ty.transa ? GV_CUBLAS_OP_T : GV_CUBLAS_OP_N, opb = GV_CUBLAS_OP_N;
+	uint64_t wsb = WORKSPACE_BYTES;
+	int8_t fast = 1;
+	const void *sa = (const void *)(uintptr_t)g->scales, *sb = (const void *)(uintptr_t)(g->scales + 4);
+	if ((st = c->lt->MatmulDescCreate(&g->desc, ty.compute, ty.scale)) != CUBLAS_STATUS_SUCCESS ||
+	    (st = c->lt->MatmulDescSetAttribute(g->desc, GV_CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa))) !=
+		    CUBLAS_STATUS_SUCCESS ||
+	    (st = c->lt->MatmulDescSetAttribute(g->desc, GV_CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb))) !=
+		    CUBLAS_STATUS_SUCCESS)
+		what = "cublasLtMatmulDesc";
+	else if (v && v->fast_accum &&
+		 (st = c->lt->MatmulDescSetAttribute(g->desc, GV_CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast))) !=
+			 CUBLAS_STATUS_SUCCESS)
+		what = "cublasLtMatmulDescSetAttribute (fp8 fast accumulation)";
+	else if (v && v->scales &&
+		 ((st = c->lt->MatmulDescSetAttribute(g->desc, GV_CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa))) !=
+			  CUBLAS_STATUS_SUCCESS ||
+		  (st = c->lt->MatmulDescSetAttribute(g->desc, GV_CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof(sb))) !=
+			  CUBLAS_STATUS_SUCCESS))
+		what = "cublasLtMatmulDescSetAttribute (fp8 scales)";
+	else if ((st = c->lt->MatrixLayoutCreate(&g->la, ty.ab, (uint64_t)n, (uint64_t)n, n)) != CUBLAS_STATUS_SUCCESS ||
+		 (st = c->lt->MatrixLayoutCreate(&g->lb, ty.ab, (uint64_t)n, (uint64_t)n, n)) != CUBLAS_STATUS_SUCCESS ||
+		 (st = c->lt->MatrixLayoutCreate(&g->ld, ty.cd, (uint64_t)n, (uint64_t)n, n)) != CUBLAS_STATUS_SUCCESS ||
+		 (st = c->lt->MatmulPreferenceCreate(&g->pref)) != CUBLAS_STATUS_SUCCESS ||
+		 (st = c->lt->MatmulPreferenceSetAttribute(g->pref, GV_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb,
+							   sizeof(wsb))) != CUBLAS_STATUS_SUCCESS)
+		what = "cublasLt layouts";
+	if (what) {
+		snprintf(why, whyn, "%s failed: %s (%d)", what, cublaslt_status_name(st), st);
+		return false;
+	}
+	return true;
+}
+
+/* alpha = 1 and beta = 0 in the scale type */
+typedef struct gemm_scalars {
+	double d1, d0;
+	float f1, f0;
+	int32_t i1, i0;
+	const void *alpha, *beta;
+} gemm_scalars;
+
+static void scalars_of(int scale, gemm_scalars *k)
+{
+	*k = (gemm_scalars){1, 0, 1, 0, 1, 0, NULL, NULL};
+	k->alpha = scale == GV_CUDA_R_64F ? (const void *)&k->d1 : scale == GV_CUDA_R_32I ? (const void *)&k->i1 : (const void *)&k->f1;
+	k->beta = scale == GV_CUDA_R_64F ? (const void *)&k->d0 : scale == GV_CUDA_R_32I ? (const void *)&k->i0 : (const void *)&k->f0;
+}
+
+static bool algo_usable(const cublasLtMatmulHeuristicResult_t *h)
+{
+	return h->state == CUBLAS_STATUS_SUCCESS && h->workspaceSize <= WORKSPACE_BYTES;
+}
+
+/* Warms up with the first heuristic answer that runs (the clocks ramp up under load, and a cold
+ * first candidate would lose the trial), then times the top answers for about 10 ms each and
+ * keeps the fastest. Its index, or -1 with why (none ran: first_ms < 0 when one failed). */
+static int gemm_choose(bench_ctx *c, gpu_dev *d, gemm_run *g, const cublasLtMatmulHeuristicResult_t *heur, int nheur,
+		       const gemm_scalars *k, char *why, size_t whyn)
+{
+	int first = -1;
+	double first_ms = -1;
+	for (int i = 0; i < nheur && first < 0; i++) {
+		if (!algo_usable(&heur[i]))
+			continue;
+		first_ms = time_gemms(c, d, g, &heur[i].algo, WORKSPACE_BYTES, k->alpha, k->beta, 1, why, whyn);
+		if (first_ms > 0)
+			first = i;
+	}
+	if (first < 0) {
+		if (first_ms >= 0 || !why[0])
+			snprintf(why, whyn, "no cuBLASLt algorithm ran");
+		return -1;
+	}
+	/* Timed like PyTorch users time a matmul (and like anchors/bench_torch.py): a few warm-up
+	 * GEMMs, then each GEMM timed on its own with CUDA events, the median kept. A long sustained
+	 * run measures something else: on an H200 a second of back-to-back bf16 GEMMs pulls the SM
+	 * clock from ~1980 to ~1550 MHz under the 700 W limit (seen on 2026-11-29). */
+	for (int w = 0; w < 3 && !watchdog_expired(); w++)
+		if (time_gemms(c, d, g, &heur[first].algo, WORKSPACE_BYTES, k->alpha, k->beta, 1, why, whyn) < 0)
+			break;
+	int trial_iters = 3, tries = 4, best = first;
+	double best_ms = INFINITY;
+	for (int i = first; i < nheur && i < first + tries; i++) {
+		if (!algo_usable(&heur[i]))
+			continue;
+		char e[256];
+		double ms = time_gemms(c, d, g, &heur[i].algo, WORKSPACE_BYTES, k->alpha, k->beta, trial_iters, e, sizeof(e));
+		if (ms > 0 && ms < best_ms) {
+			best_ms = ms;
+			best = i;
+		}
+		if (watchdog_expired())
+			break;
+	}
+	return best;
+}
+
+/* One timed repeat (bench_repeat): after a long GEMM (rest_after) the GPU rests as long as it
+ * took before the next. Seconds. */
+typedef struct gemm_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	gemm_run *g;
+	const cublasLtMatmulAlgo_t *algo;
+	const gemm_scalars *k;
+	double last_ms; /* < 0 before the first */
+} gemm_arg;
+
+static double gemm_once(void *arg, char *why, size_t whyn)
+{
+	gemm_arg *a = arg;
+	if (a->last_ms >= 0)
+		rest_after(a->last_ms);
+	a->last_ms = time_gemms(a->c, a->d, a->g, a->algo, WORKSPACE_BYTES, a->k->alpha, a->k->beta, 1, why, whyn);
+	return a->last_ms < 0 ? -1 : a->last_ms / 1000.0;
+}
+
+/* The timed repeats of the chosen algorithm into secs (at most reps); their number, or -1 with
+ * why. Between GPM samples of the evidence window and with the monitor paused. */
+static int gemm_repeat(bench_ctx *c, gpu_dev *d, int ordinal, const char *id, gemm_run *g,
+		       const cublasLtMatmulAlgo_t *algo, const gemm_scalars *k, int reps, double *secs, char *why,
+		       size_t whyn)
+{
+	/* The trial is ~100 ms of full load: on an H200 that is enough for the power limiter to pull
+	 * a TF32 GEMM's clock to ~1600 MHz (seen 2026-11-29). Idle briefly, as between a user's
+	 * matmuls, so the figure is the one a user's timing loop sees, then warm the winner. */
+	struct timespec settle = {0, 300 * 1000 * 1000};
+	nanosleep(&settle, NULL);
+	for (int w = 0; w < 3; w++) /* the winner, warm, at the half duty of the repeats below */
+		rest_after(time_gemms(c, d, g, algo, WORKSPACE_BYTES, k->alpha, k->beta, 1, why, whyn));
+	/* Each repeat is one GEMM; after a long one (rest_after) the GPU rests as long as it took.
+	 * Back to back, a GEMM of 10 ms or more (fp64 at 8192) holds the H200 at its 700 W limit, where the SM clock
+	 * swings: single fp64 GEMMs varied by 7.5% and repeats of ~80 ms of GEMMs dipped by 20%,
+	 * and the heat carried over into the next data type (tf32 fell from 426 to 365 TFLOP/s
+	 * within its repeats; all seen 2026-11-29). At half duty every repeat starts alike. */
+	/* Nothing calls NVML while GEMMs are timed: its calls take the driver's locks, and on the
+	 * H200 the GEMM right after an NVML sample came out 2-4% slower (int8, fp8, tf32; seen
+	 * 2026-11-29). The clocks are read once, after the last repeat, and the GPM evidence window
+	 * samples right before the first and right after the last. */
+	monitor_phase(c->mon, id);
+	monitor_pause(c->mon, true);
+	gemm_arg ga = {c, d, g, algo, k, -1};
+	bench_window_begin(c, ordinal);
+	int got = bench_repeat(gemm_once, &ga, reps, secs, why, whyn);
+	double busy = 0; /* GPU time of the timed GEMMs: the evidence window's rests excluded */
+	for (int i = 0; i < got; i++)
+		busy += secs[i];
+	monitor_sample_now(c->mon); /* the clock right after the last repeat, before the window's padding */
+	bench_window_end(c, busy);
+	monitor_pause(c->mon, false);
+	monitor_phase(c->mon, NULL);
+	if (got == 0)
+		snprintf(why, whyn, "stopped by the time limit");
+	return got > 0 ? got : -1;
+}
+
+/* One GEMM figure: checks, sizing, preparation, the algorithm, the repeats, the figure and its
+ * verification; every way out goes through `out`, which says why when no figure was made and
+ * frees what was made. An fp8 call that cuBLASLt does not support tries the next way of calling
+ * it (fp8_variants). */
 static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char *id, int variant)
 {
 	const dtype_info *t = dtype_get(dt);
@@ -290,26 +467,24 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	char title[96], why[1024] = "";
 	int ordinal = c->o->device;
 	snprintf(title, sizeof(title), "GEMM %s %dx%d", t->name, n_req, n_req);
-	if (!c->gpu) {
-		report_skip(c->r, id, "gemm", unit, title, "%s", c->gpu_skip[0] ? c->gpu_skip : "no GPU");
-		return;
-	}
+	gemm_run g = {0};
+	bool armed = false, retry = false, done = false;
 	gpu_session *s = c->gpu;
-	if (!gpu_use(s, ordinal, why, sizeof(why))) {
-		report_skip(c->r, id, "gemm", unit, title, "%s", why);
-		return;
+	gpu_dev *d = NULL;
+	if (!s) {
+		str_copy(why, sizeof(why), c->gpu_skip[0] ? c->gpu_skip : "no GPU");
+		goto out;
 	}
-	gpu_dev *d = &s->dev[ordinal];
-	int cc = d->cc_major * 10 + d->cc_minor;
-	if (cc < t->min_cc) {
-		report_skip(c->r, id, "gemm", unit, title, "needs compute capability %d.%d (this GPU has %d.%d)",
-			    t->min_cc / 10, t->min_cc % 10, d->cc_major, d->cc_minor);
-		return;
+	if (!gpu_use(s, ordinal, why, sizeof(why)))
+		goto out;
+	d = &s->dev[ordinal];
+	if (d->cc_major * 10 + d->cc_minor < t->min_cc) {
+		snprintf(why, sizeof(why), "needs compute capability %d.%d (this GPU has %d.%d)", t->min_cc / 10,
+			 t->min_cc % 10, d->cc_major, d->cc_minor);
+		goto out;
 	}
-	if (!lt_ready(c, ordinal, why, sizeof(why))) {
-		report_skip(c->r, id, "gemm", unit, title, "%s", why);
-		return;
-	}
+	if (!lt_ready(c, ordinal, why, sizeof(why)))
+		goto out;
 	/* size from free memory: A, B, D and the workspace within 80% of what is free */
 	size_t free_b = 0, total_b = 0;
 	gpu_mem_info(s, &free_b, &total_b);
@@ -324,192 +499,36 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 		snprintf(title, sizeof(title), "GEMM %s %dx%d", t->name, n, n);
 	bench_progress(c, "GEMM %s %d", t->name, n);
 	watchdog_arm(title, bench_limit(c, 40));
-
-	const gv_cuda_api *cu = s->cu;
-	gemm_types ty = types_of(dt);
-	gemm_run g = {0};
-	CUresult rc;
-	cublasStatus_t st;
-	uint64_t nn = (uint64_t)n * (uint64_t)n;
-	bench_figure *f = NULL;
-	const char *what = NULL;
-	if ((rc = cu->cuMemAlloc(&g.a, nn * (uint64_t)t->in_bytes)) != CUDA_SUCCESS ||
-	    (rc = cu->cuMemAlloc(&g.b, nn * (uint64_t)t->in_bytes)) != CUDA_SUCCESS ||
-	    (rc = cu->cuMemAlloc(&g.d, nn * (uint64_t)t->out_bytes)) != CUDA_SUCCESS ||
-	    (rc = cu->cuMemAlloc(&g.ws, WORKSPACE_BYTES)) != CUDA_SUCCESS ||
-	    (rc = cu->cuMemAlloc(&g.scales, 256)) != CUDA_SUCCESS ||
-	    (dt == DT_FP8 && fp8_variants[variant].c_apart &&
-	     (rc = cu->cuMemAlloc(&g.c, nn * (uint64_t)t->out_bytes)) != CUDA_SUCCESS)) {
-		what = "cuMemAlloc";
-		goto cuda_fail;
-	}
-	float ones[2] = {1.0f, 1.0f};
-	if ((rc = cu->cuMemcpyHtoD(g.scales, ones, sizeof(ones))) != CUDA_SUCCESS) {
-		what = "cuMemcpyHtoD";
-		goto cuda_fail;
-	}
-	if ((rc = gpu_fill(s, d, dt, g.a, nn, SEED_A)) != CUDA_SUCCESS ||
-	    (rc = gpu_fill(s, d, dt, g.b, nn, SEED_B)) != CUDA_SUCCESS) {
-		what = "the input generator (cuLaunchKernel)";
-		goto cuda_fail;
-	}
-	/* descriptors: column-major, square (A is stored k x m and transposed for TN, else m x k) */
-	int32_t opa = ty.transa ? GV_CUBLAS_OP_T : GV_CUBLAS_OP_N, opb = GV_CUBLAS_OP_N;
-	uint64_t wsb = WORKSPACE_BYTES;
-	if ((st = c->lt->MatmulDescCreate(&g.desc, ty.compute, ty.scale)) != CUBLAS_STATUS_SUCCESS ||
-	    (st = c->lt->MatmulDescSetAttribute(g.desc, GV_CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa))) !=
-		    CUBLAS_STATUS_SUCCESS ||
-	    (st = c->lt->MatmulDescSetAttribute(g.desc, GV_CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb))) !=
-		    CUBLAS_STATUS_SUCCESS) {
-		what = "cublasLtMatmulDesc";
-		goto lt_fail;
-	}
-	if (dt == DT_FP8 && fp8_variants[variant].fast_accum) {
-		int8_t fast = 1;
-		if ((st = c->lt->MatmulDescSetAttribute(g.desc, GV_CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast))) !=
-		    CUBLAS_STATUS_SUCCESS) {
-			what = "cublasLtMatmulDescSetAttribute (fp8 fast accumulation)";
-			goto lt_fail;
-		}
-	}
-	if (dt == DT_FP8 && fp8_variants[variant].scales) {
-		const void *sa = (const void *)(uintptr_t)g.scales, *sb = (const void *)(uintptr_t)(g.scales + 4);
-		if ((st = c->lt->MatmulDescSetAttribute(g.desc, GV_CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa))) !=
-			    CUBLAS_STATUS_SUCCESS ||
-		    (st = c->lt->MatmulDescSetAttribute(g.desc, GV_CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof(sb))) !=
-			    CUBLAS_STATUS_SUCCESS) {
-			what = "cublasLtMatmulDescSetAttribute (fp8 scales)";
-			goto lt_fail;
-		}
-	}
-	if ((st = c->lt->MatrixLayoutCreate(&g.la, ty.ab, (uint64_t)n, (uint64_t)n, n)) !=
-		    CUBLAS_STATUS_SUCCESS ||
-	    (st = c->lt->MatrixLayoutCreate(&g.lb, ty.ab, (uint64_t)n, (uint64_t)n, n)) != CUBLAS_STATUS_SUCCESS ||
-	    (st = c->lt->MatrixLayoutCreate(&g.ld, ty.cd, (uint64_t)n, (uint64_t)n, n)) != CUBLAS_STATUS_SUCCESS ||
-	    (st = c->lt->MatmulPreferenceCreate(&g.pref)) != CUBLAS_STATUS_SUCCESS ||
-	    (st = c->lt->MatmulPreferenceSetAttribute(g.pref, GV_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb,
-						       sizeof(wsb))) != CUBLAS_STATUS_SUCCESS) {
-		what = "cublasLt layouts";
-		goto lt_fail;
-	}
+	armed = true;
+	if (!gemm_prepare(c, d, dt, n, variant, &g, why, sizeof(why)))
+		goto out;
 	cublasLtMatmulHeuristicResult_t heur[MAX_ALGOS];
 	int nheur = 0;
 	memset(heur, 0, sizeof(heur));
-	st = c->lt->MatmulAlgoGetHeuristic(c->lt_handle, g.desc, g.la, g.lb, g.ld, g.ld, g.pref, MAX_ALGOS, heur, &nheur);
+	cublasStatus_t st =
+		c->lt->MatmulAlgoGetHeuristic(c->lt_handle, g.desc, g.la, g.lb, g.ld, g.ld, g.pref, MAX_ALGOS, heur, &nheur);
 	if (st != CUBLAS_STATUS_SUCCESS || nheur <= 0) {
 		snprintf(why, sizeof(why), "cuBLASLt has no algorithm for %s on this GPU (%s)", t->title,
 			 st == CUBLAS_STATUS_SUCCESS ? "no heuristic result" : cublaslt_status_name(st));
-		report_skip(c->r, id, "gemm", unit, title, "%s", why);
-		gemm_free(c, &g);
-		watchdog_disarm();
-		return;
+		goto out;
 	}
-	double alpha_d = 1, beta_d = 0;
-	float alpha_f = 1, beta_f = 0;
-	int32_t alpha_i = 1, beta_i = 0;
-	const void *alpha = ty.scale == GV_CUDA_R_64F ? (const void *)&alpha_d
-			    : ty.scale == GV_CUDA_R_32I ? (const void *)&alpha_i
-							: (const void *)&alpha_f;
-	const void *beta = ty.scale == GV_CUDA_R_64F ? (const void *)&beta_d
-			   : ty.scale == GV_CUDA_R_32I ? (const void *)&beta_i
-						       : (const void *)&beta_f;
-
-	/* Warm up first (the clocks ramp up under load, and a cold first candidate would lose the
-	 * trial), then time the top heuristic answers for about 10 ms each and keep the fastest. */
-	int first = -1;
-	double first_ms = -1;
-	for (int i = 0; i < nheur && first < 0; i++) {
-		if (heur[i].state != CUBLAS_STATUS_SUCCESS || heur[i].workspaceSize > WORKSPACE_BYTES)
-			continue;
-		first_ms = time_gemms(c, d, &g, &heur[i].algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why));
-		if (first_ms > 0)
-			first = i;
+	gemm_scalars k;
+	scalars_of(types_of(dt).scale, &k);
+	int best = gemm_choose(c, d, &g, heur, nheur, &k, why, sizeof(why));
+	if (best < 0) {
+		retry = dt == DT_FP8 && variant + 1 < (int)GV_ARRAY_LEN(fp8_variants) && strstr(why, "NOT_SUPPORTED");
+		goto out;
 	}
-	if (first < 0 && dt == DT_FP8 && variant + 1 < (int)GV_ARRAY_LEN(fp8_variants) && strstr(why, "NOT_SUPPORTED")) {
-		gemm_free(c, &g);
-		watchdog_disarm();
-		gemm_one_variant(c, dt, n_req, id, variant + 1);
-		return;
-	}
-	if (first < 0) {
-		if (first_ms >= 0 || !why[0])
-			snprintf(why, sizeof(why), "no cuBLASLt algorithm ran");
-		report_skip(c->r, id, "gemm", unit, title, "%s", why);
-		gemm_free(c, &g);
-		watchdog_disarm();
-		return;
-	}
-	/* Timed like PyTorch users time a matmul (and like anchors/bench_torch.py): a few warm-up
-	 * GEMMs, then each GEMM timed on its own with CUDA events, the median kept. A long sustained
-	 * run measures something else: on an H200 a second of back-to-back bf16 GEMMs pulls the SM
-	 * clock from ~1980 to ~1550 MHz under the 700 W limit (seen on 2026-11-29). */
-	for (int w = 0; w < 3 && !watchdog_expired(); w++)
-		if (time_gemms(c, d, &g, &heur[first].algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why)) < 0)
-			break;
-	int trial_iters = 3;
-	int tries = 4, best = first;
-	double best_ms = INFINITY;
-	for (int i = first; i < nheur && i < first + tries; i++) {
-		if (heur[i].state != CUBLAS_STATUS_SUCCESS || heur[i].workspaceSize > WORKSPACE_BYTES)
-			continue;
-		char e[256];
-		double ms = time_gemms(c, d, &g, &heur[i].algo, WORKSPACE_BYTES, alpha, beta, trial_iters, e, sizeof(e));
-		if (ms > 0 && ms < best_ms) {
-			best_ms = ms;
-			best = i;
-		}
-		if (watchdog_expired())
-			break;
-	}
-	if (!isfinite(best_ms))
-		best_ms = first_ms;
-	const cublasLtMatmulAlgo_t *algo = &heur[best].algo;
-	/* The trial is ~100 ms of full load: on an H200 that is enough for the power limiter to pull
-	 * a TF32 GEMM's clock to ~1600 MHz (seen 2026-11-29). Idle briefly, as between a user's
-	 * matmuls, so the figure is the one a user's timing loop sees, then warm the winner. */
-	struct timespec settle = {0, 300 * 1000 * 1000};
-	nanosleep(&settle, NULL);
-	for (int w = 0; w < 3; w++) /* the winner, warm, at the half duty of the repeats below */
-		rest_after(time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why)));
-	int reps = c->o->quick ? 10 : 20;
 	double secs[32];
-	int got = 0;
-	/* Each repeat is one GEMM; after a long one (rest_after) the GPU rests as long as it took.
-	 * Back to back, a GEMM of 10 ms or more (fp64 at 8192) holds the H200 at its 700 W limit, where the SM clock
-	 * swings: single fp64 GEMMs varied by 7.5% and repeats of ~80 ms of GEMMs dipped by 20%,
-	 * and the heat carried over into the next data type (tf32 fell from 426 to 365 TFLOP/s
-	 * within its repeats; all seen 2026-11-29). At half duty every repeat starts alike. */
-	/* Nothing calls NVML while GEMMs are timed: its calls take the driver's locks, and on the
-	 * H200 the GEMM right after an NVML sample came out 2-4% slower (int8, fp8, tf32; seen
-	 * 2026-11-29). The clocks are read once, after the last repeat. */
-	monitor_phase(c->mon, id);
-	monitor_pause(c->mon, true);
-	for (int r = 0; r < reps; r++) {
-		double ms = time_gemms(c, d, &g, algo, WORKSPACE_BYTES, alpha, beta, 1, why, sizeof(why));
-		if (ms < 0) {
-			got = -1;
-			break;
-		}
-		secs[got++] = ms / 1000.0;
-		if (watchdog_expired())
-			break;
-		if (r + 1 < reps)
-			rest_after(ms);
-	}
-	monitor_sample_now(c->mon);
-	monitor_pause(c->mon, false);
-	monitor_phase(c->mon, NULL);
-	if (got <= 0) {
-		report_skip(c->r, id, "gemm", unit, title, "%s", got < 0 ? why : "stopped by the time limit");
-		gemm_free(c, &g);
-		watchdog_disarm();
-		return;
-	}
-	f = report_add(c->r, id, "gemm", unit, "%s", title);
+	int got = gemm_repeat(c, d, ordinal, id, &g, &heur[best].algo, &k, c->o->quick ? 10 : 20, secs, why, sizeof(why));
+	if (got < 0)
+		goto out;
+	bench_figure *f = report_add(c->r, id, "gemm", unit, "%s", title);
+	done = true;
 	f->gpu = ordinal;
 	f->size = n;
 	if (dt == DT_FP8) {
-		facts_put_str(c->r->facts, "gpuvet bench", fp8_variants[variant].name, FK_BENCH_FIGURE_CALL, id);
+		facts_put_str(c->r->facts, src, fp8_variants[variant].name, FK_BENCH_FIGURE_CALL, id);
 		if (variant > 0)
 			figure_set_note(f, "cuBLASLt ran fp8 only this way: %s", fp8_variants[variant].name);
 	}
@@ -517,7 +536,7 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	if (n != n_req)
 		figure_set_note(f, "size %d: %d x %d does not fit in the free GPU memory", n, n_req, n_req);
 	f->clock_mhz = bench_phase_clock(c, ordinal, id);
-	bench_phase_activity(c, ordinal, id, f);
+	bench_window_evidence(c, f);
 	char cc_text[16];
 	snprintf(cc_text, sizeof(cc_text), "%d.%d", d->cc_major, d->cc_minor);
 	kb_peak pk;
@@ -526,21 +545,15 @@ static void gemm_one_variant(bench_ctx *c, bench_dtype dt, int n_req, const char
 	facts_put_int(c->r->facts, src, best, FK_BENCH_FIGURE_ALGO_RANK, id);
 	facts_put_int(c->r->facts, src, (long long)heur[best].workspaceSize, FK_BENCH_FIGURE_WORKSPACE_BYTES, id);
 	verify_gemm(c, d, &g, dt, n, f);
-	gemm_free(c, &g);
-	watchdog_disarm();
-	return;
-
-cuda_fail:
-	gpu_errtext(s, what, rc, why, sizeof(why));
-	report_skip(c->r, id, "gemm", unit, title, "%s", why);
-	gemm_free(c, &g);
-	watchdog_disarm();
-	return;
-lt_fail:
-	snprintf(why, sizeof(why), "%s failed: %s (%d)", what, cublaslt_status_name(st), st);
-	report_skip(c->r, id, "gemm", unit, title, "%s", why);
-	gemm_free(c, &g);
-	watchdog_disarm();
+out:
+	if (!done && !retry)
+		report_skip(c->r, id, "gemm", unit, title, "%s", why);
+	if (s)
+		gemm_free(c, &g);
+	if (armed)
+		watchdog_disarm();
+	if (retry)
+		gemm_one_variant(c, dt, n_req, id, variant + 1);
 }
 
 void bench_gemm(bench_ctx *c)

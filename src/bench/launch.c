@@ -64,6 +64,33 @@ static void add_figure(bench_ctx *c, launch_kind k, const double *secs, int got,
 	f->size = n;
 }
 
+/* the repeats' arguments (bench_repeat) */
+typedef struct plain_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	bool sync_each;
+	int n;
+} plain_arg;
+
+static double plain_once(void *arg, char *why, size_t wn)
+{
+	plain_arg *a = arg;
+	return run_plain(a->c, a->d, a->sync_each, a->n, why, wn);
+}
+
+typedef struct graph_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	CUgraphExec exec;
+	int nodes;
+} graph_arg;
+
+static double graph_once(void *arg, char *why, size_t wn)
+{
+	graph_arg *a = arg;
+	return run_graph(a->c, a->d, a->exec, a->nodes, why, wn);
+}
+
 void bench_launch(bench_ctx *c)
 {
 	char why[512];
@@ -101,17 +128,8 @@ void bench_launch(bench_ctx *c)
 			report_skip(c->r, ids[k], "launch", "us", titles[k], "%s", why);
 			continue;
 		}
-		int got = 0;
-		for (int r = 0; r < reps; r++) {
-			double t = run_plain(c, d, k == L_SYNC, n, why, sizeof(why));
-			if (t < 0) {
-				got = -1;
-				break;
-			}
-			secs[got++] = t;
-			if (watchdog_expired())
-				break;
-		}
+		plain_arg pa = {c, d, k == L_SYNC, n};
+		int got = bench_repeat(plain_once, &pa, reps, secs, why, sizeof(why));
 		if (got > 0)
 			add_figure(c, (launch_kind)k, secs, got, n, ordinal);
 		else
@@ -139,17 +157,8 @@ void bench_launch(bench_ctx *c)
 		} else if (run_graph(c, d, exec, nodes, why, sizeof(why)) < 0) {
 			report_skip(c->r, ids[L_GRAPH], "launch", "us", titles[L_GRAPH], "%s", why);
 		} else {
-			int got = 0;
-			for (int r = 0; r < reps; r++) {
-				double t = run_graph(c, d, exec, nodes, why, sizeof(why));
-				if (t < 0) {
-					got = -1;
-					break;
-				}
-				secs[got++] = t;
-				if (watchdog_expired())
-					break;
-			}
+			graph_arg ga = {c, d, exec, nodes};
+			int got = bench_repeat(graph_once, &ga, reps, secs, why, sizeof(why));
 			if (got > 0)
 				add_figure(c, L_GRAPH, secs, got, nodes, ordinal);
 			else

@@ -147,6 +147,47 @@ static double time_memcpy(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	return (double)ms / iters;
 }
 
+/* one repeat (bench_repeat): seconds per kernel or copy of the repeat's iters */
+typedef struct kernel_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	const stream_kernel *k;
+	arrays *x;
+	shape sh;
+	int iters;
+} kernel_arg;
+
+static double kernel_once(void *arg, char *why, size_t n)
+{
+	kernel_arg *a = arg;
+	double ms = time_kernel(a->c, a->d, a->k, a->x, a->sh, a->iters, why, n);
+	return ms < 0 ? -1 : ms / 1000.0;
+}
+
+typedef struct memcpy_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	arrays *x;
+	uint64_t bytes;
+	int iters;
+} memcpy_arg;
+
+static double memcpy_once(void *arg, char *why, size_t n)
+{
+	memcpy_arg *a = arg;
+	double ms = time_memcpy(a->c, a->d, a->x, a->bytes, a->iters, why, n);
+	return ms < 0 ? -1 : ms / 1000.0;
+}
+
+/* The GPU time of got repeats of iters each (the evidence window's busy time). */
+static double busy_seconds(const double *secs, int got, int iters)
+{
+	double busy = 0;
+	for (int i = 0; i < got; i++)
+		busy += secs[i] * iters;
+	return busy;
+}
+
 static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, int ordinal, const kb_peak *pk)
 {
 	const char *id = "memory.memcpy";
@@ -162,16 +203,13 @@ static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	double secs[16];
 	int got = 0;
 	monitor_phase(c->mon, id);
-	for (int r = 0; r < reps && !watchdog_expired(); r++) {
-		double ms = time_memcpy(c, d, x, bytes, iters, why, sizeof(why));
-		if (ms < 0) {
-			got = -1;
-			break;
-		}
-		secs[got++] = ms / 1000.0;
-	}
+	memcpy_arg ma = {c, d, x, bytes, iters};
+	bench_window_begin(c, ordinal);
+	if (!watchdog_expired())
+		got = bench_repeat(memcpy_once, &ma, reps, secs, why, sizeof(why));
 	monitor_sample_now(c->mon);
 	monitor_phase(c->mon, NULL);
+	bench_window_end(c, busy_seconds(secs, got, iters));
 	if (got <= 0) {
 		report_skip(c->r, id, "memory", "GB/s", "driver device-to-device copy", "%s",
 			    got < 0 ? why : "stopped by the time limit");
@@ -183,7 +221,7 @@ static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	f->size = (long long)bytes;
 	stats_rates(secs, (size_t)got, 2.0 * (double)bytes / 1e9, &f->st);
 	f->clock_mhz = bench_phase_clock(c, ordinal, id);
-	bench_phase_activity(c, ordinal, id, f);
+	bench_window_evidence(c, f);
 	if (pk)
 		figure_set_peak(f, pk->value, pk->how);
 	char check[160];
@@ -296,18 +334,12 @@ void bench_memory(bench_ctx *c)
 		double secs[16];
 		int got = 0;
 		monitor_phase(c->mon, ids[ki]);
-		for (int r = 0; r < reps; r++) {
-			double ms = time_kernel(c, d, k, &x, best, iters, why, sizeof(why));
-			if (ms < 0) {
-				got = -1;
-				break;
-			}
-			secs[got++] = ms / 1000.0;
-			if (watchdog_expired())
-				break;
-		}
+		kernel_arg ka = {c, d, k, &x, best, iters};
+		bench_window_begin(c, ordinal);
+		got = bench_repeat(kernel_once, &ka, reps, secs, why, sizeof(why));
 		monitor_sample_now(c->mon);
 		monitor_phase(c->mon, NULL);
+		bench_window_end(c, busy_seconds(secs, got, iters));
 		if (got <= 0) {
 			report_skip(c->r, ids[ki], "memory", "GB/s", k->name, "%s", got < 0 ? why : "stopped by the time limit");
 			continue;
@@ -318,7 +350,7 @@ void bench_memory(bench_ctx *c)
 		f->size = (long long)bytes;
 		stats_rates(secs, (size_t)got, moved / 1e9, &f->st);
 		f->clock_mhz = bench_phase_clock(c, ordinal, ids[ki]);
-		bench_phase_activity(c, ordinal, ids[ki], f);
+		bench_window_evidence(c, f);
 		if (have_peak)
 			figure_set_peak(f, pk.value, pk.how);
 		char check[160];

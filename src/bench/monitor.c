@@ -12,19 +12,18 @@
 #include "bench/stats.h"
 #include "core/factkeys.h"
 #include "core/util.h"
-#include "nvidia/contact.h"
 #include "nvidia/nvml.h"
+#include "sampler/sampler.h"
 
+/* One GPU at one moment, as much of the sampler's snapshot as the summaries need. */
 typedef struct sample {
 	int phase; /* index into phases, -1 none */
 	int gpu;
-	double t;
 	double sm_mhz, mem_mhz, temp_c, power_w; /* NAN unknown */
 	unsigned long long reasons;
 	bool reasons_ok;
 	int pcie_gen, pcie_width; /* 0 unknown */
-	int other_procs;          /* -1 not sampled */
-	double act[GV_GPM_N];     /* GPM counters since the previous sample (nvidia/gpm_fields.h), NAN unknown */
+	int other_procs;          /* -1 not read */
 } sample;
 
 struct monitor {
@@ -33,117 +32,90 @@ struct monitor {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stop, paused;
-	bool busy; /* the thread is in NVML calls (mu released) */
+	bool busy; /* a take is in progress (mu released): the sampler is not reentrant */
 	int interval_ms;
 	int ngpu;
 	monitor_gpu_info *gpu;
-	gv_nvml_device *snap; /* per GPU, kept between samples */
-	gv_gpm **gpm;         /* per GPU, NULL without GPM */
+	sampler *smp;
 	strlist phases;
 	int phase;
 	sample *s;
 	size_t ns, cap;
-	unsigned tick;
 };
 
-static int other_processes(const gv_nvml_device *d, char *text, size_t n)
+static double sv_or_nan(sval v)
+{
+	return sv_has(v) ? v.v : NAN;
+}
+
+/* The processes on a GPU other than this one; their names and memory into text. */
+static int other_processes(const gpu_sample *g, char *text, size_t n)
 {
 	int count = 0;
-	pid_t me = getpid();
+	unsigned me = (unsigned)getpid();
 	if (text && n)
 		text[0] = 0;
-	if (d->procs_st != GV_V_OK)
-		return 0;
-	for (unsigned i = 0; i < d->nprocs; i++) {
-		if ((pid_t)d->procs[i].pid == me)
+	if (!sv_has(g->nprocs))
+		return -1;
+	for (size_t i = 0; i < g->nproc; i++) {
+		const gpu_process *p = &g->procs[i];
+		if (p->pid == me)
 			continue;
 		count++;
 		if (text && strlen(text) + 80 < n) {
 			char one[160];
-			if (d->procs[i].used_bytes != NVML_VALUE_NOT_AVAILABLE_ULL)
-				snprintf(one, sizeof(one), "%s%s (pid %u, %llu MiB)", text[0] ? ", " : "",
-					 d->procs[i].name[0] ? d->procs[i].name : "?", d->procs[i].pid,
-					 d->procs[i].used_bytes >> 20);
+			if (sv_has(p->used_bytes))
+				snprintf(one, sizeof(one), "%s%s (pid %u, %llu MiB)", text[0] ? ", " : "", p->name[0] ? p->name : "?",
+					 p->pid, (unsigned long long)p->used_bytes.v >> 20);
 			else
-				snprintf(one, sizeof(one), "%s%s (pid %u)", text[0] ? ", " : "",
-					 d->procs[i].name[0] ? d->procs[i].name : "?", d->procs[i].pid);
+				snprintf(one, sizeof(one), "%s%s (pid %u)", text[0] ? ", " : "", p->name[0] ? p->name : "?", p->pid);
 			strncat(text, one, n - strlen(text) - 1);
 		}
 	}
+	/* more holders than the snapshot lists: counted, not named */
+	if (g->nprocs.v > (double)g->nproc)
+		count += (int)(g->nprocs.v - (double)g->nproc);
 	return count;
 }
 
-/* Called with mu held; NVML calls are made without it. */
-static void take_samples(monitor *m, bool procs, bool wait_gpm)
+static void to_sample(const gpu_sample *g, int phase, sample *x)
 {
-	while (m->busy) /* one sampler at a time: the thread and monitor_sample_now share m->snap */
+	x->gpu = g->index;
+	x->phase = phase;
+	x->sm_mhz = sv_or_nan(g->sm_clock);
+	x->mem_mhz = sv_or_nan(g->mem_clock);
+	x->temp_c = sv_or_nan(g->temp);
+	x->power_w = sv_or_nan(g->power);
+	x->reasons_ok = sv_has(g->clock_reasons);
+	x->reasons = x->reasons_ok ? (unsigned long long)g->clock_reasons.v : 0;
+	x->pcie_gen = sv_has(g->pcie_gen) ? (int)g->pcie_gen.v : 0;
+	x->pcie_width = sv_has(g->pcie_width) ? (int)g->pcie_width.v : 0;
+	x->other_procs = other_processes(g, NULL, 0);
+}
+
+/* Called with mu held; the sampler is called without it. */
+static void take_samples(monitor *m)
+{
+	while (m->busy) /* one take at a time: the thread and monitor_sample_now share the sampler */
 		pthread_cond_wait(&m->cv, &m->mu);
 	int phase = m->phase;
 	m->busy = true;
 	pthread_mutex_unlock(&m->mu);
-	sample *tmp = xcalloc((size_t)m->ngpu, sizeof(*tmp));
-	if (wait_gpm) {
-		/* a phase shorter than the interval: its one sample waits for the 100 ms GPM needs */
-		double wait = 0;
-		for (int g = 0; g < m->ngpu; g++)
-			if (gv_gpm_wait(m->gpm[g]) > wait)
-				wait = gv_gpm_wait(m->gpm[g]);
-		if (wait > 0) {
-			struct timespec ts = {0, (long)(wait * 1e9) + 1000000};
-			nanosleep(&ts, NULL);
-		}
-	}
-	for (int g = 0; g < m->ngpu; g++) {
-		gv_nvml_device *d = &m->snap[g];
-		unsigned what = GV_NVML_DYNAMIC | (procs ? GV_NVML_PROCESSES : 0);
-		sample *x = &tmp[g];
-		x->gpu = g;
-		x->phase = phase;
-		x->t = now_seconds();
-		x->sm_mhz = x->mem_mhz = x->temp_c = x->power_w = NAN;
-		x->other_procs = -1;
-		for (int k = 0; k < GV_GPM_N; k++)
-			x->act[k] = NAN;
-		if (m->gpm[g] && gv_gpm_wait(m->gpm[g]) == 0) {
-			/* the counters since the previous sample (at least 100 ms ago): what the phase loaded */
-			gv_nv_dbl v[GV_GPM_N];
-			gv_gpm_take(m->gpm[g], v);
-			for (int k = 0; k < GV_GPM_N; k++)
-				if (v[k].st == GV_V_OK)
-					x->act[k] = v[k].v;
-		}
-		if (gv_nvml_device_snapshot((unsigned)g, what, d) != NVML_SUCCESS)
-			continue;
-		if (GV_OK(d->sm_clock_mhz))
-			x->sm_mhz = (double)d->sm_clock_mhz.v;
-		if (GV_OK(d->mem_clock_mhz))
-			x->mem_mhz = (double)d->mem_clock_mhz.v;
-		if (GV_OK(d->temperature_c))
-			x->temp_c = (double)d->temperature_c.v;
-		if (GV_OK(d->power_mw))
-			x->power_w = (double)d->power_mw.v / 1000.0;
-		if (GV_OK(d->clock_event_reasons)) {
-			x->reasons = d->clock_event_reasons.v;
-			x->reasons_ok = true;
-		}
-		if (GV_OK(d->pcie_gen))
-			x->pcie_gen = (int)d->pcie_gen.v;
-		if (GV_OK(d->pcie_width))
-			x->pcie_width = (int)d->pcie_width.v;
-		if (procs)
-			x->other_procs = other_processes(d, NULL, 0);
-	}
+	char err[256];
+	snapshot *snap = sampler_take(m->smp, err, sizeof(err));
 	pthread_mutex_lock(&m->mu);
 	m->busy = false;
 	pthread_cond_broadcast(&m->cv);
-	for (int g = 0; g < m->ngpu; g++) {
+	for (int g = 0; snap && g < snap->ngpus && g < m->ngpu; g++) {
+		if (snap->gpus[g].lost)
+			continue;
 		if (m->ns == m->cap) {
 			m->cap = m->cap ? m->cap * 2 : 1024;
 			m->s = xrealloc(m->s, m->cap * sizeof(*m->s));
 		}
-		m->s[m->ns++] = tmp[g];
+		to_sample(&snap->gpus[g], phase, &m->s[m->ns++]);
 	}
-	free(tmp);
+	snapshot_free(snap);
 }
 
 static void *run(void *arg)
@@ -152,8 +124,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&m->mu);
 	while (!m->stop) {
 		if (!m->paused) {
-			take_samples(m, m->tick % 10 == 0, false);
-			m->tick++;
+			take_samples(m);
 		}
 		double wake = now_seconds() + m->interval_ms / 1000.0;
 		struct timespec ts;
@@ -169,26 +140,24 @@ static void *run(void *arg)
 
 monitor *monitor_start(int interval_ms, char *err, size_t n)
 {
-	if (!gv_nvml_first_contact(err, n)) /* a library that hangs or crashes stays out of the benchmark */
+	/* the one sampler (sampler/sampler.h): its first contact keeps a library that hangs or crashes
+	 * out of the benchmark. No Xid sources and no GPM here (each benchmark's evidence window has
+	 * its own, bench_window_begin); health counters and PCIe throughput (~40 ms of NVML calls)
+	 * only in the first take, before any benchmark; the processes every 10th (once a second) */
+	sampler_opts o = {.no_events = true, .no_kmsg = true, .no_gpm = true, .health_every = 1 << 30,
+			  .identity_every = 1 << 30, .processes_every = 10};
+	sampler *smp = sampler_open(&o, err, n);
+	if (!smp)
 		return NULL;
-	nvmlReturn_t rc = gv_nvml_init_quiet();
-	if (rc != NVML_SUCCESS) {
-		gv_nvml_status st;
-		gv_nvml_status_get(&st);
-		if (!st.loaded)
-			snprintf(err, n, "NVML does not load (%s): %s", st.path[0] ? st.path : "libnvidia-ml.so.1",
-				 st.error[0] ? st.error : "not found");
-		else
-			snprintf(err, n, "nvmlInit failed: %s", gv_nvml_error_string(rc));
+	snapshot *first = sampler_take(smp, err, n);
+	if (!first || first->ngpus == 0) {
+		if (first)
+			snprintf(err, n, "NVML reports no GPU");
+		snapshot_free(first);
+		sampler_close(smp);
 		return NULL;
 	}
-	unsigned count = 0;
-	if (gv_nvml_device_count(&count) != NVML_SUCCESS || count == 0) {
-		snprintf(err, n, "NVML reports no GPU");
-		return NULL;
-	}
-	if (count > 64)
-		count = 64;
+	int count = first->ngpus > 64 ? 64 : first->ngpus;
 	monitor *m = xcalloc(1, sizeof(*m));
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_condattr_t ca;
@@ -197,47 +166,29 @@ monitor *monitor_start(int interval_ms, char *err, size_t n)
 	pthread_cond_init(&m->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	m->interval_ms = interval_ms > 0 ? interval_ms : 100;
-	m->ngpu = (int)count;
+	m->ngpu = count;
 	m->phase = -1;
-	m->gpu = xcalloc(count, sizeof(*m->gpu));
-	m->snap = xcalloc(count, sizeof(*m->snap));
-	m->gpm = xcalloc(count, sizeof(*m->gpm));
-	for (unsigned g = 0; g < count; g++) {
-		gv_gpm_support sup;
-		nvmlReturn_t grc;
-		m->gpm[g] = gv_gpm_open(g, &sup, &grc);
-		if (m->gpm[g]) {
-			gv_nv_dbl v[GV_GPM_N];
-			gv_gpm_take(m->gpm[g], v); /* the first sample starts the first interval */
-		}
-	}
-	for (unsigned g = 0; g < count; g++) {
-		gv_nvml_device *d = &m->snap[g];
+	m->smp = smp;
+	m->gpu = xcalloc((size_t)count, sizeof(*m->gpu));
+	for (int g = 0; g < count; g++) {
+		const gpu_sample *x = &first->gpus[g];
 		monitor_gpu_info *gi = &m->gpu[g];
-		gv_nvml_device_clear(d);
-		gi->index = (int)g;
-		if (gv_nvml_device_snapshot(g, GV_NVML_IDENTITY | GV_NVML_PROCESSES, d) != NVML_SUCCESS)
+		gi->index = g;
+		str_copy(gi->name, sizeof(gi->name), x->name);
+		str_copy(gi->uuid, sizeof(gi->uuid), x->uuid);
+		str_copy(gi->bus_id, sizeof(gi->bus_id), x->pci_bus_id);
+		if (x->lost)
 			continue;
-		if (GV_OK(d->name))
-			str_copy(gi->name, sizeof(gi->name), d->name.v);
-		if (GV_OK(d->uuid))
-			str_copy(gi->uuid, sizeof(gi->uuid), d->uuid.v);
-		if (GV_OK(d->pci_bus_id))
-			str_copy(gi->bus_id, sizeof(gi->bus_id), d->pci_bus_id.v);
-		if (GV_OK(d->max_sm_clock_mhz))
-			gi->max_sm_clock_mhz = (unsigned)d->max_sm_clock_mhz.v;
-		if (GV_OK(d->max_mem_clock_mhz))
-			gi->max_mem_clock_mhz = (unsigned)d->max_mem_clock_mhz.v;
-		if (GV_OK(d->pcie_gen_max))
-			gi->pcie_gen_max = (unsigned)d->pcie_gen_max.v;
-		if (GV_OK(d->pcie_width_max))
-			gi->pcie_width_max = (unsigned)d->pcie_width_max.v;
-		if (GV_OK(d->power_limit_mw))
-			gi->power_limit_w = (double)d->power_limit_mw.v / 1000.0;
-		if (GV_OK(d->temp_slowdown_c))
-			gi->temp_slowdown_c = (unsigned)d->temp_slowdown_c.v;
-		gi->nprocs_other = (unsigned)other_processes(d, gi->procs_other, sizeof(gi->procs_other));
+		gi->max_sm_clock_mhz = sv_has(x->sm_clock_max) ? (unsigned)x->sm_clock_max.v : 0;
+		gi->max_mem_clock_mhz = sv_has(x->mem_clock_max) ? (unsigned)x->mem_clock_max.v : 0;
+		gi->pcie_gen_max = sv_has(x->pcie_gen_max) ? (unsigned)x->pcie_gen_max.v : 0;
+		gi->pcie_width_max = sv_has(x->pcie_width_max) ? (unsigned)x->pcie_width_max.v : 0;
+		gi->power_limit_w = sv_has(x->power_limit) ? x->power_limit.v : 0;
+		gi->temp_slowdown_c = sv_has(x->temp_slowdown) ? (unsigned)x->temp_slowdown.v : 0;
+		int others = other_processes(x, gi->procs_other, sizeof(gi->procs_other));
+		gi->nprocs_other = others > 0 ? (unsigned)others : 0;
 	}
+	snapshot_free(first);
 	if (pthread_create(&m->thread, NULL, run, m) == 0)
 		m->running = true;
 	return m;
@@ -255,11 +206,8 @@ void monitor_stop(monitor *m)
 		pthread_join(m->thread, NULL);
 	pthread_mutex_destroy(&m->mu);
 	pthread_cond_destroy(&m->cv);
-	for (int g = 0; g < m->ngpu; g++)
-		gv_gpm_close(m->gpm[g]);
-	free(m->gpm);
+	sampler_close(m->smp);
 	free(m->gpu);
-	free(m->snap);
 	free(m->s);
 	sl_free(&m->phases);
 	free(m);
@@ -327,14 +275,10 @@ void monitor_sample_now(monitor *m)
 		return;
 	pthread_mutex_lock(&m->mu);
 	bool have = false;
-	/* a sample of the phase; with GPM one that has its counters (the thread skips GPM when the
-	 * previous GPM sample is under 100 ms old) */
-	for (size_t i = m->ns; i > 0 && !have && m->phase >= 0; i--) {
-		const sample *x = &m->s[i - 1];
-		have = x->phase == m->phase && (!m->gpm[x->gpu] || isfinite(x->act[GV_GPM_SM_ACTIVE]));
-	}
+	for (size_t i = m->ns; i > 0 && !have && m->phase >= 0; i--)
+		have = m->s[i - 1].phase == m->phase;
 	if (!have && m->phase >= 0)
-		take_samples(m, false, true);
+		take_samples(m);
 	pthread_mutex_unlock(&m->mu);
 }
 
@@ -343,10 +287,8 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 	memset(out, 0, sizeof(*out));
 	out->sm_clock_median = out->sm_clock_min = out->sm_clock_max = NAN;
 	out->temp_max_c = out->power_max_w = out->power_mean_w = NAN;
-	double psum = 0, asum[GV_GPM_N] = {0};
-	size_t pn = 0, an[GV_GPM_N] = {0};
-	for (int k = 0; k < GV_GPM_N; k++)
-		out->act_mean[k] = NAN;
+	double psum = 0;
+	size_t pn = 0;
 	if (!m || gpu < 0 || gpu >= m->ngpu)
 		return false;
 	pthread_mutex_lock(&m->mu);
@@ -393,13 +335,7 @@ bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary
 		}
 		if (x->other_procs > 0 && (unsigned)x->other_procs > out->other_procs)
 			out->other_procs = (unsigned)x->other_procs;
-		for (int k = 0; k < GV_GPM_N; k++)
-			if (isfinite(x->act[k]))
-				asum[k] += x->act[k], an[k]++;
 	}
-	for (int k = 0; k < GV_GPM_N; k++)
-		if (an[k])
-			out->act_mean[k] = asum[k] / (double)an[k];
 	pthread_mutex_unlock(&m->mu);
 	if (pn)
 		out->power_mean_w = psum / (double)pn;

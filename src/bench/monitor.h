@@ -1,8 +1,10 @@
 /*
- * NVML watched during the run: a thread samples every GPU (SM clock, temperature, power, clock
- * event reasons, PCIe link, processes) and files each sample under the benchmark phase running
+ * NVML watched during the run: a thread takes a snapshot of every GPU through the one sampler
+ * (sampler/sampler.h, its readings declared in sampler/fields.h: SM clock, temperature, power,
+ * clock event reasons, PCIe link, processes) and files each under the benchmark phase running
  * at that moment, so each figure can be judged against the clock it really ran at and a low
- * figure can name its cause (throttling, a narrow link, another process).
+ * figure can name its cause (throttling, a narrow link, another process). The GPM activity of
+ * each measurement is not the monitor's: it comes from its own window (sampler/window.h).
  */
 #ifndef GPUVET_BENCH_MONITOR_H
 #define GPUVET_BENCH_MONITOR_H
@@ -10,7 +12,6 @@
 #include <stddef.h>
 
 #include "core/facts.h"
-#include "nvidia/gpm_fields.h"
 
 typedef struct monitor monitor;
 
@@ -35,7 +36,6 @@ typedef struct monitor_summary {
 	double temp_max_c, power_max_w, power_mean_w; /* NAN unknown */
 	int pcie_gen_min, pcie_gen_max, pcie_width_min, pcie_width_max; /* seen; 0 unknown */
 	unsigned other_procs; /* most processes other than us seen at once */
-	double act_mean[GV_GPM_N]; /* GPM counters over the phase (nvidia/gpm_fields.h), NAN without GPM */
 } monitor_summary;
 
 /* Initialises NVML and starts sampling every interval_ms. NULL with err filled when NVML is not
@@ -50,8 +50,8 @@ int monitor_find_bus(const monitor *m, const char *bus_id);
 void monitor_phase(monitor *m, const char *phase);
 /* Stops sampling while latencies are measured (NVML calls take the driver's locks). */
 void monitor_pause(monitor *m, bool paused);
-/* Takes a sample now of every GPU that has none in the current phase (a phase shorter than the
- * sampling interval would otherwise have none). */
+/* Takes a sample now when the current phase has none (a phase shorter than the sampling
+ * interval, or one measured with the sampling paused, would otherwise have none). */
 void monitor_sample_now(monitor *m);
 /* Summary of one GPU over a phase (NULL: the whole run). False when no sample. */
 bool monitor_summary_get(monitor *m, const char *phase, int nvml_index, monitor_summary *out);

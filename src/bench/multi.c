@@ -236,6 +236,23 @@ static double run_coll(bench_ctx *c, nccl_api *nc, ncclComm_t *comms, nccl_bufs 
 	return (now_seconds() - t0) / iters;
 }
 
+/* one repeat (bench_repeat) */
+typedef struct coll_arg {
+	bench_ctx *c;
+	nccl_api *nc;
+	ncclComm_t *comms;
+	nccl_bufs *b;
+	nccl_coll coll;
+	uint64_t bytes;
+	int iters;
+} coll_arg;
+
+static double coll_once(void *arg, char *why, size_t wn)
+{
+	coll_arg *a = arg;
+	return run_coll(a->c, a->nc, a->comms, a->b, a->coll, a->bytes, a->iters, why, wn);
+}
+
 static bool check_coll(bench_ctx *c, nccl_bufs *b, nccl_coll coll, uint64_t bytes, char *why, size_t wn)
 {
 	gpu_session *s = c->gpu;
@@ -363,16 +380,8 @@ static void nccl_bench(bench_ctx *c)
 			if (run_coll(c, &nc, comms, b, coll, bytes, 5, why, sizeof(why)) < 0) { /* warm-up as nccl-tests */
 				got = -1;
 			} else {
-				for (int r = 0; r < reps; r++) {
-					double t = run_coll(c, &nc, comms, b, coll, bytes, iters, why, sizeof(why));
-					if (t < 0) {
-						got = -1;
-						break;
-					}
-					secs[got++] = t;
-					if (watchdog_expired())
-						break;
-				}
+				coll_arg ca = {c, &nc, comms, b, coll, bytes, iters};
+				got = bench_repeat(coll_once, &ca, reps, secs, why, sizeof(why));
 			}
 			watchdog_disarm();
 			if (got <= 0) {

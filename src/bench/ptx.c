@@ -30,6 +30,123 @@
 	"\tshr.u32 " t ", " x ", 16;\n"                                                                                \
 	"\txor.b32 " x ", " x ", " t ";\n"
 
+/* The stream kernels' shape (copy, scale, add, triad, read): registers; pointer parameters;
+ * the loop four vectors deep (L_LOOP4, exits to L_TAIL) with %rd12 the thread's byte offset;
+ * four addresses a stride apart; 16-byte loads and stores; the tail one vector at a time
+ * (L_TAIL, exits to L_DONE). Quads of registers are lists ("%f1", "%f2", "%f3", "%f4"). */
+#define PTX_STREAM_REGS                                                                                                \
+	"\t.reg .pred %p<3>;\n"                                                                                        \
+	"\t.reg .b32 %r<5>;\n"                                                                                         \
+	"\t.reg .f32 %f<50>;\n"                                                                                        \
+	"\t.reg .b64 %rd<48>;\n"
+#define PTX_PTR(reg, param) "\tld.param.u64 " reg ", [" param "];\n\tcvta.to.global.u64 " reg ", " reg ";\n"
+#define PTX_LOOP4(L)                                                                                                   \
+	"\tshl.b64 %rd7, %rd6, 4;\n"                                                                                   \
+	"\tshl.b64 %rd8, %rd6, 2;\n"                                                                                   \
+	"\tmul.lo.s64 %rd10, %rd6, 3;\n" L "_LOOP4:\n"                                                                 \
+	"\tadd.s64 %rd11, %rd5, %rd10;\n"                                                                              \
+	"\tsetp.ge.u64 %p1, %rd11, %rd4;\n"                                                                            \
+	"\t@%p1 bra " L "_TAIL;\n"                                                                                     \
+	"\tshl.b64 %rd12, %rd5, 4;\n"
+#define PTX_TAIL(L)                                                                                                    \
+	"\tadd.s64 %rd5, %rd5, %rd8;\n"                                                                                \
+	"\tbra.uni " L "_LOOP4;\n" L "_TAIL:\n"                                                                        \
+	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"                                                                             \
+	"\t@%p1 bra " L "_DONE;\n"                                                                                     \
+	"\tshl.b64 %rd12, %rd5, 4;\n"
+#define PTX_TAIL_END(L) "\tadd.s64 %rd5, %rd5, %rd6;\n\tbra.uni " L "_TAIL;\n" L "_DONE:\n"
+/* the addresses of one vector (base + %rd12), and of four vectors a grid stride apart */
+#define PTX_ADDR(a, base) "\tadd.s64 " a ", " base ", %rd12;\n"
+#define PTX_ADDR4(base, a0, a1, a2, a3) PTX_ADDR(a0, base) PTX_NEXT(a1, a0) PTX_NEXT(a2, a1) PTX_NEXT(a3, a2)
+#define PTX_NEXT(a, prev) "\tadd.s64 " a ", " prev ", %rd7;\n"
+#define PTX_Q_(a, b, c, d) a ", " b ", " c ", " d
+#define PTX_Q(...) PTX_Q_(__VA_ARGS__)
+#define PTX_LD(quad, addr) "\tld.global.v4.f32 {" PTX_Q(quad) "}, [" addr "];\n"
+#define PTX_ST(addr, quad) "\tst.global.v4.f32 [" addr "], {" PTX_Q(quad) "};\n"
+/* %f33-%f36 = op of each lane of a quad (pre x post: "%f49, " "%f1" ""); stored by the caller */
+#define PTX_LANES_(op, pre, post, x0, x1, x2, x3)                                                                    \
+	"\t" op " %f33, " pre x0 post ";\n\t" op " %f34, " pre x1 post ";\n\t" op " %f35, " pre x2 post ";\n\t" op  \
+	" %f36, " pre x3 post ";\n"
+#define PTX_LANES(op, pre, post, ...) PTX_LANES_(op, pre, post, __VA_ARGS__)
+#define PTX_OUT "%f33", "%f34", "%f35", "%f36"
+#define PTX_SCALE(x, addr) PTX_LANES("mul.rn.f32", "%f49, ", "", x) PTX_ST(addr, PTX_OUT)
+/* the two-operand lanes: %f33 = op(a, b) */
+#define PTX_LANES2_(op, a0, a1, a2, a3, b0, b1, b2, b3)                                                            \
+	"\t" op " %f33, " a0 ", " b0 ";\n\t" op " %f34, " a1 ", " b1 ";\n\t" op " %f35, " a2 ", " b2 ";\n\t" op       \
+	" %f36, " a3 ", " b3 ";\n"
+#define PTX_LANES2(...) PTX_LANES2_(__VA_ARGS__)
+#define PTX_ADDV(qa, qb, addr) PTX_LANES2("add.rn.f32", qa, qb) PTX_ST(addr, PTX_OUT)
+#define PTX_FMA_(b0, b1, b2, b3, a0, a1, a2, a3)                                                                    \
+	"\tfma.rn.f32 %f33, %f49, " b0 ", " a0 ";\n\tfma.rn.f32 %f34, %f49, " b1 ", " a1 ";\n\tfma.rn.f32 %f35, %f49, " \
+	b2 ", " a2 ";\n\tfma.rn.f32 %f36, %f49, " b3 ", " a3 ";\n"
+/* the read kernel's four sums %f40-%f43 += a quad */
+#define PTX_SUM_(x0, x1, x2, x3)                                                                                       \
+	"\tadd.f32 %f40, %f40, " x0 ";\n\tadd.f32 %f41, %f41, " x1 ";\n\tadd.f32 %f42, %f42, " x2 ";\n\tadd.f32 %f43, %f43, " x3 ";\n"
+#define PTX_SUM(quad) PTX_SUM_(quad)
+#define F1 "%f1", "%f2", "%f3", "%f4"
+#define F5 "%f5", "%f6", "%f7", "%f8"
+#define F9 "%f9", "%f10", "%f11", "%f12"
+#define F13 "%f13", "%f14", "%f15", "%f16"
+#define F17 "%f17", "%f18", "%f19", "%f20"
+#define F21 "%f21", "%f22", "%f23", "%f24"
+#define F25 "%f25", "%f26", "%f27", "%f28"
+#define F29 "%f29", "%f30", "%f31", "%f32"
+/* loads of the first array's four vectors (%rd30-%rd33) into F1..F13 */
+#define PTX_LD_A4 PTX_LD(F1, "%rd30") PTX_LD(F5, "%rd31") PTX_LD(F9, "%rd32") PTX_LD(F13, "%rd33")
+/* and of the second's (%rd34-%rd37) into F17..F29 */
+#define PTX_LD_B4 PTX_LD(F17, "%rd34") PTX_LD(F21, "%rd35") PTX_LD(F25, "%rd36") PTX_LD(F29, "%rd37")
+
+/* The body of a kernel over three arrays (%rd20 and %rd21 in, %rd22 out, add and triad): four
+ * vectors of each per loop, then the tail; OP(in1, in2, out address) computes and stores a quad. */
+#define PTX_STREAM3(L, OP)                                                                                             \
+	PTX_LOOP4(L)                                                                                                   \
+	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")                                                        \
+	PTX_ADDR4("%rd21", "%rd34", "%rd35", "%rd36", "%rd37")                                                        \
+	PTX_ADDR4("%rd22", "%rd38", "%rd39", "%rd40", "%rd41")                                                        \
+	PTX_LD_A4 PTX_LD_B4 OP(F1, F17, "%rd38") OP(F5, F21, "%rd39") OP(F9, F25, "%rd40") OP(F13, F29, "%rd41")      \
+	PTX_TAIL(L) PTX_ADDR("%rd30", "%rd20") PTX_ADDR("%rd34", "%rd21") PTX_ADDR("%rd38", "%rd22")                 \
+	PTX_LD(F1, "%rd30") PTX_LD(F17, "%rd34") OP(F1, F17, "%rd38") PTX_TAIL_END(L)
+/* triad's quad: s x the second array + the first */
+#define PTX_TRIAD(qa, qb, addr) PTX_TRIAD_(addr, qb, qa)
+#define PTX_TRIAD_(addr, ...) PTX_FMA_(__VA_ARGS__) PTX_ST(addr, PTX_OUT)
+
+/* The fill kernels' shape (gen.h): registers and the common parameters; the five-parameter entry
+ * of the float fills with the mantissa mask %r13 = (1 << mbits) - 1; the loop over elements with
+ * %r15 the element's hash; the float's mantissa and exponent bits into %r17; the loop's end. */
+#define PTX_FILL_HEAD(n)                                                                                               \
+	"\t.reg .pred %p<3>;\n"                                                                                        \
+	"\t.reg .b16 %rs<2>;\n"                                                                                        \
+	"\t.reg .b32 %r<24>;\n"                                                                                        \
+	"\t.reg .b64 %rd<16>;\n" PTX_PTR("%rd1", "fill_" n "_p") "\tld.param.u64 %rd4, [fill_" n "_n];\n"              \
+	"\tld.param.u32 %r10, [fill_" n "_seed];\n"
+#define PTX_FILL_ENTRY(n)                                                                                              \
+	".visible .entry gv_fill_" n "(\n"                                                                             \
+	"\t.param .u64 fill_" n "_p,\n"                                                                                \
+	"\t.param .u64 fill_" n "_n,\n"                                                                                \
+	"\t.param .u32 fill_" n "_seed,\n"                                                                             \
+	"\t.param .u32 fill_" n "_mbits,\n"                                                                            \
+	"\t.param .u32 fill_" n "_ebase\n"                                                                             \
+	")\n"                                                                                                          \
+	"{\n" PTX_FILL_HEAD(n) "\tld.param.u32 %r11, [fill_" n "_mbits];\n"                                            \
+	"\tld.param.u32 %r12, [fill_" n "_ebase];\n"                                                                   \
+	"\tmov.u32 %r13, 1;\n"                                                                                         \
+	"\tshl.b32 %r13, %r13, %r11;\n"                                                                                \
+	"\tsub.u32 %r13, %r13, 1;\n"
+#define PTX_FILL_LOOP(L)                                                                                               \
+	PTX_GRID_STRIDE L "_LOOP:\n"                                                                                   \
+	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"                                                                             \
+	"\t@%p1 bra " L "_DONE;\n"                                                                                     \
+	"\tcvt.u32.u64 %r14, %rd5;\n"                                                                                  \
+	"\tmad.lo.u32 %r15, %r14, -1640531535, %r10;\n" PTX_HASH("%r15", "%r16")
+#define PTX_FILL_FLOAT                                                                                                 \
+	"\tand.b32 %r17, %r15, %r13;\n"                                                                                \
+	"\tshr.u32 %r18, %r15, 24;\n"                                                                                  \
+	"\tand.b32 %r18, %r18, 3;\n"                                                                                   \
+	"\tadd.u32 %r18, %r18, %r12;\n"                                                                                \
+	"\tshl.b32 %r18, %r18, %r11;\n"                                                                                \
+	"\tor.b32 %r17, %r17, %r18;\n"
+#define PTX_FILL_END(L) "\tadd.s64 %rd5, %rd5, %rd6;\n\tbra.uni " L "_LOOP;\n" L "_DONE:\n\tret;\n}\n\n"
+
 const char ptx_bench_module[] =
 	".version 7.0\n"
 	".target sm_70\n"
@@ -50,8 +167,7 @@ const char ptx_bench_module[] =
 	"\t.reg .b32 %r<5>;\n"
 	"\t.reg .f32 %f<2>;\n"
 	"\t.reg .b64 %rd<12>;\n"
-	"\tld.param.u64 %rd1, [set_p];\n"
-	"\tcvta.to.global.u64 %rd1, %rd1;\n"
+	PTX_PTR("%rd1", "set_p")
 	"\tld.param.u64 %rd4, [set_n];\n"
 	"\tld.param.f32 %f1, [set_v];\n"
 	PTX_GRID_STRIDE
@@ -75,53 +191,22 @@ const char ptx_bench_module[] =
 	"\t.param .u64 copy_n\n"
 	")\n"
 	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b32 %r<5>;\n"
-	"\t.reg .f32 %f<50>;\n"
-	"\t.reg .b64 %rd<48>;\n"
-	"\tld.param.u64 %rd20, [copy_a];\n"
-	"\tcvta.to.global.u64 %rd20, %rd20;\n"
-	"\tld.param.u64 %rd21, [copy_c];\n"
-	"\tcvta.to.global.u64 %rd21, %rd21;\n"
+	PTX_STREAM_REGS
+	PTX_PTR("%rd20", "copy_a")
+	PTX_PTR("%rd21", "copy_c")
 	"\tld.param.u64 %rd4, [copy_n];\n"
 	PTX_GRID_STRIDE
-	"\tshl.b64 %rd7, %rd6, 4;\n"
-	"\tshl.b64 %rd8, %rd6, 2;\n"
-	"\tmul.lo.s64 %rd10, %rd6, 3;\n"
-	"COPY_LOOP4:\n"
-	"\tadd.s64 %rd11, %rd5, %rd10;\n"
-	"\tsetp.ge.u64 %p1, %rd11, %rd4;\n"
-	"\t@%p1 bra COPY_TAIL;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tadd.s64 %rd31, %rd30, %rd7;\n"
-	"\tadd.s64 %rd32, %rd31, %rd7;\n"
-	"\tadd.s64 %rd33, %rd32, %rd7;\n"
-	"\tadd.s64 %rd34, %rd21, %rd12;\n"
-	"\tadd.s64 %rd35, %rd34, %rd7;\n"
-	"\tadd.s64 %rd36, %rd35, %rd7;\n"
-	"\tadd.s64 %rd37, %rd36, %rd7;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tld.global.v4.f32 {%f5, %f6, %f7, %f8}, [%rd31];\n"
-	"\tld.global.v4.f32 {%f9, %f10, %f11, %f12}, [%rd32];\n"
-	"\tld.global.v4.f32 {%f13, %f14, %f15, %f16}, [%rd33];\n"
-	"\tst.global.v4.f32 [%rd34], {%f1, %f2, %f3, %f4};\n"
-	"\tst.global.v4.f32 [%rd35], {%f5, %f6, %f7, %f8};\n"
-	"\tst.global.v4.f32 [%rd36], {%f9, %f10, %f11, %f12};\n"
-	"\tst.global.v4.f32 [%rd37], {%f13, %f14, %f15, %f16};\n"
-	"\tadd.s64 %rd5, %rd5, %rd8;\n"
-	"\tbra.uni COPY_LOOP4;\n"
-	"COPY_TAIL:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra COPY_DONE;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tadd.s64 %rd34, %rd21, %rd12;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tst.global.v4.f32 [%rd34], {%f1, %f2, %f3, %f4};\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni COPY_TAIL;\n"
-	"COPY_DONE:\n"
+	PTX_LOOP4("COPY")
+	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")
+	PTX_ADDR4("%rd21", "%rd34", "%rd35", "%rd36", "%rd37")
+	PTX_LD_A4
+	PTX_ST("%rd34", F1) PTX_ST("%rd35", F5) PTX_ST("%rd36", F9) PTX_ST("%rd37", F13)
+	PTX_TAIL("COPY")
+	PTX_ADDR("%rd30", "%rd20")
+	PTX_ADDR("%rd34", "%rd21")
+	PTX_LD(F1, "%rd30")
+	PTX_ST("%rd34", F1)
+	PTX_TAIL_END("COPY")
 	"\tret;\n"
 	"}\n"
 	".visible .entry gv_scale(\n"
@@ -131,74 +216,23 @@ const char ptx_bench_module[] =
 	"\t.param .f32 scale_s\n"
 	")\n"
 	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b32 %r<5>;\n"
-	"\t.reg .f32 %f<50>;\n"
-	"\t.reg .b64 %rd<48>;\n"
-	"\tld.param.u64 %rd20, [scale_c];\n"
-	"\tcvta.to.global.u64 %rd20, %rd20;\n"
-	"\tld.param.u64 %rd21, [scale_b];\n"
-	"\tcvta.to.global.u64 %rd21, %rd21;\n"
+	PTX_STREAM_REGS
+	PTX_PTR("%rd20", "scale_c")
+	PTX_PTR("%rd21", "scale_b")
 	"\tld.param.u64 %rd4, [scale_n];\n"
 	"\tld.param.f32 %f49, [scale_s];\n"
 	PTX_GRID_STRIDE
-	"\tshl.b64 %rd7, %rd6, 4;\n"
-	"\tshl.b64 %rd8, %rd6, 2;\n"
-	"\tmul.lo.s64 %rd10, %rd6, 3;\n"
-	"SCALE_LOOP4:\n"
-	"\tadd.s64 %rd11, %rd5, %rd10;\n"
-	"\tsetp.ge.u64 %p1, %rd11, %rd4;\n"
-	"\t@%p1 bra SCALE_TAIL;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tadd.s64 %rd31, %rd30, %rd7;\n"
-	"\tadd.s64 %rd32, %rd31, %rd7;\n"
-	"\tadd.s64 %rd33, %rd32, %rd7;\n"
-	"\tadd.s64 %rd34, %rd21, %rd12;\n"
-	"\tadd.s64 %rd35, %rd34, %rd7;\n"
-	"\tadd.s64 %rd36, %rd35, %rd7;\n"
-	"\tadd.s64 %rd37, %rd36, %rd7;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tld.global.v4.f32 {%f5, %f6, %f7, %f8}, [%rd31];\n"
-	"\tld.global.v4.f32 {%f9, %f10, %f11, %f12}, [%rd32];\n"
-	"\tld.global.v4.f32 {%f13, %f14, %f15, %f16}, [%rd33];\n"
-	"\tmul.rn.f32 %f33, %f49, %f1;\n"
-	"\tmul.rn.f32 %f34, %f49, %f2;\n"
-	"\tmul.rn.f32 %f35, %f49, %f3;\n"
-	"\tmul.rn.f32 %f36, %f49, %f4;\n"
-	"\tst.global.v4.f32 [%rd34], {%f33, %f34, %f35, %f36};\n"
-	"\tmul.rn.f32 %f33, %f49, %f5;\n"
-	"\tmul.rn.f32 %f34, %f49, %f6;\n"
-	"\tmul.rn.f32 %f35, %f49, %f7;\n"
-	"\tmul.rn.f32 %f36, %f49, %f8;\n"
-	"\tst.global.v4.f32 [%rd35], {%f33, %f34, %f35, %f36};\n"
-	"\tmul.rn.f32 %f33, %f49, %f9;\n"
-	"\tmul.rn.f32 %f34, %f49, %f10;\n"
-	"\tmul.rn.f32 %f35, %f49, %f11;\n"
-	"\tmul.rn.f32 %f36, %f49, %f12;\n"
-	"\tst.global.v4.f32 [%rd36], {%f33, %f34, %f35, %f36};\n"
-	"\tmul.rn.f32 %f33, %f49, %f13;\n"
-	"\tmul.rn.f32 %f34, %f49, %f14;\n"
-	"\tmul.rn.f32 %f35, %f49, %f15;\n"
-	"\tmul.rn.f32 %f36, %f49, %f16;\n"
-	"\tst.global.v4.f32 [%rd37], {%f33, %f34, %f35, %f36};\n"
-	"\tadd.s64 %rd5, %rd5, %rd8;\n"
-	"\tbra.uni SCALE_LOOP4;\n"
-	"SCALE_TAIL:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra SCALE_DONE;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tadd.s64 %rd34, %rd21, %rd12;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tmul.rn.f32 %f33, %f49, %f1;\n"
-	"\tmul.rn.f32 %f34, %f49, %f2;\n"
-	"\tmul.rn.f32 %f35, %f49, %f3;\n"
-	"\tmul.rn.f32 %f36, %f49, %f4;\n"
-	"\tst.global.v4.f32 [%rd34], {%f33, %f34, %f35, %f36};\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni SCALE_TAIL;\n"
-	"SCALE_DONE:\n"
+	PTX_LOOP4("SCALE")
+	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")
+	PTX_ADDR4("%rd21", "%rd34", "%rd35", "%rd36", "%rd37")
+	PTX_LD_A4
+	PTX_SCALE(F1, "%rd34") PTX_SCALE(F5, "%rd35") PTX_SCALE(F9, "%rd36") PTX_SCALE(F13, "%rd37")
+	PTX_TAIL("SCALE")
+	PTX_ADDR("%rd30", "%rd20")
+	PTX_ADDR("%rd34", "%rd21")
+	PTX_LD(F1, "%rd30")
+	PTX_SCALE(F1, "%rd34")
+	PTX_TAIL_END("SCALE")
 	"\tret;\n"
 	"}\n"
 	".visible .entry gv_add(\n"
@@ -208,85 +242,13 @@ const char ptx_bench_module[] =
 	"\t.param .u64 add_n\n"
 	")\n"
 	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b32 %r<5>;\n"
-	"\t.reg .f32 %f<50>;\n"
-	"\t.reg .b64 %rd<48>;\n"
-	"\tld.param.u64 %rd20, [add_a];\n"
-	"\tcvta.to.global.u64 %rd20, %rd20;\n"
-	"\tld.param.u64 %rd21, [add_b];\n"
-	"\tcvta.to.global.u64 %rd21, %rd21;\n"
-	"\tld.param.u64 %rd22, [add_c];\n"
-	"\tcvta.to.global.u64 %rd22, %rd22;\n"
+	PTX_STREAM_REGS
+	PTX_PTR("%rd20", "add_a")
+	PTX_PTR("%rd21", "add_b")
+	PTX_PTR("%rd22", "add_c")
 	"\tld.param.u64 %rd4, [add_n];\n"
 	PTX_GRID_STRIDE
-	"\tshl.b64 %rd7, %rd6, 4;\n"
-	"\tshl.b64 %rd8, %rd6, 2;\n"
-	"\tmul.lo.s64 %rd10, %rd6, 3;\n"
-	"ADD_LOOP4:\n"
-	"\tadd.s64 %rd11, %rd5, %rd10;\n"
-	"\tsetp.ge.u64 %p1, %rd11, %rd4;\n"
-	"\t@%p1 bra ADD_TAIL;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tadd.s64 %rd31, %rd30, %rd7;\n"
-	"\tadd.s64 %rd32, %rd31, %rd7;\n"
-	"\tadd.s64 %rd33, %rd32, %rd7;\n"
-	"\tadd.s64 %rd34, %rd21, %rd12;\n"
-	"\tadd.s64 %rd35, %rd34, %rd7;\n"
-	"\tadd.s64 %rd36, %rd35, %rd7;\n"
-	"\tadd.s64 %rd37, %rd36, %rd7;\n"
-	"\tadd.s64 %rd38, %rd22, %rd12;\n"
-	"\tadd.s64 %rd39, %rd38, %rd7;\n"
-	"\tadd.s64 %rd40, %rd39, %rd7;\n"
-	"\tadd.s64 %rd41, %rd40, %rd7;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tld.global.v4.f32 {%f5, %f6, %f7, %f8}, [%rd31];\n"
-	"\tld.global.v4.f32 {%f9, %f10, %f11, %f12}, [%rd32];\n"
-	"\tld.global.v4.f32 {%f13, %f14, %f15, %f16}, [%rd33];\n"
-	"\tld.global.v4.f32 {%f17, %f18, %f19, %f20}, [%rd34];\n"
-	"\tld.global.v4.f32 {%f21, %f22, %f23, %f24}, [%rd35];\n"
-	"\tld.global.v4.f32 {%f25, %f26, %f27, %f28}, [%rd36];\n"
-	"\tld.global.v4.f32 {%f29, %f30, %f31, %f32}, [%rd37];\n"
-	"\tadd.rn.f32 %f33, %f1, %f17;\n"
-	"\tadd.rn.f32 %f34, %f2, %f18;\n"
-	"\tadd.rn.f32 %f35, %f3, %f19;\n"
-	"\tadd.rn.f32 %f36, %f4, %f20;\n"
-	"\tst.global.v4.f32 [%rd38], {%f33, %f34, %f35, %f36};\n"
-	"\tadd.rn.f32 %f33, %f5, %f21;\n"
-	"\tadd.rn.f32 %f34, %f6, %f22;\n"
-	"\tadd.rn.f32 %f35, %f7, %f23;\n"
-	"\tadd.rn.f32 %f36, %f8, %f24;\n"
-	"\tst.global.v4.f32 [%rd39], {%f33, %f34, %f35, %f36};\n"
-	"\tadd.rn.f32 %f33, %f9, %f25;\n"
-	"\tadd.rn.f32 %f34, %f10, %f26;\n"
-	"\tadd.rn.f32 %f35, %f11, %f27;\n"
-	"\tadd.rn.f32 %f36, %f12, %f28;\n"
-	"\tst.global.v4.f32 [%rd40], {%f33, %f34, %f35, %f36};\n"
-	"\tadd.rn.f32 %f33, %f13, %f29;\n"
-	"\tadd.rn.f32 %f34, %f14, %f30;\n"
-	"\tadd.rn.f32 %f35, %f15, %f31;\n"
-	"\tadd.rn.f32 %f36, %f16, %f32;\n"
-	"\tst.global.v4.f32 [%rd41], {%f33, %f34, %f35, %f36};\n"
-	"\tadd.s64 %rd5, %rd5, %rd8;\n"
-	"\tbra.uni ADD_LOOP4;\n"
-	"ADD_TAIL:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra ADD_DONE;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tadd.s64 %rd34, %rd21, %rd12;\n"
-	"\tadd.s64 %rd38, %rd22, %rd12;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tld.global.v4.f32 {%f17, %f18, %f19, %f20}, [%rd34];\n"
-	"\tadd.rn.f32 %f33, %f1, %f17;\n"
-	"\tadd.rn.f32 %f34, %f2, %f18;\n"
-	"\tadd.rn.f32 %f35, %f3, %f19;\n"
-	"\tadd.rn.f32 %f36, %f4, %f20;\n"
-	"\tst.global.v4.f32 [%rd38], {%f33, %f34, %f35, %f36};\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni ADD_TAIL;\n"
-	"ADD_DONE:\n"
+	PTX_STREAM3("ADD", PTX_ADDV)
 	"\tret;\n"
 	"}\n"
 	".visible .entry gv_triad(\n"
@@ -297,86 +259,14 @@ const char ptx_bench_module[] =
 	"\t.param .f32 triad_s\n"
 	")\n"
 	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b32 %r<5>;\n"
-	"\t.reg .f32 %f<50>;\n"
-	"\t.reg .b64 %rd<48>;\n"
-	"\tld.param.u64 %rd20, [triad_b];\n"
-	"\tcvta.to.global.u64 %rd20, %rd20;\n"
-	"\tld.param.u64 %rd21, [triad_c];\n"
-	"\tcvta.to.global.u64 %rd21, %rd21;\n"
-	"\tld.param.u64 %rd22, [triad_a];\n"
-	"\tcvta.to.global.u64 %rd22, %rd22;\n"
+	PTX_STREAM_REGS
+	PTX_PTR("%rd20", "triad_b")
+	PTX_PTR("%rd21", "triad_c")
+	PTX_PTR("%rd22", "triad_a")
 	"\tld.param.u64 %rd4, [triad_n];\n"
 	"\tld.param.f32 %f49, [triad_s];\n"
 	PTX_GRID_STRIDE
-	"\tshl.b64 %rd7, %rd6, 4;\n"
-	"\tshl.b64 %rd8, %rd6, 2;\n"
-	"\tmul.lo.s64 %rd10, %rd6, 3;\n"
-	"TRIAD_LOOP4:\n"
-	"\tadd.s64 %rd11, %rd5, %rd10;\n"
-	"\tsetp.ge.u64 %p1, %rd11, %rd4;\n"
-	"\t@%p1 bra TRIAD_TAIL;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tadd.s64 %rd31, %rd30, %rd7;\n"
-	"\tadd.s64 %rd32, %rd31, %rd7;\n"
-	"\tadd.s64 %rd33, %rd32, %rd7;\n"
-	"\tadd.s64 %rd34, %rd21, %rd12;\n"
-	"\tadd.s64 %rd35, %rd34, %rd7;\n"
-	"\tadd.s64 %rd36, %rd35, %rd7;\n"
-	"\tadd.s64 %rd37, %rd36, %rd7;\n"
-	"\tadd.s64 %rd38, %rd22, %rd12;\n"
-	"\tadd.s64 %rd39, %rd38, %rd7;\n"
-	"\tadd.s64 %rd40, %rd39, %rd7;\n"
-	"\tadd.s64 %rd41, %rd40, %rd7;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tld.global.v4.f32 {%f5, %f6, %f7, %f8}, [%rd31];\n"
-	"\tld.global.v4.f32 {%f9, %f10, %f11, %f12}, [%rd32];\n"
-	"\tld.global.v4.f32 {%f13, %f14, %f15, %f16}, [%rd33];\n"
-	"\tld.global.v4.f32 {%f17, %f18, %f19, %f20}, [%rd34];\n"
-	"\tld.global.v4.f32 {%f21, %f22, %f23, %f24}, [%rd35];\n"
-	"\tld.global.v4.f32 {%f25, %f26, %f27, %f28}, [%rd36];\n"
-	"\tld.global.v4.f32 {%f29, %f30, %f31, %f32}, [%rd37];\n"
-	"\tfma.rn.f32 %f33, %f49, %f17, %f1;\n"
-	"\tfma.rn.f32 %f34, %f49, %f18, %f2;\n"
-	"\tfma.rn.f32 %f35, %f49, %f19, %f3;\n"
-	"\tfma.rn.f32 %f36, %f49, %f20, %f4;\n"
-	"\tst.global.v4.f32 [%rd38], {%f33, %f34, %f35, %f36};\n"
-	"\tfma.rn.f32 %f33, %f49, %f21, %f5;\n"
-	"\tfma.rn.f32 %f34, %f49, %f22, %f6;\n"
-	"\tfma.rn.f32 %f35, %f49, %f23, %f7;\n"
-	"\tfma.rn.f32 %f36, %f49, %f24, %f8;\n"
-	"\tst.global.v4.f32 [%rd39], {%f33, %f34, %f35, %f36};\n"
-	"\tfma.rn.f32 %f33, %f49, %f25, %f9;\n"
-	"\tfma.rn.f32 %f34, %f49, %f26, %f10;\n"
-	"\tfma.rn.f32 %f35, %f49, %f27, %f11;\n"
-	"\tfma.rn.f32 %f36, %f49, %f28, %f12;\n"
-	"\tst.global.v4.f32 [%rd40], {%f33, %f34, %f35, %f36};\n"
-	"\tfma.rn.f32 %f33, %f49, %f29, %f13;\n"
-	"\tfma.rn.f32 %f34, %f49, %f30, %f14;\n"
-	"\tfma.rn.f32 %f35, %f49, %f31, %f15;\n"
-	"\tfma.rn.f32 %f36, %f49, %f32, %f16;\n"
-	"\tst.global.v4.f32 [%rd41], {%f33, %f34, %f35, %f36};\n"
-	"\tadd.s64 %rd5, %rd5, %rd8;\n"
-	"\tbra.uni TRIAD_LOOP4;\n"
-	"TRIAD_TAIL:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra TRIAD_DONE;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tadd.s64 %rd34, %rd21, %rd12;\n"
-	"\tadd.s64 %rd38, %rd22, %rd12;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tld.global.v4.f32 {%f17, %f18, %f19, %f20}, [%rd34];\n"
-	"\tfma.rn.f32 %f33, %f49, %f17, %f1;\n"
-	"\tfma.rn.f32 %f34, %f49, %f18, %f2;\n"
-	"\tfma.rn.f32 %f35, %f49, %f19, %f3;\n"
-	"\tfma.rn.f32 %f36, %f49, %f20, %f4;\n"
-	"\tst.global.v4.f32 [%rd38], {%f33, %f34, %f35, %f36};\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni TRIAD_TAIL;\n"
-	"TRIAD_DONE:\n"
+	PTX_STREAM3("TRIAD", PTX_TRIAD)
 	"\tret;\n"
 	"}\n"
 	".visible .entry gv_read(\n"
@@ -385,14 +275,9 @@ const char ptx_bench_module[] =
 	"\t.param .u64 read_n\n"
 	")\n"
 	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b32 %r<5>;\n"
-	"\t.reg .f32 %f<50>;\n"
-	"\t.reg .b64 %rd<48>;\n"
-	"\tld.param.u64 %rd20, [read_a];\n"
-	"\tcvta.to.global.u64 %rd20, %rd20;\n"
-	"\tld.param.u64 %rd21, [read_out];\n"
-	"\tcvta.to.global.u64 %rd21, %rd21;\n"
+	PTX_STREAM_REGS
+	PTX_PTR("%rd20", "read_a")
+	PTX_PTR("%rd21", "read_out")
 	"\tld.param.u64 %rd4, [read_n];\n"
 	PTX_GRID_STRIDE
 	"\tmov.u64 %rd19, %rd5;\n"
@@ -400,53 +285,15 @@ const char ptx_bench_module[] =
 	"\tmov.f32 %f41, 0f00000000;\n"
 	"\tmov.f32 %f42, 0f00000000;\n"
 	"\tmov.f32 %f43, 0f00000000;\n"
-	"\tshl.b64 %rd7, %rd6, 4;\n"
-	"\tshl.b64 %rd8, %rd6, 2;\n"
-	"\tmul.lo.s64 %rd10, %rd6, 3;\n"
-	"READ_LOOP4:\n"
-	"\tadd.s64 %rd11, %rd5, %rd10;\n"
-	"\tsetp.ge.u64 %p1, %rd11, %rd4;\n"
-	"\t@%p1 bra READ_TAIL;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tadd.s64 %rd31, %rd30, %rd7;\n"
-	"\tadd.s64 %rd32, %rd31, %rd7;\n"
-	"\tadd.s64 %rd33, %rd32, %rd7;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tld.global.v4.f32 {%f5, %f6, %f7, %f8}, [%rd31];\n"
-	"\tld.global.v4.f32 {%f9, %f10, %f11, %f12}, [%rd32];\n"
-	"\tld.global.v4.f32 {%f13, %f14, %f15, %f16}, [%rd33];\n"
-	"\tadd.f32 %f40, %f40, %f1;\n"
-	"\tadd.f32 %f41, %f41, %f2;\n"
-	"\tadd.f32 %f42, %f42, %f3;\n"
-	"\tadd.f32 %f43, %f43, %f4;\n"
-	"\tadd.f32 %f40, %f40, %f5;\n"
-	"\tadd.f32 %f41, %f41, %f6;\n"
-	"\tadd.f32 %f42, %f42, %f7;\n"
-	"\tadd.f32 %f43, %f43, %f8;\n"
-	"\tadd.f32 %f40, %f40, %f9;\n"
-	"\tadd.f32 %f41, %f41, %f10;\n"
-	"\tadd.f32 %f42, %f42, %f11;\n"
-	"\tadd.f32 %f43, %f43, %f12;\n"
-	"\tadd.f32 %f40, %f40, %f13;\n"
-	"\tadd.f32 %f41, %f41, %f14;\n"
-	"\tadd.f32 %f42, %f42, %f15;\n"
-	"\tadd.f32 %f43, %f43, %f16;\n"
-	"\tadd.s64 %rd5, %rd5, %rd8;\n"
-	"\tbra.uni READ_LOOP4;\n"
-	"READ_TAIL:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra READ_DONE;\n"
-	"\tshl.b64 %rd12, %rd5, 4;\n"
-	"\tadd.s64 %rd30, %rd20, %rd12;\n"
-	"\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd30];\n"
-	"\tadd.f32 %f40, %f40, %f1;\n"
-	"\tadd.f32 %f41, %f41, %f2;\n"
-	"\tadd.f32 %f42, %f42, %f3;\n"
-	"\tadd.f32 %f43, %f43, %f4;\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni READ_TAIL;\n"
-	"READ_DONE:\n"
+	PTX_LOOP4("READ")
+	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")
+	PTX_LD_A4
+	PTX_SUM(F1) PTX_SUM(F5) PTX_SUM(F9) PTX_SUM(F13)
+	PTX_TAIL("READ")
+	PTX_ADDR("%rd30", "%rd20")
+	PTX_LD(F1, "%rd30")
+	PTX_SUM(F1)
+	PTX_TAIL_END("READ")
 	"\tadd.f32 %f40, %f40, %f41;\n"
 	"\tadd.f32 %f42, %f42, %f43;\n"
 	"\tadd.f32 %f40, %f40, %f42;\n"
@@ -456,73 +303,24 @@ const char ptx_bench_module[] =
 	"\tret;\n"
 	"}\n"
 	"\n"
-	".visible .entry gv_fill_b8(\n"
-	"\t.param .u64 fill_b8_p,\n"
-	"\t.param .u64 fill_b8_n,\n"
-	"\t.param .u32 fill_b8_seed,\n"
-	"\t.param .u32 fill_b8_mbits,\n"
-	"\t.param .u32 fill_b8_ebase\n"
-	")\n"
-	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b16 %rs<2>;\n"
-	"\t.reg .b32 %r<24>;\n"
-	"\t.reg .b64 %rd<16>;\n"
-	"\tld.param.u64 %rd1, [fill_b8_p];\n"
-	"\tcvta.to.global.u64 %rd1, %rd1;\n"
-	"\tld.param.u64 %rd4, [fill_b8_n];\n"
-	"\tld.param.u32 %r10, [fill_b8_seed];\n"
-	"\tld.param.u32 %r11, [fill_b8_mbits];\n"
-	"\tld.param.u32 %r12, [fill_b8_ebase];\n"
-	"\tmov.u32 %r13, 1;\n"
-	"\tshl.b32 %r13, %r13, %r11;\n"
-	"\tsub.u32 %r13, %r13, 1;\n"
-	PTX_GRID_STRIDE
-	"FILL_B8_LOOP:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra FILL_B8_DONE;\n"
-	"\tcvt.u32.u64 %r14, %rd5;\n"
-	"\tmad.lo.u32 %r15, %r14, -1640531535, %r10;\n"
-	PTX_HASH("%r15", "%r16")
-	"\tand.b32 %r17, %r15, %r13;\n"
-	"\tshr.u32 %r18, %r15, 24;\n"
-	"\tand.b32 %r18, %r18, 3;\n"
-	"\tadd.u32 %r18, %r18, %r12;\n"
-	"\tshl.b32 %r18, %r18, %r11;\n"
-	"\tor.b32 %r17, %r17, %r18;\n"
+	PTX_FILL_ENTRY("b8")
+	PTX_FILL_LOOP("FILL_B8")
+	PTX_FILL_FLOAT
 	"\tshr.u32 %r19, %r15, 24;\n"
 	"\tand.b32 %r19, %r19, 128;\n"
 	"\tor.b32 %r17, %r17, %r19;\n"
 	"\tadd.s64 %rd10, %rd1, %rd5;\n"
 	"\tcvt.u16.u32 %rs1, %r17;\n"
 	"\tst.global.u8 [%rd10], %rs1;\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni FILL_B8_LOOP;\n"
-	"FILL_B8_DONE:\n"
-	"\tret;\n"
-	"}\n"
-	"\n"
+	PTX_FILL_END("FILL_B8")
 	".visible .entry gv_fill_i8(\n"
 	"\t.param .u64 fill_i8_p,\n"
 	"\t.param .u64 fill_i8_n,\n"
 	"\t.param .u32 fill_i8_seed\n"
 	")\n"
 	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b16 %rs<2>;\n"
-	"\t.reg .b32 %r<24>;\n"
-	"\t.reg .b64 %rd<16>;\n"
-	"\tld.param.u64 %rd1, [fill_i8_p];\n"
-	"\tcvta.to.global.u64 %rd1, %rd1;\n"
-	"\tld.param.u64 %rd4, [fill_i8_n];\n"
-	"\tld.param.u32 %r10, [fill_i8_seed];\n"
-	PTX_GRID_STRIDE
-	"FILL_I8_LOOP:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra FILL_I8_DONE;\n"
-	"\tcvt.u32.u64 %r14, %rd5;\n"
-	"\tmad.lo.u32 %r15, %r14, -1640531535, %r10;\n"
-	PTX_HASH("%r15", "%r16")
+	PTX_FILL_HEAD("i8")
+	PTX_FILL_LOOP("FILL_I8")
 	"\tand.b32 %r17, %r15, 63;\n"
 	"\tadd.u32 %r17, %r17, 1;\n"
 	"\tneg.s32 %r18, %r17;\n"
@@ -531,46 +329,10 @@ const char ptx_bench_module[] =
 	"\tadd.s64 %rd10, %rd1, %rd5;\n"
 	"\tcvt.u16.u32 %rs1, %r17;\n"
 	"\tst.global.u8 [%rd10], %rs1;\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni FILL_I8_LOOP;\n"
-	"FILL_I8_DONE:\n"
-	"\tret;\n"
-	"}\n"
-	"\n"
-	".visible .entry gv_fill_b16(\n"
-	"\t.param .u64 fill_b16_p,\n"
-	"\t.param .u64 fill_b16_n,\n"
-	"\t.param .u32 fill_b16_seed,\n"
-	"\t.param .u32 fill_b16_mbits,\n"
-	"\t.param .u32 fill_b16_ebase\n"
-	")\n"
-	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b16 %rs<2>;\n"
-	"\t.reg .b32 %r<24>;\n"
-	"\t.reg .b64 %rd<16>;\n"
-	"\tld.param.u64 %rd1, [fill_b16_p];\n"
-	"\tcvta.to.global.u64 %rd1, %rd1;\n"
-	"\tld.param.u64 %rd4, [fill_b16_n];\n"
-	"\tld.param.u32 %r10, [fill_b16_seed];\n"
-	"\tld.param.u32 %r11, [fill_b16_mbits];\n"
-	"\tld.param.u32 %r12, [fill_b16_ebase];\n"
-	"\tmov.u32 %r13, 1;\n"
-	"\tshl.b32 %r13, %r13, %r11;\n"
-	"\tsub.u32 %r13, %r13, 1;\n"
-	PTX_GRID_STRIDE
-	"FILL_B16_LOOP:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra FILL_B16_DONE;\n"
-	"\tcvt.u32.u64 %r14, %rd5;\n"
-	"\tmad.lo.u32 %r15, %r14, -1640531535, %r10;\n"
-	PTX_HASH("%r15", "%r16")
-	"\tand.b32 %r17, %r15, %r13;\n"
-	"\tshr.u32 %r18, %r15, 24;\n"
-	"\tand.b32 %r18, %r18, 3;\n"
-	"\tadd.u32 %r18, %r18, %r12;\n"
-	"\tshl.b32 %r18, %r18, %r11;\n"
-	"\tor.b32 %r17, %r17, %r18;\n"
+	PTX_FILL_END("FILL_I8")
+	PTX_FILL_ENTRY("b16")
+	PTX_FILL_LOOP("FILL_B16")
+	PTX_FILL_FLOAT
 	"\tshr.u32 %r19, %r15, 16;\n"
 	"\tand.b32 %r19, %r19, 32768;\n"
 	"\tor.b32 %r17, %r17, %r19;\n"
@@ -578,85 +340,18 @@ const char ptx_bench_module[] =
 	"\tadd.s64 %rd10, %rd1, %rd10;\n"
 	"\tcvt.u16.u32 %rs1, %r17;\n"
 	"\tst.global.u16 [%rd10], %rs1;\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni FILL_B16_LOOP;\n"
-	"FILL_B16_DONE:\n"
-	"\tret;\n"
-	"}\n"
-	"\n"
-	".visible .entry gv_fill_b32(\n"
-	"\t.param .u64 fill_b32_p,\n"
-	"\t.param .u64 fill_b32_n,\n"
-	"\t.param .u32 fill_b32_seed,\n"
-	"\t.param .u32 fill_b32_mbits,\n"
-	"\t.param .u32 fill_b32_ebase\n"
-	")\n"
-	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b16 %rs<2>;\n"
-	"\t.reg .b32 %r<24>;\n"
-	"\t.reg .b64 %rd<16>;\n"
-	"\tld.param.u64 %rd1, [fill_b32_p];\n"
-	"\tcvta.to.global.u64 %rd1, %rd1;\n"
-	"\tld.param.u64 %rd4, [fill_b32_n];\n"
-	"\tld.param.u32 %r10, [fill_b32_seed];\n"
-	"\tld.param.u32 %r11, [fill_b32_mbits];\n"
-	"\tld.param.u32 %r12, [fill_b32_ebase];\n"
-	"\tmov.u32 %r13, 1;\n"
-	"\tshl.b32 %r13, %r13, %r11;\n"
-	"\tsub.u32 %r13, %r13, 1;\n"
-	PTX_GRID_STRIDE
-	"FILL_B32_LOOP:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra FILL_B32_DONE;\n"
-	"\tcvt.u32.u64 %r14, %rd5;\n"
-	"\tmad.lo.u32 %r15, %r14, -1640531535, %r10;\n"
-	PTX_HASH("%r15", "%r16")
-	"\tand.b32 %r17, %r15, %r13;\n"
-	"\tshr.u32 %r18, %r15, 24;\n"
-	"\tand.b32 %r18, %r18, 3;\n"
-	"\tadd.u32 %r18, %r18, %r12;\n"
-	"\tshl.b32 %r18, %r18, %r11;\n"
-	"\tor.b32 %r17, %r17, %r18;\n"
+	PTX_FILL_END("FILL_B16")
+	PTX_FILL_ENTRY("b32")
+	PTX_FILL_LOOP("FILL_B32")
+	PTX_FILL_FLOAT
 	"\tand.b32 %r19, %r15, -2147483648;\n"
 	"\tor.b32 %r17, %r17, %r19;\n"
 	"\tshl.b64 %rd10, %rd5, 2;\n"
 	"\tadd.s64 %rd10, %rd1, %rd10;\n"
 	"\tst.global.u32 [%rd10], %r17;\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni FILL_B32_LOOP;\n"
-	"FILL_B32_DONE:\n"
-	"\tret;\n"
-	"}\n"
-	"\n"
-	".visible .entry gv_fill_b64(\n"
-	"\t.param .u64 fill_b64_p,\n"
-	"\t.param .u64 fill_b64_n,\n"
-	"\t.param .u32 fill_b64_seed,\n"
-	"\t.param .u32 fill_b64_mbits,\n"
-	"\t.param .u32 fill_b64_ebase\n"
-	")\n"
-	"{\n"
-	"\t.reg .pred %p<3>;\n"
-	"\t.reg .b16 %rs<2>;\n"
-	"\t.reg .b32 %r<24>;\n"
-	"\t.reg .b64 %rd<16>;\n"
-	"\tld.param.u64 %rd1, [fill_b64_p];\n"
-	"\tcvta.to.global.u64 %rd1, %rd1;\n"
-	"\tld.param.u64 %rd4, [fill_b64_n];\n"
-	"\tld.param.u32 %r10, [fill_b64_seed];\n"
-	"\tld.param.u32 %r11, [fill_b64_mbits];\n"
-	"\tld.param.u32 %r12, [fill_b64_ebase];\n"
-	"\tmov.u32 %r13, 1;\n"
-	"\tshl.b32 %r13, %r13, %r11;\n"
-	"\tsub.u32 %r13, %r13, 1;\n"
-	PTX_GRID_STRIDE
-	"FILL_B64_LOOP:\n"
-	"\tsetp.ge.u64 %p1, %rd5, %rd4;\n"
-	"\t@%p1 bra FILL_B64_DONE;\n"
-	"\tcvt.u32.u64 %r14, %rd5;\n"
-	"\tmad.lo.u32 %r15, %r14, -1640531535, %r10;\n"
-	PTX_HASH("%r15", "%r16")
+	PTX_FILL_END("FILL_B32")
+	PTX_FILL_ENTRY("b64")
+	PTX_FILL_LOOP("FILL_B64")
 	"\tshr.u32 %r18, %r15, 24;\n"
 	"\tand.b32 %r18, %r18, 3;\n"
 	"\tadd.u32 %r18, %r18, %r12;\n"
@@ -671,12 +366,7 @@ const char ptx_bench_module[] =
 	"\tshl.b64 %rd10, %rd5, 3;\n"
 	"\tadd.s64 %rd10, %rd1, %rd10;\n"
 	"\tst.global.u64 [%rd10], %rd11;\n"
-	"\tadd.s64 %rd5, %rd5, %rd6;\n"
-	"\tbra.uni FILL_B64_LOOP;\n"
-	"FILL_B64_DONE:\n"
-	"\tret;\n"
-	"}\n"
-	"\n"
+	PTX_FILL_END("FILL_B64")
 	/* spins until spin_ns nanoseconds of %globaltimer have passed: queued ahead of a timed
 	 * region, it keeps the GPU busy while the host enqueues the start event and the work, so the
 	 * host's launch overhead (or a host thread that stalls) does not land between the events */

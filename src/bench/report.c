@@ -166,12 +166,23 @@ void report_facts(bench_report *r)
 			facts_put_int(r->facts, src, f->size, FK_BENCH_FIGURE_SIZE, f->id);
 		if (f->clock_mhz > 0)
 			facts_put_real(r->facts, src, f->clock_mhz, FK_BENCH_FIGURE_CLOCK_MHZ, f->id);
-		if (isfinite(f->sm_active) && f->sm_active > 0) {
-			facts_put_real(r->facts, src, f->sm_active, FK_BENCH_FIGURE_SM_ACTIVE, f->id);
+		if (f->activity_window_s > 0 || (isfinite(f->sm_active) && f->sm_active > 0)) {
+			if (isfinite(f->sm_active))
+				facts_put_real(r->facts, src, f->sm_active, FK_BENCH_FIGURE_SM_ACTIVE, f->id);
 			if (isfinite(f->tensor_active))
 				facts_put_real(r->facts, src, f->tensor_active, FK_BENCH_FIGURE_TENSOR_ACTIVE, f->id);
 			if (isfinite(f->dram_active))
 				facts_put_real(r->facts, src, f->dram_active, FK_BENCH_FIGURE_DRAM_ACTIVE, f->id);
+		}
+		if (f->activity_window_s > 0) {
+			facts_put_real(r->facts, src, f->activity_window_s, FK_BENCH_FIGURE_ACTIVITY_WINDOW_S, f->id);
+			facts_put_real(r->facts, src, f->activity_busy_s, FK_BENCH_FIGURE_ACTIVITY_BUSY_S, f->id);
+			if (isfinite(f->window_sm_active))
+				facts_put_real(r->facts, src, f->window_sm_active, FK_BENCH_FIGURE_WINDOW_SM_ACTIVE, f->id);
+			if (isfinite(f->window_tensor_active))
+				facts_put_real(r->facts, src, f->window_tensor_active, FK_BENCH_FIGURE_WINDOW_TENSOR_ACTIVE, f->id);
+			if (isfinite(f->window_dram_active))
+				facts_put_real(r->facts, src, f->window_dram_active, FK_BENCH_FIGURE_WINDOW_DRAM_ACTIVE, f->id);
 		}
 		if (f->gpu >= 0)
 			facts_put_int(r->facts, src, f->gpu, FK_BENCH_FIGURE_GPU, f->id);
@@ -230,11 +241,23 @@ cJSON *report_json(const bench_report *r, const findings *fs)
 			cJSON_AddNumberToObject(o, "size", (double)f->size);
 		if (f->clock_mhz > 0)
 			cJSON_AddNumberToObject(o, "sm_clock_mhz", f->clock_mhz);
-		if (isfinite(f->sm_active) && f->sm_active > 0) {
+		if (f->activity_window_s > 0 || (isfinite(f->sm_active) && f->sm_active > 0)) {
 			cJSON *a = cJSON_AddObjectToObject(o, "activity");
 			cJSON_AddItemToObject(a, "sm_active_ratio", num_or_null(f->sm_active));
 			cJSON_AddItemToObject(a, "tensor_active_ratio", num_or_null(f->tensor_active));
 			cJSON_AddItemToObject(a, "dram_active_ratio", num_or_null(f->dram_active));
+			if (f->activity_window_s > 0) {
+				cJSON_AddNumberToObject(a, "window_seconds", f->activity_window_s);
+				cJSON_AddNumberToObject(a, "busy_seconds", f->activity_busy_s);
+				if (isfinite(f->pcie_rx_bps))
+					cJSON_AddNumberToObject(a, "pcie_rx_bytes_per_second", f->pcie_rx_bps);
+				if (isfinite(f->pcie_tx_bps))
+					cJSON_AddNumberToObject(a, "pcie_tx_bytes_per_second", f->pcie_tx_bps);
+				cJSON *w = cJSON_AddObjectToObject(a, "window");
+				cJSON_AddItemToObject(w, "sm_active_ratio", num_or_null(f->window_sm_active));
+				cJSON_AddItemToObject(w, "tensor_active_ratio", num_or_null(f->window_tensor_active));
+				cJSON_AddItemToObject(w, "dram_active_ratio", num_or_null(f->window_dram_active));
+			}
 		}
 		if (f->note)
 			cJSON_AddStringToObject(o, "note", f->note);
@@ -312,7 +335,9 @@ static const struct {
 	 "multiplication would take too long: the size is shown). Random inputs, results checked like the GPU's."},
 	{"monitor", "During the run",
 	 "NVML sampled every 100 ms: SM clock, temperature, power, clock event reasons, PCIe link; not while GEMMs, "
-	 "launches, P2P copies and collectives are timed (NVML's calls take the driver's locks)."},
+	 "launches, P2P copies and collectives are timed (NVML's calls take the driver's locks). On GPUs with GPM, each "
+	 "GEMM and bandwidth figure's activity (SM, tensor, DRAM) comes from a window of its own: a GPM sample right "
+	 "before its first timed repeat and one right after its last, scaled to the GPU time of the repeats."},
 };
 
 const char *report_group_at(size_t i, const char **title)

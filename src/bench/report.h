@@ -32,9 +32,13 @@ typedef struct bench_figure {
 	int gpu;        /* CUDA device index; -1 for the CPU or several GPUs */
 	long long size; /* GEMM n, bytes moved per repeat, message size: what the figure was measured at */
 	double clock_mhz; /* median SM clock during the measurement (0 unknown) */
-	/* GPM counters during the measurement (ratios; NAN or 0 unknown: set by bench_phase_activity),
-	 * the evidence that it loaded what it claims (tensor pipes in a bf16 GEMM, DRAM in triad) */
+	/* GPM counters over the timed repeats (ratios; NAN or 0 unknown: set by bench_window_evidence),
+	 * the evidence that it loaded what it claims (tensor pipes in a bf16 GEMM, DRAM in triad), and
+	 * the window they come from: its length and the GPU time of the repeats in it */
 	double sm_active, tensor_active, dram_active;
+	double activity_window_s, activity_busy_s;
+	double window_sm_active, window_tensor_active, window_dram_active; /* the window's own averages */
+	double pcie_tx_bps, pcie_rx_bps; /* GPM PCIe traffic over the timed repeats, bytes/s (NAN or 0 unknown) */
 } bench_figure;
 
 typedef struct bench_report {

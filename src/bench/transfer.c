@@ -157,6 +157,21 @@ static bool verify_roundtrip(bench_ctx *c, bufs *b, char *why, size_t n)
 	return true;
 }
 
+/* one repeat (bench_repeat) */
+typedef struct transfer_arg {
+	bench_ctx *c;
+	gpu_dev *d;
+	bufs *b;
+	direction dir;
+	bool pinned;
+} transfer_arg;
+
+static double transfer_once(void *arg, char *why, size_t n)
+{
+	transfer_arg *a = arg;
+	return one_transfer(a->c, a->d, a->b, a->dir, a->pinned, why, n);
+}
+
 void bench_transfer(bench_ctx *c)
 {
 	char why[512];
@@ -241,18 +256,15 @@ void bench_transfer(bench_ctx *c)
 				continue;
 			}
 			monitor_phase(c->mon, id);
-			for (int r = 0; r < reps; r++) {
-				double t = one_transfer(c, d, &b, (direction)dir, pinned, why, sizeof(why));
-				if (t < 0) {
-					got = -1;
-					break;
-				}
-				secs[got++] = t;
-				if (watchdog_expired())
-					break;
-			}
+			transfer_arg ta = {c, d, &b, (direction)dir, pinned};
+			bench_window_begin(c, ordinal);
+			got = bench_repeat(transfer_once, &ta, reps, secs, why, sizeof(why));
 			monitor_sample_now(c->mon);
 			monitor_phase(c->mon, NULL);
+			double busy = 0; /* the copies' own time (host clock around each) */
+			for (int i = 0; i < got; i++)
+				busy += secs[i];
+			bench_window_end(c, busy);
 			if (got <= 0) {
 				report_skip(c->r, id, "transfer", "GB/s", id + 9, "%s", got < 0 ? why : "stopped by the time limit");
 				continue;
@@ -262,6 +274,7 @@ void bench_transfer(bench_ctx *c)
 			f->gpu = ordinal;
 			f->size = (long long)b.bytes;
 			stats_rates(secs, (size_t)got, (double)b.bytes * (dir == T_BOTH ? 2 : 1) / 1e9, &f->st);
+			bench_window_evidence(c, f);
 			monitor_summary ms;
 			if (monitor_summary_get(c->mon, id, d->nvml_index, &ms) && ms.pcie_gen_max > 0 && ms.pcie_width_max > 0) {
 				double rate = kb_pcie_rate_gbps(ms.pcie_gen_max, ms.pcie_width_max);

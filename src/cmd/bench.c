@@ -36,7 +36,7 @@ static const char bench_usage[] =
 	"what to run\n"
 	"  --torch              model-level training steps through PyTorch instead (see gpuvet tune --help)\n"
 	"  --quick              about 30 s on an H200: fewer repeats, smaller buffers\n"
-	"  --only LIST          groups: gemm,memory,transfer,launch,multi,cpu (default all)\n"
+	"  --only LIST          groups, comma-separated: " BENCH_GROUP_NAMES "(default all)\n"
 	"  --dtypes LIST        GEMM types (default fp64,fp32,tf32,fp16,bf16,fp8,int8)\n"
 	"  --size N             GEMM matrices N x N (default 8192)\n"
 	"  --transfer-mib N     host<->device buffer in MiB (default 1024)\n"
@@ -142,6 +142,7 @@ static void open_gpus(bench_ctx *c)
 static void close_gpus(bench_ctx *c)
 {
 	bench_gemm_cleanup(c);
+	bench_window_close(c);
 	if (c->mon) {
 		monitor_facts(c->mon, c->r->facts);
 	}
@@ -365,8 +366,7 @@ int cmd_bench(int argc, char **argv)
 		case OPT_QUICK: o.quick = true; break;
 		case OPT_ONLY:
 			if (!bench_parse_groups(optarg, &o.groups, &bad))
-				return usage_error(NULL, "--only: unknown group '%s' (gemm, memory, transfer, launch, multi, cpu)",
-						   bad);
+				return usage_error(NULL, "--only: unknown group '%s' (%s)", bad, BENCH_GROUP_NAMES "or all");
 			break;
 		case OPT_DTYPES: {
 			strlist parts = {0};
@@ -442,8 +442,7 @@ int cmd_bench(int argc, char **argv)
 	ctx.r = &r;
 	watchdog_start();
 
-	const unsigned gpu_groups = BENCH_G_GEMM | BENCH_G_MEMORY | BENCH_G_TRANSFER | BENCH_G_LAUNCH | BENCH_G_MULTI;
-	if (o.groups & gpu_groups) {
+	if (o.groups & bench_gpu_groups()) {
 		open_gpus(&ctx);
 		if (ctx.gpu && o.device >= ctx.gpu->count) {
 			int n = ctx.gpu->count;
@@ -455,31 +454,8 @@ int cmd_bench(int argc, char **argv)
 		if (ctx.gpu && !busy_check(&ctx, o.force))
 			close_gpus(&ctx);
 	}
-	/* Launch latency first, on a context that has done nothing else yet, as a bare launch loop
-	 * measures it; the report lists the groups in their usual order whatever the run order. */
-	if (o.groups & BENCH_G_LAUNCH)
-		bench_launch(&ctx);
-	if (o.groups & BENCH_G_GEMM)
-		bench_gemm(&ctx);
-	if (o.groups & BENCH_G_MEMORY)
-		bench_memory(&ctx);
-	if (o.groups & BENCH_G_TRANSFER)
-		bench_transfer(&ctx);
-	if (o.groups & BENCH_G_MULTI)
-		bench_multi(&ctx);
-	if (o.groups & BENCH_G_CPU) {
-		bench_cpu(&ctx);
-		/* the GPU at the CPU's size when that had to be smaller */
-		static const bench_dtype cmp[] = {DT_FP32, DT_FP64};
-		for (size_t i = 0; ctx.gpu && (o.groups & BENCH_G_GEMM) && i < GV_ARRAY_LEN(cmp); i++) {
-			char id[32];
-			snprintf(id, sizeof(id), "cpu.gemm.%s", dtype_get(cmp[i])->name);
-			const bench_figure *f = report_find(&r, id);
-			const bench_figure *g = report_find(&r, cmp[i] == DT_FP32 ? "gemm.fp32" : "gemm.fp64");
-			if (f && !f->skipped && f->size > 0 && g && !g->skipped && g->size != f->size)
-				bench_gemm_at(&ctx, cmp[i], (int)f->size);
-		}
-	}
+	/* in the table's order (bench.h: launch first); the report shows its sections in its own */
+	bench_run_groups(&ctx);
 	bench_speedups(&ctx);
 	bench_progress_done(&ctx);
 	close_gpus(&ctx);

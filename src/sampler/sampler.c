@@ -271,7 +271,9 @@ snapshot *sampler_take(sampler *s, char *err, size_t errsize)
 	s->takes++;
 	if (s->kmsg.fd >= 0)
 		kmsg_poll(&s->kmsg, on_kmsg_xid, s);
-	unsigned what = GV_NVML_DYNAMIC | GV_NVML_PROCESSES;
+	unsigned what = GV_NVML_DYNAMIC;
+	if (s->o.processes_every <= 1 || (s->takes - 1) % (unsigned long long)s->o.processes_every == 0)
+		what |= GV_NVML_PROCESSES;
 	/* PCIe throughput samples the link ~20 ms per direction (measured on an H200): read with the
 	 * health counters, not every tick; the last reading stays in the device record between */
 	if (s->takes == 1 || s->takes % (unsigned)s->o.health_every == 1 || s->o.health_every == 1)

@@ -31,6 +31,8 @@ typedef struct sampler_opts {
 	int health_every;    /* read ECC/retired/remapped counters every Nth take (default 10) */
 	int identity_every;  /* re-read identity and limits every Nth take (default 60) */
 	bool no_gpm;         /* do not read GPM activity counters (measuring their cost) */
+	int processes_every; /* read the processes every Nth take (default 1: every take); between,
+				the last list stays */
 } sampler_opts;
 
 /* Loads and initialises NVML. NULL with err when it cannot (no library, init failed, no GPUs

@@ -461,17 +461,116 @@ static void add_int(cJSON *o, const char *key, int v)
 		cJSON_AddNullToObject(o, key);
 }
 
-static cJSON *config_json(const tune_config *c)
+/* A struct's members as JSON keys, in order, one table per struct written (add_fields walks it):
+ * text in a char array or behind a char pointer and NAN numbers as null (add_str, add_num),
+ * counts below 0 as null (add_int), an int always as a number, booleans. */
+typedef enum { JF_TEXT, JF_PTR, JF_NUM, JF_INT, JF_NUMBER, JF_BOOL } jf_kind;
+typedef struct json_field {
+	const char *key;
+	jf_kind kind;
+	size_t off;
+} json_field;
+#define JF(T, kind, key, member) {key, kind, offsetof(T, member)}
+
+static void add_fields(cJSON *o, const void *base, const json_field *f, size_t n)
+{
+	const char *p = base;
+	for (size_t i = 0; i < n; i++) {
+		const void *v = p + f[i].off;
+		switch (f[i].kind) {
+		case JF_TEXT: add_str(o, f[i].key, v); break;
+		case JF_PTR: add_str(o, f[i].key, *(char *const *)v); break;
+		case JF_NUM: add_num(o, f[i].key, *(const double *)v); break;
+		case JF_INT: add_int(o, f[i].key, *(const int *)v); break;
+		case JF_NUMBER: cJSON_AddNumberToObject(o, f[i].key, *(const int *)v); break;
+		case JF_BOOL: cJSON_AddBoolToObject(o, f[i].key, *(const bool *)v); break;
+		}
+	}
+}
+
+static const json_field config_fields[] = {
+	JF(tune_config, JF_TEXT, "precision", precision),
+	JF(tune_config, JF_BOOL, "grad_scaler", grad_scaler),
+	JF(tune_config, JF_BOOL, "channels_last", channels_last),
+	JF(tune_config, JF_BOOL, "cudnn_benchmark", cudnn_benchmark),
+	JF(tune_config, JF_BOOL, "tf32_matmul", tf32_matmul),
+	JF(tune_config, JF_BOOL, "tf32_cudnn", tf32_cudnn),
+	JF(tune_config, JF_BOOL, "compile", compile),
+};
+
+/* a run after its setting and title */
+static const json_field run_fields[] = {
+	JF(tune_run, JF_TEXT, "device", device),     JF(tune_run, JF_TEXT, "status", status),
+	JF(tune_run, JF_PTR, "reason", reason),      JF(tune_run, JF_TEXT, "base", base),
+	JF(tune_run, JF_BOOL, "reference", reference), JF(tune_run, JF_INT, "batch", batch),
+	JF(tune_run, JF_NUM, "ms", ms),              JF(tune_run, JF_NUM, "ms_min", ms_min),
+	JF(tune_run, JF_NUM, "ms_max", ms_max),      JF(tune_run, JF_INT, "iters", iters),
+	JF(tune_run, JF_INT, "warmup", warmup),      JF(tune_run, JF_NUM, "peak_mib", peak_mib),
+	JF(tune_run, JF_NUM, "compile_s", compile_s), JF(tune_run, JF_NUM, "gpu_util", gpu_util),
+};
+
+/* the environment: before cudnn, and after it */
+static const json_field env_fields[] = {
+	JF(tune_env, JF_PTR, "python", python),
+	JF(tune_env, JF_PTR, "executable", executable),
+	JF(tune_env, JF_PTR, "torch", torch),
+	JF(tune_env, JF_PTR, "torch_cuda", torch_cuda),
+};
+static const json_field env_fields2[] = {
+	JF(tune_env, JF_PTR, "torchvision", torchvision),   JF(tune_env, JF_PTR, "transformers", transformers),
+	JF(tune_env, JF_BOOL, "cuda_available", cuda_available), JF(tune_env, JF_INT, "gpu_count", gpu_count),
+	JF(tune_env, JF_PTR, "gpu_name", gpu_name),         JF(tune_env, JF_PTR, "gpu_cc", gpu_cc),
+	JF(tune_env, JF_PTR, "gpu_uuid", gpu_uuid),         JF(tune_env, JF_NUM, "gpu_memory_mib", gpu_memory_mib),
+	JF(tune_env, JF_BOOL, "bf16_supported", bf16_supported), JF(tune_env, JF_PTR, "cpu", cpu),
+	JF(tune_env, JF_INT, "cpu_count", cpu_count),       JF(tune_env, JF_INT, "cpu_threads", cpu_threads),
+};
+
+static const json_field pipe_fields[] = {
+	JF(tune_pipe, JF_NUMBER, "workers", workers), JF(tune_pipe, JF_BOOL, "pin_memory", pin_memory),
+	JF(tune_pipe, JF_TEXT, "status", status),     JF(tune_pipe, JF_PTR, "reason", reason),
+	JF(tune_pipe, JF_INT, "batch", batch),        JF(tune_pipe, JF_TEXT, "setting", setting),
+	JF(tune_pipe, JF_NUM, "samples_s", samples_s), JF(tune_pipe, JF_NUM, "gpu_util", gpu_util),
+};
+
+static const json_field ddp_fields[] = {
+	JF(tune_ddp, JF_TEXT, "status", status),
+	JF(tune_ddp, JF_PTR, "reason", reason),
+	JF(tune_ddp, JF_TEXT, "model", model),
+	JF(tune_ddp, JF_TEXT, "setting", setting),
+	JF(tune_ddp, JF_INT, "world_size", world_size),
+	JF(tune_ddp, JF_INT, "batch_per_gpu", batch_per_gpu),
+	JF(tune_ddp, JF_NUM, "single_ms", single_ms),
+	JF(tune_ddp, JF_NUM, "ddp_ms", ddp_ms),
+	JF(tune_ddp, JF_NUM, "efficiency", efficiency),
+	JF(tune_ddp, JF_NUM, "samples_s", samples_s),
+	JF(tune_ddp, JF_NUM, "single_samples_s", single_samples_s),
+	JF(tune_ddp, JF_NUM, "memory_balance", memory_balance),
+};
+
+static const json_field rank_fields[] = {
+	JF(tune_rank, JF_INT, "rank", rank),
+	JF(tune_rank, JF_NUM, "ms", ms),
+	JF(tune_rank, JF_NUM, "peak_mib", peak_mib),
+	JF(tune_rank, JF_PTR, "error", error),
+};
+
+static const json_field rec_model_fields[] = {
+	JF(tune_rec_model, JF_PTR, "model", model),
+	JF(tune_rec_model, JF_PTR, "base", base_setting),
+	JF(tune_rec_model, JF_NUM, "speedup", speedup),
+	JF(tune_rec_model, JF_NUM, "mem_saving", mem_saving),
+};
+
+static cJSON *fields_json(const void *base, const json_field *f, size_t n)
 {
 	cJSON *o = cJSON_CreateObject();
-	add_str(o, "precision", c->precision);
-	cJSON_AddBoolToObject(o, "grad_scaler", c->grad_scaler);
-	cJSON_AddBoolToObject(o, "channels_last", c->channels_last);
-	cJSON_AddBoolToObject(o, "cudnn_benchmark", c->cudnn_benchmark);
-	cJSON_AddBoolToObject(o, "tf32_matmul", c->tf32_matmul);
-	cJSON_AddBoolToObject(o, "tf32_cudnn", c->tf32_cudnn);
-	cJSON_AddBoolToObject(o, "compile", c->compile);
+	add_fields(o, base, f, n);
 	return o;
+}
+
+static cJSON *config_json(const tune_config *c)
+{
+	return fields_json(c, config_fields, GV_ARRAY_LEN(config_fields));
 }
 
 static cJSON *run_json(const tune_run *x, const tune_summary *s)
@@ -479,20 +578,7 @@ static cJSON *run_json(const tune_run *x, const tune_summary *s)
 	cJSON *o = cJSON_CreateObject();
 	add_str(o, "setting", x->setting);
 	add_str(o, "title", title_of(x->setting));
-	add_str(o, "device", x->device);
-	add_str(o, "status", x->status);
-	add_str(o, "reason", x->reason);
-	add_str(o, "base", x->base);
-	cJSON_AddBoolToObject(o, "reference", x->reference);
-	add_int(o, "batch", x->batch);
-	add_num(o, "ms", x->ms);
-	add_num(o, "ms_min", x->ms_min);
-	add_num(o, "ms_max", x->ms_max);
-	add_int(o, "iters", x->iters);
-	add_int(o, "warmup", x->warmup);
-	add_num(o, "peak_mib", x->peak_mib);
-	add_num(o, "compile_s", x->compile_s);
-	add_num(o, "gpu_util", x->gpu_util);
+	add_fields(o, x, run_fields, GV_ARRAY_LEN(run_fields));
 	if (x->threads > 0)
 		cJSON_AddNumberToObject(o, "threads", x->threads);
 	const tune_gain *g = s ? gain_of(s, x) : NULL;
@@ -523,27 +609,12 @@ static cJSON *strlist_json(const strlist *l)
 
 static cJSON *env_json(const tune_env *e)
 {
-	cJSON *o = cJSON_CreateObject();
-	add_str(o, "python", e->python);
-	add_str(o, "executable", e->executable);
-	add_str(o, "torch", e->torch);
-	add_str(o, "torch_cuda", e->torch_cuda);
+	cJSON *o = fields_json(e, env_fields, GV_ARRAY_LEN(env_fields));
 	if (e->cudnn > 0)
 		cJSON_AddNumberToObject(o, "cudnn", (double)e->cudnn);
 	else
 		cJSON_AddNullToObject(o, "cudnn");
-	add_str(o, "torchvision", e->torchvision);
-	add_str(o, "transformers", e->transformers);
-	cJSON_AddBoolToObject(o, "cuda_available", e->cuda_available);
-	add_int(o, "gpu_count", e->gpu_count);
-	add_str(o, "gpu_name", e->gpu_name);
-	add_str(o, "gpu_cc", e->gpu_cc);
-	add_str(o, "gpu_uuid", e->gpu_uuid);
-	add_num(o, "gpu_memory_mib", e->gpu_memory_mib);
-	cJSON_AddBoolToObject(o, "bf16_supported", e->bf16_supported);
-	add_str(o, "cpu", e->cpu);
-	add_int(o, "cpu_count", e->cpu_count);
-	add_int(o, "cpu_threads", e->cpu_threads);
+	add_fields(o, e, env_fields2, GV_ARRAY_LEN(env_fields2));
 	return o;
 }
 
@@ -605,14 +676,8 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 		cJSON_AddBoolToObject(x, "for_memory", rec->for_memory);
 		add_str(x, "detail", rec->detail);
 		cJSON *per = cJSON_AddArrayToObject(x, "per_model");
-		for (size_t m = 0; m < rec->nper; m++) {
-			cJSON *p = cJSON_CreateObject();
-			add_str(p, "model", rec->per[m].model);
-			add_str(p, "base", rec->per[m].base_setting);
-			add_num(p, "speedup", rec->per[m].speedup);
-			add_num(p, "mem_saving", rec->per[m].mem_saving);
-			cJSON_AddItemToArray(per, p);
-		}
+		for (size_t m = 0; m < rec->nper; m++)
+			cJSON_AddItemToArray(per, fields_json(&rec->per[m], rec_model_fields, GV_ARRAY_LEN(rec_model_fields)));
 		cJSON_AddItemToObject(x, "code", code_lines(rec->code));
 		cJSON_AddItemToArray(recs, x);
 	}
@@ -626,19 +691,8 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 		cJSON_AddBoolToObject(p, "starves_best", a->pipe.starves_best);
 		add_num(p, "gain", a->pipe.gain);
 		cJSON *cfgs = cJSON_AddArrayToObject(p, "configs");
-		for (size_t i = 0; i < r->npipes; i++) {
-			const tune_pipe *x = &r->pipes[i];
-			cJSON *c = cJSON_CreateObject();
-			cJSON_AddNumberToObject(c, "workers", x->workers);
-			cJSON_AddBoolToObject(c, "pin_memory", x->pin_memory);
-			add_str(c, "status", x->status);
-			add_str(c, "reason", x->reason);
-			add_int(c, "batch", x->batch);
-			add_str(c, "setting", x->setting);
-			add_num(c, "samples_s", x->samples_s);
-			add_num(c, "gpu_util", x->gpu_util);
-			cJSON_AddItemToArray(cfgs, c);
-		}
+		for (size_t i = 0; i < r->npipes; i++)
+			cJSON_AddItemToArray(cfgs, fields_json(&r->pipes[i], pipe_fields, GV_ARRAY_LEN(pipe_fields)));
 	} else {
 		cJSON_AddNullToObject(doc, "pipeline");
 	}
@@ -646,28 +700,11 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 	if (r->ddp.present) {
 		const tune_ddp *d = &r->ddp;
 		cJSON *x = cJSON_AddObjectToObject(doc, "ddp");
-		add_str(x, "status", d->status);
-		add_str(x, "reason", d->reason);
-		add_str(x, "model", d->model);
-		add_str(x, "setting", d->setting);
-		add_int(x, "world_size", d->world_size);
-		add_int(x, "batch_per_gpu", d->batch_per_gpu);
-		add_num(x, "single_ms", d->single_ms);
-		add_num(x, "ddp_ms", d->ddp_ms);
-		add_num(x, "efficiency", d->efficiency);
-		add_num(x, "samples_s", d->samples_s);
-		add_num(x, "single_samples_s", d->single_samples_s);
-		add_num(x, "memory_balance", d->memory_balance);
+		add_fields(x, d, ddp_fields, GV_ARRAY_LEN(ddp_fields));
 		add_str(x, "verdict", a->ddp_word);
 		cJSON *ranks = cJSON_AddArrayToObject(x, "ranks");
-		for (size_t i = 0; i < d->nranks; i++) {
-			cJSON *k = cJSON_CreateObject();
-			add_int(k, "rank", d->ranks[i].rank);
-			add_num(k, "ms", d->ranks[i].ms);
-			add_num(k, "peak_mib", d->ranks[i].peak_mib);
-			add_str(k, "error", d->ranks[i].error);
-			cJSON_AddItemToArray(ranks, k);
-		}
+		for (size_t i = 0; i < d->nranks; i++)
+			cJSON_AddItemToArray(ranks, fields_json(&d->ranks[i], rank_fields, GV_ARRAY_LEN(rank_fields)));
 	} else {
 		cJSON_AddNullToObject(doc, "ddp");
 	}

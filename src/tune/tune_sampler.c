@@ -1,17 +1,19 @@
 #include "tune/tune_sampler.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
-#include "nvidia/contact.h"
 #include "nvidia/nvml.h"
+#include "sampler/sampler.h"
 
 struct tune_sampler {
-	unsigned index;
+	sampler *smp; /* the one NVML sampler (sampler/sampler.h) */
+	int index;
 	bool selected;
-	gv_nvml_device d;
+	char name[96], uuid[96];
 	int n, n_sm, n_mem, n_power;
 	double sm_sum, mem_sum, power_sum, temp_max;
 	unsigned long long reasons;
@@ -19,21 +21,33 @@ struct tune_sampler {
 
 tune_sampler *tune_sampler_open(const char **why)
 {
-	static char contact_err[512];
-	if (!gv_nvml_first_contact(contact_err, sizeof(contact_err))) { /* a library that hangs or crashes stays out */
+	static char err[512];
+	/* no Xid sources and no GPM: utilization and the conditions of the timed parts; health counters,
+	 * PCIe throughput (~40 ms of NVML calls) and the processes only in the first take */
+	sampler_opts o = {.no_events = true, .no_kmsg = true, .no_gpm = true, .health_every = 1 << 30,
+			  .identity_every = 1 << 30, .processes_every = 1 << 30};
+	sampler *smp = sampler_open(&o, err, sizeof(err));
+	if (!smp) {
 		if (why)
-			*why = contact_err;
-		return NULL;
-	}
-	nvmlReturn_t rc = gv_nvml_init_quiet();
-	if (rc != NVML_SUCCESS) {
-		if (why)
-			*why = gv_nvml_error_string(rc);
+			*why = err;
 		return NULL;
 	}
 	tune_sampler *s = xcalloc(1, sizeof(*s));
+	s->smp = smp;
 	s->temp_max = NAN;
 	return s;
+}
+
+/* The GPU sampled, from a snapshot: the one with this UUID, else NVML's device 0 (as CUDA's
+ * device 0 most often is). */
+static const gpu_sample *pick(tune_sampler *s, const snapshot *snap)
+{
+	const gpu_sample *g = snapshot_gpu(snap, s->index);
+	if (g && !s->name[0]) {
+		str_copy(s->name, sizeof(s->name), g->name);
+		str_copy(s->uuid, sizeof(s->uuid), g->uuid);
+	}
+	return g;
 }
 
 void tune_sampler_select(tune_sampler *s, const char *uuid)
@@ -42,19 +56,15 @@ void tune_sampler_select(tune_sampler *s, const char *uuid)
 		return;
 	s->index = 0;
 	s->selected = true;
-	unsigned n = 0;
-	if (uuid && *uuid && gv_nvml_device_count(&n) == NVML_SUCCESS)
-		for (unsigned i = 0; i < n && i < 1024; i++) {
-			gv_nvml_device_clear(&s->d);
-			if (gv_nvml_device_snapshot(i, GV_NVML_IDENTITY, &s->d) == NVML_SUCCESS && GV_OK(s->d.uuid) &&
-			    strcmp(s->d.uuid.v, uuid) == 0) {
-				s->index = i;
-				return;
-			}
-		}
-	/* not found (or no UUID): device 0, as CUDA's device 0 most often is */
-	gv_nvml_device_clear(&s->d);
-	gv_nvml_device_snapshot(0, GV_NVML_IDENTITY, &s->d);
+	s->name[0] = s->uuid[0] = 0;
+	char err[256];
+	snapshot *snap = sampler_take(s->smp, err, sizeof(err));
+	for (int i = 0; snap && uuid && *uuid && i < snap->ngpus; i++)
+		if (strcmp(snap->gpus[i].uuid, uuid) == 0)
+			s->index = snap->gpus[i].index;
+	if (snap)
+		pick(s, snap);
+	snapshot_free(snap);
 }
 
 bool tune_sampler_read(tune_sampler *s, double *pct)
@@ -63,31 +73,35 @@ bool tune_sampler_read(tune_sampler *s, double *pct)
 		return false;
 	if (!s->selected)
 		tune_sampler_select(s, NULL);
-	/* identity was read at select and stays; only what changes is read here */
-	if (gv_nvml_device_snapshot(s->index, GV_NVML_DYNAMIC, &s->d) != NVML_SUCCESS)
+	char err[256];
+	snapshot *snap = sampler_take(s->smp, err, sizeof(err));
+	const gpu_sample *g = snap ? pick(s, snap) : NULL;
+	if (!g || g->lost) {
+		snapshot_free(snap);
 		return false;
-	const gv_nvml_device *d = &s->d;
+	}
 	s->n++;
-	if (GV_OK(d->sm_clock_mhz)) {
-		s->sm_sum += (double)d->sm_clock_mhz.v;
+	if (sv_has(g->sm_clock)) {
+		s->sm_sum += g->sm_clock.v;
 		s->n_sm++;
 	}
-	if (GV_OK(d->mem_clock_mhz)) {
-		s->mem_sum += (double)d->mem_clock_mhz.v;
+	if (sv_has(g->mem_clock)) {
+		s->mem_sum += g->mem_clock.v;
 		s->n_mem++;
 	}
-	if (GV_OK(d->power_mw)) {
-		s->power_sum += (double)d->power_mw.v / 1000.0;
+	if (sv_has(g->power)) {
+		s->power_sum += g->power.v;
 		s->n_power++;
 	}
-	if (GV_OK(d->temperature_c) && (isnan(s->temp_max) || (double)d->temperature_c.v > s->temp_max))
-		s->temp_max = (double)d->temperature_c.v;
-	if (GV_OK(d->clock_event_reasons))
-		s->reasons |= d->clock_event_reasons.v;
-	if (!GV_OK(d->util_gpu) || d->util_gpu.v > 100)
-		return false;
-	*pct = (double)d->util_gpu.v;
-	return true;
+	if (sv_has(g->temp) && (isnan(s->temp_max) || g->temp.v > s->temp_max))
+		s->temp_max = g->temp.v;
+	if (sv_has(g->clock_reasons))
+		s->reasons |= (unsigned long long)g->clock_reasons.v;
+	bool ok = sv_has(g->util_gpu) && g->util_gpu.v <= 100;
+	if (ok)
+		*pct = g->util_gpu.v;
+	snapshot_free(snap);
+	return ok;
 }
 
 void tune_sampler_conditions(const tune_sampler *s, tune_conditions *out)
@@ -97,7 +111,7 @@ void tune_sampler_conditions(const tune_sampler *s, tune_conditions *out)
 	out->sm_clock_mhz = out->mem_clock_mhz = out->power_w = out->temperature_max_c = NAN;
 	if (!s || !s->n)
 		return;
-	out->index = (int)s->index;
+	out->index = s->index;
 	out->samples = s->n;
 	if (s->n_sm)
 		out->sm_clock_mhz = s->sm_sum / s->n_sm;
@@ -111,16 +125,15 @@ void tune_sampler_conditions(const tune_sampler *s, tune_conditions *out)
 	if (shown)
 		gv_nvml_clock_reasons_text(shown, out->reasons, sizeof(out->reasons));
 	out->slowed = shown != 0;
-	if (GV_OK(s->d.name))
-		str_copy(out->name, sizeof(out->name), s->d.name.v);
-	if (GV_OK(s->d.uuid))
-		str_copy(out->uuid, sizeof(out->uuid), s->d.uuid.v);
+	str_copy(out->name, sizeof(out->name), s->name);
+	str_copy(out->uuid, sizeof(out->uuid), s->uuid);
 }
 
 void tune_sampler_close(tune_sampler *s)
 {
 	if (!s)
 		return;
+	sampler_close(s->smp);
 	gv_nvml_shutdown();
 	free(s);
 }

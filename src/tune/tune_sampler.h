@@ -1,5 +1,5 @@
 /*
- * The GPU while the tune probe runs, through NVML (src/nvidia/nvml.h: dlopen, GPUVET_NVML_LIB):
+ * The GPU while the tune probe runs, through the one NVML sampler (sampler/sampler.h):
  * utilization for the input-pipeline verdict, and the clocks, temperature, power and clock
  * event reasons of the timed parts, kept with the result (a slow step on a throttled GPU says
  * so). The probe reports its GPU's UUID; the sampler reads that GPU. Everything is optional:

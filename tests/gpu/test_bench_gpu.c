@@ -160,6 +160,7 @@ static void test_groups(gpu_session *s, monitor *mon)
 	bench_launch(&c);
 	bench_multi(&c);
 	bench_gemm_cleanup(&c);
+	bench_window_close(&c);
 	gpu_dev *d = &s->dev[0];
 	int cc = d->cc_major * 10 + d->cc_minor;
 	for (size_t i = 0; i < r.n; i++) {

@@ -589,6 +589,39 @@ static void test_groups(void **s)
 	assert_false(bench_parse_groups("gemm,bogus", &m, &bad));
 	assert_string_equal(bad, "bogus");
 	assert_false(bench_parse_groups("", &m, &bad));
+	/* one table: every group parses by its name to its bit, the bits make up "all", the CPU
+	 * alone needs no GPU, and the report has a section for every section a group names, while
+	 * every report section but the run's conditions belongs to a group */
+	unsigned all = 0;
+	for (size_t g = 0; g < BENCH_N_GROUPS; g++) {
+		assert_true(bench_parse_groups(bench_groups[g].name, &m, &bad));
+		assert_int_equal(m, bench_groups[g].bit);
+		assert_int_equal(all & m, 0);
+		all |= m;
+		assert_non_null(strstr(BENCH_GROUP_NAMES, bench_groups[g].name));
+		strlist secs = {0};
+		sl_split(&secs, bench_groups[g].sections, " ", false);
+		assert_true(secs.n > 0);
+		for (size_t k = 0; k < secs.n; k++)
+			assert_non_null(report_explain(secs.v[k]));
+		sl_free(&secs);
+	}
+	assert_int_equal(all, BENCH_G_ALL);
+	assert_int_equal(bench_gpu_groups(), BENCH_G_ALL & ~(unsigned)BENCH_G_CPU);
+	const char *sec;
+	for (size_t i = 0; (sec = report_group_at(i, NULL)); i++) {
+		if (strcmp(sec, "monitor") == 0)
+			continue;
+		bool named = false;
+		for (size_t g = 0; g < BENCH_N_GROUPS && !named; g++) {
+			strlist secs = {0};
+			sl_split(&secs, bench_groups[g].sections, " ", false);
+			for (size_t k = 0; k < secs.n; k++)
+				named = named || strcmp(secs.v[k], sec) == 0;
+			sl_free(&secs);
+		}
+		assert_true(named);
+	}
 }
 
 static int setup(void **s)
