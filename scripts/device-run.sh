@@ -28,6 +28,7 @@ for s in "${scripts[@]}"; do
 	bash "$s" >"$OUT/$name.log" 2>&1
 	echo "exit $? after $(( $(date +%s) - start )) s"
 	tail -n 30 "$OUT/$name.log"
+	# after every script, so a run cut short by the device's time limit still brings back the rest
+	tar -C "$OUT" -czf "$FINAL/results.tgz" .
 done
-tar -C "$OUT" -czf "$FINAL/results.tgz" .
 echo "results: $(tar -tzf "$FINAL/results.tgz" | wc -l) files in results.tgz"
