@@ -31,7 +31,7 @@ PY=${PYTHON:-python3}
 
 nvidia-smi --query-gpu=index,name,clocks.sm,temperature.gpu,power.draw,utilization.gpu --format=csv \
 	> "$OUT/nvidia-smi-before.csv" 2>&1
-timeout 32 "$G" bench --quick --json --no-history --only gemm,memory,transfer > "$OUT/bench.json" 2> "$OUT/bench.err"
+timeout 75 "$G" bench --quick --json --no-history --only gemm,memory,transfer > "$OUT/bench.json" 2> "$OUT/bench.err"
 echo "bench exit $?" >> "$OUT/exit.txt"
 timeout 26 "$G" tune --json --no-history -q --models mlp --settings fp32 --no-cpu --no-ddp --workers 0 \
 	--budget 20 > "$OUT/tune.json" 2> "$OUT/tune.err"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench/gpu.h"
 #include "bench/watchdog.h"
@@ -87,12 +88,13 @@ void bench_window_close(bench_ctx *c)
 	c->win_tried = false;
 }
 
-void bench_window_begin(bench_ctx *c, int ordinal)
+/* Opens (once per GPU) the GPM state of the figure's GPU: false when that GPU has no GPM. */
+static bool window_ready(bench_ctx *c, int ordinal)
 {
 	c->win_ok = false;
 	/* NVML is initialised by the monitor: without it there is nothing to sample */
 	if (!c->mon || !c->gpu || ordinal < 0 || ordinal >= c->gpu->count || c->gpu->dev[ordinal].nvml_index < 0)
-		return;
+		return false;
 	int idx = c->gpu->dev[ordinal].nvml_index;
 	if (!c->win_tried || idx != c->win_nvml) {
 		bench_window_close(c);
@@ -106,12 +108,36 @@ void bench_window_begin(bench_ctx *c, int ordinal)
 		else
 			facts_put_str(c->r->facts, "nvmlGpmQueryDeviceSupport", "supported", FK_BENCH_MONITOR_GPU_GPM(d), idx);
 	}
-	gpm_window_begin(c->win);
+	return c->win != NULL;
 }
 
-void bench_window_end(bench_ctx *c, double busy_s)
+static void idle_seconds(double s)
 {
-	c->win_ok = c->win && gpm_window_end(c->win, busy_s, &c->win_ev);
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	nanosleep(&ts, NULL);
+}
+
+void bench_evidence(bench_ctx *c, int ordinal, bench_once_fn once, void *arg, double busy_per_call)
+{
+	if (!window_ready(c, ordinal))
+		return;
+	/* On the H200 a GPM sample reflects the counters some tens of ms late (seen 2026-12-01: a
+	 * 100 ms copy right after a sample showed 25% SM active, and the first 7-27 ms GEMM windows
+	 * 0-52% tensor active, the rest landing in the next window). Idle before the first sample, so
+	 * the timed repeats just before are out of it, and after the work, so all of it is in. */
+	idle_seconds(BENCH_EVIDENCE_SETTLE_S);
+	if (!gpm_window_begin(c->win))
+		return;
+	double busy = 0, t0 = now_seconds();
+	char why[256];
+	while (busy < BENCH_EVIDENCE_BUSY_S && now_seconds() - t0 < 4 * BENCH_EVIDENCE_BUSY_S && !watchdog_expired()) {
+		double t = once(arg, why, sizeof(why));
+		if (t < 0)
+			break;
+		busy += t * busy_per_call;
+	}
+	idle_seconds(BENCH_EVIDENCE_SETTLE_S);
+	c->win_ok = gpm_window_end(c->win, busy, &c->win_ev) && busy > 0;
 }
 
 void bench_window_evidence(bench_ctx *c, bench_figure *f)

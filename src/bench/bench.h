@@ -115,11 +115,14 @@ void bench_gemm_cleanup(bench_ctx *c);
 
 /* The SM clock (MHz) NVML saw on CUDA device `ordinal` during `phase`, else 0. */
 double bench_phase_clock(bench_ctx *c, int ordinal, const char *phase);
-/* The evidence window of one test on CUDA device `ordinal` (sampler/window.h): begin right
- * before its first timed repeat, end right after its last with the GPU time the timed repeats
- * took (their events), nothing called in between. Without GPM both do nothing. */
-void bench_window_begin(bench_ctx *c, int ordinal);
-void bench_window_end(bench_ctx *c, double busy_s);
+/* The GPM evidence of a figure (sampler/window.h), taken after its timed repeats so that they
+ * run exactly as before: an idle settle, a sample, `once` repeated back to back until about
+ * BENCH_EVIDENCE_BUSY_S of GPU time (busy_per_call x what once returns), an idle settle, a
+ * sample. The same operation on the same buffers as the timed repeats; the counters are scaled
+ * to its busy time. Nothing on a GPU without GPM. bench_window_evidence puts it in the figure. */
+#define BENCH_EVIDENCE_BUSY_S 0.3
+#define BENCH_EVIDENCE_SETTLE_S 0.2
+void bench_evidence(bench_ctx *c, int ordinal, bench_once_fn once, void *arg, double busy_per_call);
 /* The last window's GPM counters into the figure, and a note saying them. */
 void bench_window_evidence(bench_ctx *c, bench_figure *f);
 void bench_window_close(bench_ctx *c);

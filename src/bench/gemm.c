@@ -418,7 +418,7 @@ static double gemm_once(void *arg, char *why, size_t whyn)
 }
 
 /* The timed repeats of the chosen algorithm into secs (at most reps); their number, or -1 with
- * why. Between GPM samples of the evidence window and with the monitor paused. */
+ * why. With the monitor paused; the GPM evidence follows them. */
 static int gemm_repeat(bench_ctx *c, gpu_dev *d, int ordinal, const char *id, gemm_run *g,
 		       const cublasLtMatmulAlgo_t *algo, const gemm_scalars *k, int reps, double *secs, char *why,
 		       size_t whyn)
@@ -437,18 +437,15 @@ static int gemm_repeat(bench_ctx *c, gpu_dev *d, int ordinal, const char *id, ge
 	 * within its repeats; all seen 2026-11-29). At half duty every repeat starts alike. */
 	/* Nothing calls NVML while GEMMs are timed: its calls take the driver's locks, and on the
 	 * H200 the GEMM right after an NVML sample came out 2-4% slower (int8, fp8, tf32; seen
-	 * 2026-11-29). The clocks are read once, after the last repeat, and the GPM evidence window
-	 * samples right before the first and right after the last. */
+	 * 2026-11-29). The clocks are read once, after the last repeat; the GPM evidence is taken
+	 * after that (bench_evidence), over GEMMs of its own. */
 	monitor_phase(c->mon, id);
 	monitor_pause(c->mon, true);
 	gemm_arg ga = {c, d, g, algo, k, -1};
-	bench_window_begin(c, ordinal);
 	int got = bench_repeat(gemm_once, &ga, reps, secs, why, whyn);
-	double busy = 0; /* GPU time of the timed GEMMs: the evidence window's rests excluded */
-	for (int i = 0; i < got; i++)
-		busy += secs[i];
-	monitor_sample_now(c->mon); /* the clock right after the last repeat, before the window's padding */
-	bench_window_end(c, busy);
+	monitor_sample_now(c->mon); /* the clock right after the last repeat, before the evidence */
+	if (got > 0)
+		bench_evidence(c, ordinal, gemm_once, &ga, 1.0);
 	monitor_pause(c->mon, false);
 	monitor_phase(c->mon, NULL);
 	if (got == 0)

@@ -179,15 +179,6 @@ static double memcpy_once(void *arg, char *why, size_t n)
 	return ms < 0 ? -1 : ms / 1000.0;
 }
 
-/* The GPU time of got repeats of iters each (the evidence window's busy time). */
-static double busy_seconds(const double *secs, int got, int iters)
-{
-	double busy = 0;
-	for (int i = 0; i < got; i++)
-		busy += secs[i] * iters;
-	return busy;
-}
-
 static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, int ordinal, const kb_peak *pk)
 {
 	const char *id = "memory.memcpy";
@@ -204,12 +195,12 @@ static void memcpy_figure(bench_ctx *c, gpu_dev *d, arrays *x, uint64_t bytes, i
 	int got = 0;
 	monitor_phase(c->mon, id);
 	memcpy_arg ma = {c, d, x, bytes, iters};
-	bench_window_begin(c, ordinal);
 	if (!watchdog_expired())
 		got = bench_repeat(memcpy_once, &ma, reps, secs, why, sizeof(why));
 	monitor_sample_now(c->mon);
+	if (got > 0)
+		bench_evidence(c, ordinal, memcpy_once, &ma, iters);
 	monitor_phase(c->mon, NULL);
-	bench_window_end(c, busy_seconds(secs, got, iters));
 	if (got <= 0) {
 		report_skip(c->r, id, "memory", "GB/s", "driver device-to-device copy", "%s",
 			    got < 0 ? why : "stopped by the time limit");
@@ -335,11 +326,11 @@ void bench_memory(bench_ctx *c)
 		int got = 0;
 		monitor_phase(c->mon, ids[ki]);
 		kernel_arg ka = {c, d, k, &x, best, iters};
-		bench_window_begin(c, ordinal);
 		got = bench_repeat(kernel_once, &ka, reps, secs, why, sizeof(why));
 		monitor_sample_now(c->mon);
+		if (got > 0)
+			bench_evidence(c, ordinal, kernel_once, &ka, iters);
 		monitor_phase(c->mon, NULL);
-		bench_window_end(c, busy_seconds(secs, got, iters));
 		if (got <= 0) {
 			report_skip(c->r, ids[ki], "memory", "GB/s", k->name, "%s", got < 0 ? why : "stopped by the time limit");
 			continue;

@@ -141,8 +141,8 @@ static void *run(void *arg)
 monitor *monitor_start(int interval_ms, char *err, size_t n)
 {
 	/* the one sampler (sampler/sampler.h): its first contact keeps a library that hangs or crashes
-	 * out of the benchmark. No Xid sources and no GPM here (each benchmark's evidence window has
-	 * its own, bench_window_begin); health counters and PCIe throughput (~40 ms of NVML calls)
+	 * out of the benchmark. No Xid sources and no GPM here (each benchmark's evidence has
+	 * its own, bench_evidence); health counters and PCIe throughput (~40 ms of NVML calls)
 	 * only in the first take, before any benchmark; the processes every 10th (once a second) */
 	sampler_opts o = {.no_events = true, .no_kmsg = true, .no_gpm = true, .health_every = 1 << 30,
 			  .identity_every = 1 << 30, .processes_every = 10};

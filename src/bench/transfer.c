@@ -257,14 +257,11 @@ void bench_transfer(bench_ctx *c)
 			}
 			monitor_phase(c->mon, id);
 			transfer_arg ta = {c, d, &b, (direction)dir, pinned};
-			bench_window_begin(c, ordinal);
 			got = bench_repeat(transfer_once, &ta, reps, secs, why, sizeof(why));
 			monitor_sample_now(c->mon);
+			if (got > 0) /* busy: the copies' own time (host clock around each) */
+				bench_evidence(c, ordinal, transfer_once, &ta, 1.0);
 			monitor_phase(c->mon, NULL);
-			double busy = 0; /* the copies' own time (host clock around each) */
-			for (int i = 0; i < got; i++)
-				busy += secs[i];
-			bench_window_end(c, busy);
 			if (got <= 0) {
 				report_skip(c->r, id, "transfer", "GB/s", id + 9, "%s", got < 0 ? why : "stopped by the time limit");
 				continue;

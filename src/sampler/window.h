@@ -1,9 +1,10 @@
 /*
  * The GPM counters over one measured window, as evidence that a benchmark loaded what it claims
- * (tensor pipes in a bf16 GEMM, DRAM in triad): a GPM sample right before the first timed
- * repeat and one right after the last, nothing in between, so the timed loop does no more work
- * than before (one nvmlGpmSampleGet is ~40 us). GPM metrics between two samples are averages
- * over exactly that interval. NVML wants the two samples at least 100 ms apart
+ * (tensor pipes in a bf16 GEMM, DRAM in triad): a GPM sample before the work and one after it,
+ * nothing in between (one nvmlGpmSampleGet is ~40 us); bench takes it over repeats of the
+ * operation after the timed ones, with idle settles around it (bench_evidence: a sample shows
+ * the counters some tens of ms late). GPM metrics between two samples are averages over that
+ * interval. NVML wants the two samples at least 100 ms apart
  * (GV_GPM_MIN_INTERVAL): a shorter window is padded with idle time before its end sample.
  *
  * The window also holds what is not measured: the rests between repeats, the padding, the host's
@@ -31,9 +32,9 @@ typedef struct gpm_evidence {
 /* A window on the GPU of NVML index `index` (NVML initialised). NULL with why when the GPU has
  * no GPM (not Hopper or newer, MIG, an old driver). */
 gpm_window *gpm_window_open(unsigned index, char *why, size_t n);
-/* The first sample: right before the first timed repeat. False when it failed. */
+/* The first sample, right before the work. False when it failed. */
 bool gpm_window_begin(gpm_window *w);
-/* The last sample, right after the last repeat (after idle padding up to GV_GPM_MIN_INTERVAL),
+/* The last sample, after the work (after idle padding up to GV_GPM_MIN_INTERVAL),
  * and the counters over the window. False (out all NAN) without a begin or when a call failed. */
 bool gpm_window_end(gpm_window *w, double busy_s, gpm_evidence *out);
 void gpm_window_close(gpm_window *w);
