@@ -31,10 +31,10 @@ static void add_prefix(strlist *out, const char *prefix)
 {
 	if (!prefix || !*prefix)
 		return;
-	static const char *const pats[] = {"%s/lib/python3*/site-packages", "%s/lib/python3*/dist-packages",
-					   "%s/lib/python3/dist-packages", "%s/lib64/python3*/site-packages"};
+	static const char *const pats[] = {"/lib/python3*/site-packages", "/lib/python3*/dist-packages",
+					   "/lib/python3/dist-packages", "/lib64/python3*/site-packages"};
 	for (size_t i = 0; i < GV_ARRAY_LEN(pats); i++) {
-		char *pat = xasprintf(pats[i], prefix);
+		char *pat = xasprintf("%s%s", prefix, pats[i]);
 		glob_t g;
 		if (glob(pat, 0, NULL, &g) == 0) {
 			for (size_t k = 0; k < g.gl_pathc; k++)

@@ -12,16 +12,7 @@
 
 #define NVLINK_MAX 18
 
-/* each counter: its name in the history database, its fact now (GPU, link) and as put back */
-static const struct {
-	const char *name, *key, *previous;
-} counters[] = {
-	{"crc_flit_errors", FK_NVML_GPU_NVLINK_CRC_FLIT_ERRORS(lld, lld), FK_HISTORY_NVLINK_GPU_CRC_FLIT_ERRORS(d, lld)},
-	{"crc_data_errors", FK_NVML_GPU_NVLINK_CRC_DATA_ERRORS(lld, lld), FK_HISTORY_NVLINK_GPU_CRC_DATA_ERRORS(d, lld)},
-	{"replay_errors", FK_NVML_GPU_NVLINK_REPLAY_ERRORS(lld, lld), FK_HISTORY_NVLINK_GPU_REPLAY_ERRORS(d, lld)},
-	{"recovery_errors", FK_NVML_GPU_NVLINK_RECOVERY_ERRORS(lld, lld), FK_HISTORY_NVLINK_GPU_RECOVERY_ERRORS(d, lld)},
-};
-
+/* the counters: core/factkeys.h nvlink_counter_keys (their names here, facts now and as put back) */
 void nvlink_history_add(hist_run *r, const facts *f)
 {
 	long long n = facts_int_or(f, 0, FK_NVML_DEVICE_COUNT);
@@ -33,15 +24,15 @@ void nvlink_history_add(hist_run *r, const facts *f)
 			continue;
 		bool any = false;
 		for (long long l = 0; l < links && l < NVLINK_MAX; l++)
-			for (size_t k = 0; k < GV_ARRAY_LEN(counters); k++) {
+			for (size_t k = 0; k < n_nvlink_counter_keys; k++) {
 				long long v = 0;
-				if (!facts_int(f, &v, counters[k].key, i, l))
+				if (!facts_nvlink_counter(f, &nvlink_counter_keys[k], false, (int)i, (int)l, &v))
 					continue;
 				any = true;
 				if (v == 0)
 					continue; /* a zero is implied by the mark below: 18 links x 4 counters stay small */
 				char name[96];
-				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, counters[k].name);
+				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, nvlink_counter_keys[k].name);
 				history_run_add_result(r, &(hist_result){.name = name, .value = (double)v, .unit = "errors",
 									 .better = HIST_LOWER_BETTER, .min = NAN, .max = NAN,
 									 .gpu = (int)i});
@@ -106,14 +97,14 @@ static void put_run(facts *f, const hist_run_row *run)
 		int p = gpus++;
 		facts_put_str(f, src, gr->uuid, FK_HISTORY_NVLINK_GPU_UUID(d), p);
 		for (long long l = 0; l < links && l < NVLINK_MAX; l++)
-			for (size_t c = 0; c < GV_ARRAY_LEN(counters); c++) {
+			for (size_t c = 0; c < n_nvlink_counter_keys; c++) {
 				char name[96];
-				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, counters[c].name);
+				snprintf(name, sizeof(name), "nvlink.%lld.%s", l, nvlink_counter_keys[c].name);
 				double v = 0;
 				for (size_t k = 0; k < run->nresults; k++)
 					if (run->results[k].gpu == gr->index && strcmp(run->results[k].name, name) == 0)
 						v = run->results[k].value;
-				facts_put_int(f, src, (long long)v, counters[c].previous, p, l);
+				facts_put_nvlink_previous(f, src, &nvlink_counter_keys[c], p, (int)l, (long long)v);
 			}
 	}
 	if (!gpus)

@@ -13,6 +13,7 @@
 global_opts gopts = {NULL, NULL, -1};
 
 /* One line on stderr, through the text sanitizer: messages name paths and values of the machine. */
+static void message(const char *prefix, const char *fmt, va_list ap) GV_PRINTF(2, 0);
 static void message(const char *prefix, const char *fmt, va_list ap)
 {
 	char *m = xvasprintf(fmt, ap); /* %m: errno is still the caller's here */

@@ -149,3 +149,32 @@ void factkey_check_get(const char *key)
 	if (log_path && !factkey_lookup(key))
 		log_line(xasprintf("%s: read\n", key));
 }
+
+const nvlink_counter_key nvlink_counter_keys[] = {
+	{"crc_flit_errors", "CRC flit errors", false, FK_NVML_GPU_NVLINK_CRC_FLIT_ERRORS(d, d),
+	 FK_HISTORY_NVLINK_GPU_CRC_FLIT_ERRORS(d, d)},
+	{"crc_data_errors", "CRC data errors", false, FK_NVML_GPU_NVLINK_CRC_DATA_ERRORS(d, d),
+	 FK_HISTORY_NVLINK_GPU_CRC_DATA_ERRORS(d, d)},
+	{"replay_errors", "replay errors", false, FK_NVML_GPU_NVLINK_REPLAY_ERRORS(d, d),
+	 FK_HISTORY_NVLINK_GPU_REPLAY_ERRORS(d, d)},
+	{"recovery_errors", "recovery errors", true, FK_NVML_GPU_NVLINK_RECOVERY_ERRORS(d, d),
+	 FK_HISTORY_NVLINK_GPU_RECOVERY_ERRORS(d, d)},
+};
+const size_t n_nvlink_counter_keys = sizeof(nvlink_counter_keys) / sizeof(nvlink_counter_keys[0]);
+
+/* The one place a key format comes from a table rather than the call: every format of the table
+ * above is a registry constant taking (int, int). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+bool facts_nvlink_counter(const facts *f, const nvlink_counter_key *k, bool previous, int gpu, int link,
+			  long long *v)
+{
+	return facts_int(f, v, previous ? k->previous : k->now, gpu, link);
+}
+
+void facts_put_nvlink_previous(facts *f, const char *source, const nvlink_counter_key *k, int gpu, int link,
+			       long long v)
+{
+	facts_put_int(f, source, v, k->previous, gpu, link);
+}
+#pragma GCC diagnostic pop

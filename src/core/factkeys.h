@@ -60,4 +60,22 @@ const char *factkey_type_name(factkey_type t);
 void factkey_check_put(const char *key, fact_state state, fact_type type);
 /* The same for a key read: a rule that reads a key no probe can write never sees it. */
 void factkey_check_get(const char *key);
+
+/* The NVLink error counters of a link, declared once for the NVML probe's facts
+ * (nvml.gpu.G.nvlink.L.*), the previous check's (history.nvlink.gpu.P.L.*, put by
+ * cmd/nvlink_history.c), the history's result names and the rules' words (rules_nvlink.c). */
+typedef struct nvlink_counter_key {
+	const char *name;  /* "crc_flit_errors": the history's result nvlink.L.NAME */
+	const char *words; /* "CRC flit errors" */
+	bool grave;        /* growth is a failure: a recovery is a link that went down and retrained */
+	const char *now, *previous; /* the two key formats, each taking (int gpu, int link) */
+} nvlink_counter_key;
+extern const nvlink_counter_key nvlink_counter_keys[];
+extern const size_t n_nvlink_counter_keys;
+/* The counter of GPU gpu's link (the NVML fact, or with previous the history's); false when absent. */
+bool facts_nvlink_counter(const facts *f, const nvlink_counter_key *k, bool previous, int gpu, int link,
+			  long long *v);
+/* Puts the previous check's value of the counter (history.nvlink.gpu.P.L.*). */
+void facts_put_nvlink_previous(facts *f, const char *source, const nvlink_counter_key *k, int gpu, int link,
+			       long long v);
 #endif

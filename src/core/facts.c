@@ -135,6 +135,7 @@ static void publish(facts *f, fact *ft)
 
 /* A new fact in state ok with its key formatted in full (keys have no length limit, so none is
  * ever cut and taken for another). */
+static fact *fact_new_v(const char *source, const char *fmt, va_list ap) GV_PRINTF(2, 0);
 static fact *fact_new_v(const char *source, const char *fmt, va_list ap)
 {
 	fact *ft = xcalloc(1, sizeof(*ft));
@@ -272,6 +273,7 @@ const char *fact_problem_text(const fact *ft, char *buf, size_t size)
 	return buf;
 }
 
+static const fact *vget(const facts *f, const char *fmt, va_list ap) GV_PRINTF(2, 0);
 static const fact *vget(const facts *f, const char *fmt, va_list ap)
 {
 	char stack[KEY_STACK];

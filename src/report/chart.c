@@ -84,8 +84,12 @@ static void time_label(char *buf, size_t size, double t, double span)
 	time_t s = (time_t)t;
 	struct tm tm;
 	gmtime_r(&s, &tm);
-	const char *fmt = span > 2 * 86400 ? "%Y-%m-%d" : span > 2 * 3600 ? "%m-%d %H:%M" : "%H:%M:%S";
-	strftime(buf, size, fmt, &tm);
+	if (span > 2 * 86400)
+		strftime(buf, size, "%Y-%m-%d", &tm);
+	else if (span > 2 * 3600)
+		strftime(buf, size, "%m-%d %H:%M", &tm);
+	else
+		strftime(buf, size, "%H:%M:%S", &tm);
 }
 
 #define L_W 760

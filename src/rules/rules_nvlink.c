@@ -15,29 +15,6 @@
 #define NVLINK_MAX 18
 #define SLOW_PCT 5.0 /* a link this much below the fastest is slow (rates are discrete steps) */
 
-/* The error counters of a link: its fact now (GPU, link) and in the previous check's run
- * (history.nvlink's GPU, link), words, and whether growth is a failure. */
-static const struct {
-	const char *key, *previous, *words;
-	bool grave;
-} counters[] = {
-	{FK_NVML_GPU_NVLINK_CRC_FLIT_ERRORS(d, d), FK_HISTORY_NVLINK_GPU_CRC_FLIT_ERRORS(d, d), "CRC flit errors", false},
-	{FK_NVML_GPU_NVLINK_CRC_DATA_ERRORS(d, d), FK_HISTORY_NVLINK_GPU_CRC_DATA_ERRORS(d, d), "CRC data errors", false},
-	{FK_NVML_GPU_NVLINK_REPLAY_ERRORS(d, d), FK_HISTORY_NVLINK_GPU_REPLAY_ERRORS(d, d), "replay errors", false},
-	/* a recovery is a link that went down and retrained: traffic stopped meanwhile */
-	{FK_NVML_GPU_NVLINK_RECOVERY_ERRORS(d, d), FK_HISTORY_NVLINK_GPU_RECOVERY_ERRORS(d, d), "recovery errors", true},
-};
-
-/* A counter of the table for a GPU (or the previous check's GPU) and link. The format is a
- * registry constant of the table taking two ints: the one key format not written at the call. */
-static bool counter_of(const facts *f, const char *keyfmt, int gpu, int link, long long *v)
-{
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	return facts_int(f, v, keyfmt, gpu, link);
-#pragma GCC diagnostic pop
-}
-
 static int link_count(const facts *f, int i)
 {
 	long long n = facts_int_or(f, 0, FK_NVML_GPU_NVLINK_COUNT(d), i);
@@ -257,10 +234,11 @@ static void errors_grew(rule_ctx *c)
 		if (p < 0)
 			continue;
 		for (int l = 0; l < link_count(f, i); l++)
-			for (size_t k = 0; k < GV_ARRAY_LEN(counters); k++) {
+			for (size_t k = 0; k < n_nvlink_counter_keys; k++) {
+				const nvlink_counter_key *ck = &nvlink_counter_keys[k];
 				long long now = 0, before = 0;
-				if (!counter_of(f, counters[k].key, i, l, &now) ||
-				    !counter_of(f, counters[k].previous, p, l, &before))
+				if (!facts_nvlink_counter(f, ck, false, i, l, &now) ||
+				    !facts_nvlink_counter(f, ck, true, p, l, &before))
 					continue;
 				if (now < before) {
 					reset = true; /* the driver reloaded (reboot, reset): counters start again */
@@ -271,11 +249,11 @@ static void errors_grew(rule_ctx *c)
 				if (!x)
 					x = rule_emit(c, "NVLink error counters grew since the last check: a link is "
 							 "failing or retraining");
-				if (counters[k].grave)
+				if (ck->grave)
 					x->sev = SEV_FAIL;
 				char label[160];
 				nv_gpu_label(f, i, label, sizeof(label));
-				finding_evidence(x, "%s link %d: %s %lld -> %lld (+%lld)", label, l, counters[k].words,
+				finding_evidence(x, "%s link %d: %s %lld -> %lld (+%lld)", label, l, ck->words,
 						 before, now, now - before);
 			}
 	}
@@ -303,14 +281,14 @@ static void errors(rule_ctx *c)
 		for (int l = 0; l < link_count(f, i); l++) {
 			char text[256] = "";
 			size_t len = 0;
-			for (size_t k = 0; k < GV_ARRAY_LEN(counters); k++) {
+			for (size_t k = 0; k < n_nvlink_counter_keys; k++) {
 				long long v = 0;
-				if (!counter_of(f, counters[k].key, i, l, &v))
+				if (!facts_nvlink_counter(f, &nvlink_counter_keys[k], false, i, l, &v))
 					v = 0;
 				if (v <= 0)
 					continue;
 				int w = snprintf(text + len, sizeof(text) - len, "%s%lld %s", len ? ", " : "", v,
-						 counters[k].words);
+						 nvlink_counter_keys[k].words);
 				if (w > 0 && (size_t)w < sizeof(text) - len)
 					len += (size_t)w;
 			}

@@ -62,6 +62,7 @@ static void style_off(tui *t, int pair, bool bold)
 
 /* printw that never writes past the right edge: a wrapped line would land on the next row
  * (or scroll the screen when it is the last one). */
+static void vputf(const char *fmt, va_list ap) GV_PRINTF(1, 0);
 static void vputf(const char *fmt, va_list ap)
 {
 	int y, x;
