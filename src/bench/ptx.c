@@ -62,7 +62,7 @@
 #define PTX_Q_(a, b, c, d) a ", " b ", " c ", " d
 #define PTX_Q(...) PTX_Q_(__VA_ARGS__)
 #define PTX_LD(quad, addr) "\tld.global.v4.f32 {" PTX_Q(quad) "}, [" addr "];\n"
-#define PTX_ST(addr, quad) "\tst.global.v4.f32 [" addr "], {" PTX_Q(quad) "};\n"
+#define PTX_ST(addr, ...) "\tst.global.v4.f32 [" addr "], {" PTX_Q(__VA_ARGS__) "};\n"
 /* %f33-%f36 = op of each lane of a quad (pre x post: "%f49, " "%f1" ""); stored by the caller */
 #define PTX_LANES_(op, pre, post, x0, x1, x2, x3)                                                                    \
 	"\t" op " %f33, " pre x0 post ";\n\t" op " %f34, " pre x1 post ";\n\t" op " %f35, " pre x2 post ";\n\t" op  \
@@ -95,6 +95,19 @@
 #define PTX_LD_A4 PTX_LD(F1, "%rd30") PTX_LD(F5, "%rd31") PTX_LD(F9, "%rd32") PTX_LD(F13, "%rd33")
 /* and of the second's (%rd34-%rd37) into F17..F29 */
 #define PTX_LD_B4 PTX_LD(F17, "%rd34") PTX_LD(F21, "%rd35") PTX_LD(F25, "%rd36") PTX_LD(F29, "%rd37")
+
+/* The body of a kernel over two arrays (%rd20 in, %rd21 out: copy and scale): four vectors per
+ * loop, then the tail; OP(in, out address) computes and stores a quad. */
+#define PTX_STREAM2(L, OP)                                                                                             \
+	PTX_LOOP4(L)                                                                                                   \
+	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")                                                        \
+	PTX_ADDR4("%rd21", "%rd34", "%rd35", "%rd36", "%rd37")                                                        \
+	PTX_LD_A4 OP(F1, "%rd34") OP(F5, "%rd35") OP(F9, "%rd36") OP(F13, "%rd37")                                    \
+	PTX_TAIL(L) PTX_ADDR("%rd30", "%rd20") PTX_ADDR("%rd34", "%rd21")                                             \
+	PTX_LD(F1, "%rd30") OP(F1, "%rd34") PTX_TAIL_END(L)
+/* copy's quad: stored as loaded (the quad comes expanded, four registers, then the address) */
+#define PTX_COPY(...) PTX_COPY_(__VA_ARGS__)
+#define PTX_COPY_(x0, x1, x2, x3, addr) PTX_ST(addr, x0, x1, x2, x3)
 
 /* The body of a kernel over three arrays (%rd20 and %rd21 in, %rd22 out, add and triad): four
  * vectors of each per loop, then the tail; OP(in1, in2, out address) computes and stores a quad. */
@@ -196,17 +209,7 @@ const char ptx_bench_module[] =
 	PTX_PTR("%rd21", "copy_c")
 	"\tld.param.u64 %rd4, [copy_n];\n"
 	PTX_GRID_STRIDE
-	PTX_LOOP4("COPY")
-	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")
-	PTX_ADDR4("%rd21", "%rd34", "%rd35", "%rd36", "%rd37")
-	PTX_LD_A4
-	PTX_ST("%rd34", F1) PTX_ST("%rd35", F5) PTX_ST("%rd36", F9) PTX_ST("%rd37", F13)
-	PTX_TAIL("COPY")
-	PTX_ADDR("%rd30", "%rd20")
-	PTX_ADDR("%rd34", "%rd21")
-	PTX_LD(F1, "%rd30")
-	PTX_ST("%rd34", F1)
-	PTX_TAIL_END("COPY")
+	PTX_STREAM2("COPY", PTX_COPY)
 	"\tret;\n"
 	"}\n"
 	".visible .entry gv_scale(\n"
@@ -222,17 +225,7 @@ const char ptx_bench_module[] =
 	"\tld.param.u64 %rd4, [scale_n];\n"
 	"\tld.param.f32 %f49, [scale_s];\n"
 	PTX_GRID_STRIDE
-	PTX_LOOP4("SCALE")
-	PTX_ADDR4("%rd20", "%rd30", "%rd31", "%rd32", "%rd33")
-	PTX_ADDR4("%rd21", "%rd34", "%rd35", "%rd36", "%rd37")
-	PTX_LD_A4
-	PTX_SCALE(F1, "%rd34") PTX_SCALE(F5, "%rd35") PTX_SCALE(F9, "%rd36") PTX_SCALE(F13, "%rd37")
-	PTX_TAIL("SCALE")
-	PTX_ADDR("%rd30", "%rd20")
-	PTX_ADDR("%rd34", "%rd21")
-	PTX_LD(F1, "%rd30")
-	PTX_SCALE(F1, "%rd34")
-	PTX_TAIL_END("SCALE")
+	PTX_STREAM2("SCALE", PTX_SCALE)
 	"\tret;\n"
 	"}\n"
 	".visible .entry gv_add(\n"

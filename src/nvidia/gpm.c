@@ -153,12 +153,8 @@ nvmlReturn_t gv_gpm_take(gv_gpm *g, gv_nv_dbl out[GV_GPM_N])
 		nvmlReturn_t mrc = g->fn.MetricsGet(&m);
 		for (int k = 0; k < GV_GPM_N; k++) {
 			nvmlReturn_t r = mrc != NVML_SUCCESS ? mrc : m.metrics[k].nvmlReturn;
-			if (r == NVML_SUCCESS)
-				out[k] = (gv_nv_dbl){GV_V_OK, r, gv_gpm_to_base(gv_gpm_fields[k].unit, m.metrics[k].value)};
-			else if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND)
-				out[k] = (gv_nv_dbl){GV_V_UNSUPPORTED, r, 0};
-			else
-				out[k] = (gv_nv_dbl){GV_V_ERROR, r, 0};
+			double v = r == NVML_SUCCESS ? gv_gpm_to_base(gv_gpm_fields[k].unit, m.metrics[k].value) : 0;
+			out[k] = (gv_nv_dbl){gv_nvml_vstate(r), r, v};
 		}
 	}
 	/* the newer sample is the start of the next interval */

@@ -39,26 +39,9 @@ static void resolve(nvlink_fns *fn)
 	*(void **)&fn->fields = first_sym("nvmlDeviceGetFieldValues", NULL);
 }
 
-static void set_rc(gv_vstate *st, nvmlReturn_t *out, nvmlReturn_t rc)
-{
-	*out = rc;
-	if (rc == NVML_SUCCESS)
-		*st = GV_V_OK;
-	else if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND)
-		*st = GV_V_UNSUPPORTED;
-	else
-		*st = GV_V_ERROR;
-}
-
-static void u64_put(gv_nv_u64 *v, nvmlReturn_t rc, unsigned long long value)
-{
-	set_rc(&v->st, &v->rc, rc);
-	v->v = rc == NVML_SUCCESS ? value : 0;
-}
-
 static void u64_missing(gv_nv_u64 *v)
 {
-	u64_put(v, NVML_ERROR_FUNCTION_NOT_FOUND, 0);
+	gv_nvml_u64_set(v, NVML_ERROR_FUNCTION_NOT_FOUND, 0);
 }
 
 /* A link index the GPU does not have: NVML answers NOT_SUPPORTED or INVALID_ARGUMENT. */
@@ -71,7 +54,7 @@ static void snap_state(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g)
 {
 	g->nlinks = 0;
 	if (!fn->state) {
-		set_rc(&g->st, &g->rc, NVML_ERROR_FUNCTION_NOT_FOUND);
+		gv_nvml_put_rc(&g->st, &g->rc, NVML_ERROR_FUNCTION_NOT_FOUND);
 		return;
 	}
 	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
@@ -83,14 +66,14 @@ static void snap_state(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g)
 			k->active.st = GV_V_UNSET;
 			continue;
 		}
-		u64_put(&k->active, rc, active == NVML_FEATURE_ENABLED);
+		gv_nvml_u64_set(&k->active, rc, active == NVML_FEATURE_ENABLED);
 		g->nlinks = l + 1;
 	}
 	if (g->nlinks == 0) {
-		set_rc(&g->st, &g->rc, NVML_ERROR_NOT_SUPPORTED); /* a GPU without NVLink */
+		gv_nvml_put_rc(&g->st, &g->rc, NVML_ERROR_NOT_SUPPORTED); /* a GPU without NVLink */
 		return;
 	}
-	set_rc(&g->st, &g->rc, NVML_SUCCESS);
+	gv_nvml_put_rc(&g->st, &g->rc, NVML_SUCCESS);
 	for (unsigned l = 0; l < g->nlinks; l++) {
 		gv_nvlink_link *k = &g->link[l];
 		if (k->active.st == GV_V_UNSET)
@@ -98,14 +81,14 @@ static void snap_state(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g)
 		if (fn->version) {
 			unsigned v = 0;
 			nvmlReturn_t rc = fn->version(dev, l, &v);
-			u64_put(&k->version, rc, v);
+			gv_nvml_u64_set(&k->version, rc, v);
 		} else {
 			u64_missing(&k->version);
 		}
 		if (fn->remote_type) {
 			int t = 0;
 			nvmlReturn_t rc = fn->remote_type(dev, l, &t);
-			u64_put(&k->remote_type, rc, (unsigned)t & 0xff);
+			gv_nvml_u64_set(&k->remote_type, rc, (unsigned)t & 0xff);
 		} else {
 			u64_missing(&k->remote_type);
 		}
@@ -121,11 +104,11 @@ static void snap_state(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g)
 			else
 				str_copy(k->remote_bus_id.v, sizeof(k->remote_bus_id.v), id);
 			str_sanitize(k->remote_bus_id.v);
-			set_rc(&k->remote_bus_id.st, &k->remote_bus_id.rc, rc);
+			gv_nvml_put_rc(&k->remote_bus_id.st, &k->remote_bus_id.rc, rc);
 			if (rc != NVML_SUCCESS)
 				k->remote_bus_id.v[0] = '\0';
 		} else {
-			set_rc(&k->remote_bus_id.st, &k->remote_bus_id.rc, NVML_ERROR_FUNCTION_NOT_FOUND);
+			gv_nvml_put_rc(&k->remote_bus_id.st, &k->remote_bus_id.rc, NVML_ERROR_FUNCTION_NOT_FOUND);
 			k->remote_bus_id.v[0] = '\0';
 		}
 		if (fn->fields) {
@@ -139,7 +122,7 @@ static void snap_state(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g)
 			unsigned long long v = fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? fv.value.ullVal
 					       : fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG ? fv.value.ulVal
 											 : fv.value.uiVal;
-			u64_put(&k->speed_mbps, rc, v);
+			gv_nvml_u64_set(&k->speed_mbps, rc, v);
 		} else {
 			u64_missing(&k->speed_mbps);
 		}
@@ -169,7 +152,7 @@ static void snap_errors(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g
 			}
 			unsigned long long n = 0;
 			nvmlReturn_t rc = fn->error(dev, l, counters[c].counter, &n);
-			u64_put(v, rc, n);
+			gv_nvml_u64_set(v, rc, n);
 		}
 	}
 }
@@ -209,8 +192,8 @@ static void snap_traffic(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *
 		gv_nvlink_link *k = &g->link[links[i]];
 		nvmlReturn_t tx = rc == NVML_SUCCESS ? fv[2 * i].nvmlReturn : rc;
 		nvmlReturn_t rx = rc == NVML_SUCCESS ? fv[2 * i + 1].nvmlReturn : rc;
-		u64_put(&k->tx_kib, tx, field_u64(&fv[2 * i]));
-		u64_put(&k->rx_kib, rx, field_u64(&fv[2 * i + 1]));
+		gv_nvml_u64_set(&k->tx_kib, tx, field_u64(&fv[2 * i]));
+		gv_nvml_u64_set(&k->rx_kib, rx, field_u64(&fv[2 * i + 1]));
 	}
 }
 

@@ -345,16 +345,19 @@ static bool ready(void)
 	return r;
 }
 
-/* Records a call's outcome in a field: ok, unsupported, or error with the code. */
-static bool put_rc(gv_vstate *st, nvmlReturn_t *out_rc, nvmlReturn_t rc)
+gv_vstate gv_nvml_vstate(nvmlReturn_t rc)
+{
+	if (rc == NVML_SUCCESS)
+		return GV_V_OK;
+	if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND)
+		return GV_V_UNSUPPORTED;
+	return GV_V_ERROR;
+}
+
+bool gv_nvml_put_rc(gv_vstate *st, nvmlReturn_t *out_rc, nvmlReturn_t rc)
 {
 	*out_rc = rc;
-	if (rc == NVML_SUCCESS)
-		*st = GV_V_OK;
-	else if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND)
-		*st = GV_V_UNSUPPORTED;
-	else
-		*st = GV_V_ERROR;
+	*st = gv_nvml_vstate(rc);
 	return rc == NVML_SUCCESS;
 }
 
@@ -365,14 +368,14 @@ static void u64_unsupported(gv_nv_u64 *v)
 	v->v = 0;
 }
 
-static void u64_set(gv_nv_u64 *v, nvmlReturn_t rc, unsigned long long value)
+void gv_nvml_u64_set(gv_nv_u64 *v, nvmlReturn_t rc, unsigned long long value)
 {
-	v->v = put_rc(&v->st, &v->rc, rc) ? value : 0;
+	v->v = gv_nvml_put_rc(&v->st, &v->rc, rc) ? value : 0;
 }
 
 static void str_set(gv_nv_str *s, nvmlReturn_t rc)
 {
-	if (!put_rc(&s->st, &s->rc, rc))
+	if (!gv_nvml_put_rc(&s->st, &s->rc, rc))
 		s->v[0] = '\0';
 	s->v[sizeof(s->v) - 1] = '\0';
 	str_sanitize(s->v);
@@ -393,7 +396,7 @@ static void str_unsupported(gv_nv_str *s)
 		} else {                                                                                      \
 			unsigned v_ = 0;                                                                      \
 			nvmlReturn_t rc_ = fn.F(dev, &v_);                                                    \
-			u64_set(&(field), rc_, v_);                                                           \
+			gv_nvml_u64_set(&(field), rc_, v_);                                                   \
 		}                                                                                             \
 	} while (0)
 #define GET_UINT_ARG(F, dev, arg, field)                                                                      \
@@ -403,7 +406,7 @@ static void str_unsupported(gv_nv_str *s)
 		} else {                                                                                      \
 			unsigned v_ = 0;                                                                      \
 			nvmlReturn_t rc_ = fn.F(dev, arg, &v_);                                               \
-			u64_set(&(field), rc_, v_);                                                           \
+			gv_nvml_u64_set(&(field), rc_, v_);                                                   \
 		}                                                                                             \
 	} while (0)
 
@@ -415,7 +418,7 @@ void gv_nvml_system_info(gv_nvml_system *out)
 		if (rc != NVML_SUCCESS) {
 			str_set(&out->driver_version, rc);
 			str_set(&out->nvml_version, rc);
-			u64_set(&out->cuda_driver_version, rc, 0);
+			gv_nvml_u64_set(&out->cuda_driver_version, rc, 0);
 			return;
 		}
 	}
@@ -430,7 +433,7 @@ void gv_nvml_system_info(gv_nvml_system *out)
 	if (fn.SystemGetCudaDriverVersion) {
 		int v = 0;
 		nvmlReturn_t rc = fn.SystemGetCudaDriverVersion(&v);
-		u64_set(&out->cuda_driver_version, rc, v > 0 ? (unsigned long long)v : 0);
+		gv_nvml_u64_set(&out->cuda_driver_version, rc, v > 0 ? (unsigned long long)v : 0);
 	} else {
 		u64_unsupported(&out->cuda_driver_version);
 	}
@@ -484,11 +487,11 @@ static void snap_memory(nvmlDevice_t dev, gv_nvml_device *d)
 		if (rc == NVML_SUCCESS)
 			total = m.total, used = m.used, freeb = m.free;
 	}
-	u64_set(&d->memory_total, rc, total);
-	u64_set(&d->memory_used, rc, used);
-	u64_set(&d->memory_free, rc, freeb);
+	gv_nvml_u64_set(&d->memory_total, rc, total);
+	gv_nvml_u64_set(&d->memory_used, rc, used);
+	gv_nvml_u64_set(&d->memory_free, rc, freeb);
 	if (have_reserved)
-		u64_set(&d->memory_reserved, rc, reserved);
+		gv_nvml_u64_set(&d->memory_reserved, rc, reserved);
 	else
 		u64_unsupported(&d->memory_reserved);
 }
@@ -517,8 +520,8 @@ static void snap_identity(nvmlDevice_t dev, gv_nvml_device *d)
 		else
 			str_copy(d->pci_bus_id.v, sizeof(d->pci_bus_id.v), id);
 		str_set(&d->pci_bus_id, rc);
-		u64_set(&d->pci_device_id, rc, pci.pciDeviceId);
-		u64_set(&d->pci_subsystem_id, rc, pci.pciSubSystemId);
+		gv_nvml_u64_set(&d->pci_device_id, rc, pci.pciDeviceId);
+		gv_nvml_u64_set(&d->pci_subsystem_id, rc, pci.pciSubSystemId);
 	} else {
 		str_unsupported(&d->pci_bus_id);
 		u64_unsupported(&d->pci_device_id);
@@ -528,8 +531,8 @@ static void snap_identity(nvmlDevice_t dev, gv_nvml_device *d)
 	if (fn.DeviceGetCudaComputeCapability) {
 		int major = 0, minor = 0;
 		nvmlReturn_t rc = fn.DeviceGetCudaComputeCapability(dev, &major, &minor);
-		u64_set(&d->cc_major, rc, major >= 0 ? (unsigned)major : 0);
-		u64_set(&d->cc_minor, rc, minor >= 0 ? (unsigned)minor : 0);
+		gv_nvml_u64_set(&d->cc_major, rc, major >= 0 ? (unsigned)major : 0);
+		gv_nvml_u64_set(&d->cc_minor, rc, minor >= 0 ? (unsigned)minor : 0);
 	} else {
 		u64_unsupported(&d->cc_major);
 		u64_unsupported(&d->cc_minor);
@@ -551,14 +554,14 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 	if (fn.DeviceGetPersistenceMode) {
 		int v = 0;
 		nvmlReturn_t rc = fn.DeviceGetPersistenceMode(dev, &v);
-		u64_set(&d->persistence, rc, v == NVML_FEATURE_ENABLED);
+		gv_nvml_u64_set(&d->persistence, rc, v == NVML_FEATURE_ENABLED);
 	} else {
 		u64_unsupported(&d->persistence);
 	}
 	if (fn.DeviceGetComputeMode) {
 		int v = 0;
 		nvmlReturn_t rc = fn.DeviceGetComputeMode(dev, &v);
-		u64_set(&d->compute_mode, rc, v >= 0 ? (unsigned)v : 0);
+		gv_nvml_u64_set(&d->compute_mode, rc, v >= 0 ? (unsigned)v : 0);
 	} else {
 		u64_unsupported(&d->compute_mode);
 	}
@@ -568,8 +571,8 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 	if (fn.DeviceGetMigMode) {
 		unsigned cur = 0, pending = 0;
 		nvmlReturn_t rc = fn.DeviceGetMigMode(dev, &cur, &pending);
-		u64_set(&d->mig_mode, rc, cur == NVML_DEVICE_MIG_ENABLE);
-		u64_set(&d->mig_pending, rc, pending == NVML_DEVICE_MIG_ENABLE);
+		gv_nvml_u64_set(&d->mig_mode, rc, cur == NVML_DEVICE_MIG_ENABLE);
+		gv_nvml_u64_set(&d->mig_pending, rc, pending == NVML_DEVICE_MIG_ENABLE);
 		unsigned max = 0;
 		if (rc == NVML_SUCCESS && cur == NVML_DEVICE_MIG_ENABLE && fn.DeviceGetMaxMigDeviceCount &&
 		    fn.DeviceGetMigDeviceHandleByIndex && fn.DeviceGetMaxMigDeviceCount(dev, &max) == NVML_SUCCESS) {
@@ -591,8 +594,8 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 	if (fn.DeviceGetEccMode) {
 		int cur = 0, pending = 0;
 		nvmlReturn_t rc = fn.DeviceGetEccMode(dev, &cur, &pending);
-		u64_set(&d->ecc_mode, rc, cur == NVML_FEATURE_ENABLED);
-		u64_set(&d->ecc_pending, rc, pending == NVML_FEATURE_ENABLED);
+		gv_nvml_u64_set(&d->ecc_mode, rc, cur == NVML_FEATURE_ENABLED);
+		gv_nvml_u64_set(&d->ecc_pending, rc, pending == NVML_FEATURE_ENABLED);
 	} else {
 		u64_unsupported(&d->ecc_mode);
 		u64_unsupported(&d->ecc_pending);
@@ -606,8 +609,8 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 		fi.version = NVML_GPU_FABRIC_INFO_V2;
 		frc = fn.DeviceGetGpuFabricInfoV(dev, &fi);
 		if (frc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH && frc != NVML_ERROR_FUNCTION_NOT_FOUND) {
-			u64_set(&d->fabric_state, frc, fi.state);
-			u64_set(&d->fabric_status, frc, (unsigned)fi.status);
+			gv_nvml_u64_set(&d->fabric_state, frc, fi.state);
+			gv_nvml_u64_set(&d->fabric_status, frc, (unsigned)fi.status);
 		}
 	}
 	if (frc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH || frc == NVML_ERROR_FUNCTION_NOT_FOUND) {
@@ -615,11 +618,11 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 			nvmlGpuFabricInfo_t fi;
 			memset(&fi, 0, sizeof(fi));
 			nvmlReturn_t rc = fn.DeviceGetGpuFabricInfo(dev, &fi);
-			u64_set(&d->fabric_state, rc, fi.state);
-			u64_set(&d->fabric_status, rc, (unsigned)fi.status);
+			gv_nvml_u64_set(&d->fabric_state, rc, fi.state);
+			gv_nvml_u64_set(&d->fabric_status, rc, (unsigned)fi.status);
 		} else if (frc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
-			u64_set(&d->fabric_state, frc, 0);
-			u64_set(&d->fabric_status, frc, 0);
+			gv_nvml_u64_set(&d->fabric_state, frc, 0);
+			gv_nvml_u64_set(&d->fabric_status, frc, 0);
 		} else {
 			u64_unsupported(&d->fabric_state);
 			u64_unsupported(&d->fabric_status);
@@ -636,7 +639,7 @@ static void get_codec_util(nvmlReturn_t (*f)(nvmlDevice_t, unsigned *, unsigned 
 	}
 	unsigned util = 0, period_us = 0;
 	nvmlReturn_t rc = f(dev, &util, &period_us);
-	u64_set(field, rc, util);
+	gv_nvml_u64_set(field, rc, util);
 }
 
 static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
@@ -647,8 +650,8 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 	if (fn.DeviceGetUtilizationRates) {
 		nvmlUtilization_t u = {0, 0};
 		nvmlReturn_t rc = fn.DeviceGetUtilizationRates(dev, &u);
-		u64_set(&d->util_gpu, rc, u.gpu);
-		u64_set(&d->util_memory, rc, u.memory);
+		gv_nvml_u64_set(&d->util_gpu, rc, u.gpu);
+		gv_nvml_u64_set(&d->util_memory, rc, u.memory);
 	} else {
 		u64_unsupported(&d->util_gpu);
 		u64_unsupported(&d->util_memory);
@@ -657,7 +660,7 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 	if (fn.DeviceGetTotalEnergyConsumption) {
 		unsigned long long e = 0;
 		nvmlReturn_t rc = fn.DeviceGetTotalEnergyConsumption(dev, &e);
-		u64_set(&d->energy_mj, rc, e);
+		gv_nvml_u64_set(&d->energy_mj, rc, e);
 	} else {
 		u64_unsupported(&d->energy_mj);
 	}
@@ -667,7 +670,7 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 	if (fn.DeviceGetClocksEventReasons) {
 		unsigned long long r = 0;
 		nvmlReturn_t rc = fn.DeviceGetClocksEventReasons(dev, &r);
-		u64_set(&d->clock_event_reasons, rc, r);
+		gv_nvml_u64_set(&d->clock_event_reasons, rc, r);
 	} else {
 		u64_unsupported(&d->clock_event_reasons);
 	}
@@ -694,7 +697,7 @@ static void get_ecc(nvmlDevice_t dev, int type, int counter, gv_nv_u64 *field)
 	}
 	unsigned long long v = 0;
 	nvmlReturn_t rc = fn.DeviceGetTotalEccErrors(dev, type, counter, &v);
-	u64_set(field, rc, v);
+	gv_nvml_u64_set(field, rc, v);
 }
 
 static void get_retired(nvmlDevice_t dev, int cause, gv_nv_u64 *field)
@@ -708,7 +711,7 @@ static void get_retired(nvmlDevice_t dev, int cause, gv_nv_u64 *field)
 	/* with a zero-sized buffer the driver answers the count (SUCCESS or INSUFFICIENT_SIZE) */
 	if (rc == NVML_ERROR_INSUFFICIENT_SIZE)
 		rc = NVML_SUCCESS;
-	u64_set(field, rc, count);
+	gv_nvml_u64_set(field, rc, count);
 }
 
 static void snap_health(nvmlDevice_t dev, gv_nvml_device *d)
@@ -722,17 +725,17 @@ static void snap_health(nvmlDevice_t dev, gv_nvml_device *d)
 	if (fn.DeviceGetRetiredPagesPendingStatus) {
 		int v = 0;
 		nvmlReturn_t rc = fn.DeviceGetRetiredPagesPendingStatus(dev, &v);
-		u64_set(&d->retired_pending, rc, v == NVML_FEATURE_ENABLED);
+		gv_nvml_u64_set(&d->retired_pending, rc, v == NVML_FEATURE_ENABLED);
 	} else {
 		u64_unsupported(&d->retired_pending);
 	}
 	if (fn.DeviceGetRemappedRows) {
 		unsigned corr = 0, unc = 0, pending = 0, failure = 0;
 		nvmlReturn_t rc = fn.DeviceGetRemappedRows(dev, &corr, &unc, &pending, &failure);
-		u64_set(&d->remapped_correctable, rc, corr);
-		u64_set(&d->remapped_uncorrectable, rc, unc);
-		u64_set(&d->remap_pending, rc, pending != 0);
-		u64_set(&d->remap_failure, rc, failure != 0);
+		gv_nvml_u64_set(&d->remapped_correctable, rc, corr);
+		gv_nvml_u64_set(&d->remapped_uncorrectable, rc, unc);
+		gv_nvml_u64_set(&d->remap_pending, rc, pending != 0);
+		gv_nvml_u64_set(&d->remap_failure, rc, failure != 0);
 	} else {
 		u64_unsupported(&d->remapped_correctable);
 		u64_unsupported(&d->remapped_uncorrectable);
@@ -835,7 +838,7 @@ static void snap_proc_util(nvmlDevice_t dev, gv_nvml_device *d)
 	}
 	if (rc != NVML_ERROR_INSUFFICIENT_SIZE && rc != NVML_SUCCESS) {
 		nvmlReturn_t r2;
-		put_rc(&d->proc_util_st, &r2, rc);
+		gv_nvml_put_rc(&d->proc_util_st, &r2, rc);
 		return;
 	}
 	if (count > 4096)
@@ -846,7 +849,7 @@ static void snap_proc_util(nvmlDevice_t dev, gv_nvml_device *d)
 	rc = fn.DeviceGetProcessUtilization(dev, buf, &count, d->proc_util_ts);
 	if (rc != NVML_SUCCESS) {
 		nvmlReturn_t r2;
-		put_rc(&d->proc_util_st, &r2, rc == NVML_ERROR_NOT_FOUND ? NVML_SUCCESS : rc);
+		gv_nvml_put_rc(&d->proc_util_st, &r2, rc == NVML_ERROR_NOT_FOUND ? NVML_SUCCESS : rc);
 		free(buf);
 		return;
 	}
@@ -879,7 +882,7 @@ static void snap_processes(nvmlDevice_t dev, gv_nvml_device *d)
 	nvmlReturn_t rc_g = fetch_procs(dev, d, true);
 	/* one list is enough to report; compute's error wins when both fail */
 	nvmlReturn_t rc = rc_c == NVML_SUCCESS || rc_g == NVML_SUCCESS ? NVML_SUCCESS : rc_c;
-	put_rc(&d->procs_st, &d->procs_rc, rc);
+	gv_nvml_put_rc(&d->procs_st, &d->procs_rc, rc);
 	if (d->procs_st == GV_V_OK)
 		snap_proc_util(dev, d);
 }

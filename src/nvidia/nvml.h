@@ -240,11 +240,20 @@ typedef enum {
 	GV_V_ERROR,       /* the call failed: rc holds the code, gv_nvml_error_string(rc) the text */
 } gv_vstate;
 
+/* The state a call's code gives its value: ok; unsupported for NVML_ERROR_NOT_SUPPORTED and for
+ * NVML_ERROR_FUNCTION_NOT_FOUND (our code for a symbol the driver lacks); else an error. */
+gv_vstate gv_nvml_vstate(nvmlReturn_t rc);
+/* Records a call's code and the state it gives (gv_nvml_vstate) in a value's fields; true on
+ * NVML_SUCCESS. */
+bool gv_nvml_put_rc(gv_vstate *st, nvmlReturn_t *out_rc, nvmlReturn_t rc);
+
 typedef struct gv_nv_u64 {
 	gv_vstate st;
 	nvmlReturn_t rc;
 	unsigned long long v;
 } gv_nv_u64;
+/* gv_nvml_put_rc for a number, whose value is kept on success and 0 otherwise. */
+void gv_nvml_u64_set(gv_nv_u64 *v, nvmlReturn_t rc, unsigned long long value);
 
 typedef struct gv_nv_dbl {
 	gv_vstate st;

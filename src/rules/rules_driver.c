@@ -181,66 +181,98 @@ static void version_mismatch(rule_ctx *c)
 	x->rank = 0;
 }
 
+/* A driver call's init error as evidence; when the probe's child timed out, the one fix for a hung
+ * driver (the code is then not the cause) and true. */
+static bool explain_init_hung(finding *x, const char *call, const fact *ft, bool timed_out, const char *hang_fix)
+{
+	finding_evidence(x, "%s: %s", call, fact_error(ft));
+	if (timed_out)
+		finding_fix(x, "%s", hang_fix);
+	return timed_out;
+}
+
+/* A fix by error code: the first entry that lists the code, else the last one (the default). Zero
+ * (success) ends an entry's codes. */
+typedef struct {
+	long long codes[2];
+	const char *fix;
+} code_fix;
+
+static void fix_by_code(finding *x, const code_fix *t, size_t n, long long rc)
+{
+	size_t i = 0;
+	while (i + 1 < n && t[i].codes[0] != rc && (!t[i].codes[1] || t[i].codes[1] != rc))
+		i++;
+	finding_fix(x, "%s", t[i].fix);
+}
+
+static const code_fix nvml_init_fixes[] = {
+	{{NVML_ERROR_NO_PERMISSION},
+	 "this user may not open /dev/nvidiactl and /dev/nvidia*: ls -l /dev/nvidia*; add the user to "
+	 "the owning group (sudo usermod -aG video $USER, then log in again) or fix the udev rule"},
+	{{NVML_ERROR_OPERATING_SYSTEM},
+	 "the operating system blocked the GPU device nodes (cgroup device rules of a container or "
+	 "systemd unit): recreate the container with --gpus all, or allow the nvidia devices "
+	 "(DeviceAllow=/dev/nvidia* rw)"},
+	{{NVML_ERROR_GPU_IS_LOST},
+	 "a GPU fell off the bus (look for Xid 79: sudo journalctl -k | grep -i xid): power cycle "
+	 "the machine; reseat the GPU or RMA it if it repeats"},
+	{{NVML_ERROR_RESET_REQUIRED}, "a GPU needs a reset: sudo nvidia-smi -r (no process may use it), or reboot"},
+	{{NVML_ERROR_INSUFFICIENT_POWER},
+	 "a GPU's external power cables are not connected properly: check them with the machine "
+	 "powered off"},
+	{{NVML_ERROR_IRQ_ISSUE},
+	 "the kernel saw an interrupt problem with a GPU: check `sudo dmesg | grep -i nvrm`; try "
+	 "the kernel option pci=nommconf or a BIOS update"},
+	{{NVML_ERROR_CORRUPTED_INFOROM},
+	 "a GPU's infoROM is corrupted: contact the vendor (RMA); the GPU may still work with "
+	 "reduced features"},
+	{{NVML_ERROR_UNKNOWN},
+	 "an internal driver error: reload the driver (sudo rmmod nvidia_uvm nvidia_drm "
+	 "nvidia_modeset nvidia && sudo modprobe nvidia nvidia_uvm) or reboot; see `sudo dmesg | "
+	 "grep -i nvrm`"},
+	{{0}, "see `sudo dmesg | grep -i nvrm` for the driver's own message; reinstalling the driver "
+	    "or a reboot clears most initialisation failures"},
+};
+
+/* cuInit's codes whose fix is a sentence alone; the others need facts (explain_cuda's switch) */
+static const code_fix cuda_init_fixes[] = {
+	{{CUDA_ERROR_INSUFFICIENT_DRIVER, CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER},
+	 "upgrade the NVIDIA driver (see driver.cuda-max for what this one supports), or use a "
+	 "CUDA build that this driver runs"},
+	{{CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_OPERATING_SYSTEM},
+	 "check the permissions of /dev/nvidia* and /dev/nvidia-uvm (ls -l /dev/nvidia*); in a "
+	 "container, its device rules: start it with --gpus all"},
+	{{CUDA_ERROR_SYSTEM_NOT_READY},
+	 "on an NVSwitch system the fabric manager must run before CUDA: sudo systemctl enable "
+	 "--now nvidia-fabricmanager (see gpu.fabric-manager)"},
+	{{CUDA_ERROR_SYSTEM_DRIVER_MISMATCH},
+	 "the libcuda in use does not fit the kernel module: reboot after a driver upgrade, or "
+	 "remove a cuda-compat directory from LD_LIBRARY_PATH / ld.so.conf"},
+	{{CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE},
+	 "forward-compatibility libcuda (cuda-compat) runs only on datacenter GPUs: remove its "
+	 "directory (e.g. /usr/local/cuda/compat) from LD_LIBRARY_PATH and ld.so.conf"},
+	{{0}, "see `sudo dmesg | grep -i nvrm`; a driver reinstall or a reboot clears most "
+	    "initialisation failures"},
+};
+
 /* NVML's init error: cause and fix by code. */
 static void explain_nvml(const facts *f, finding *x, long long rc)
 {
-	const fact *ft = facts_get(f, FK_NVML_INIT);
-	finding_evidence(x, "nvmlInit: %s", fact_error(ft));
-	if (facts_true(f, FK_NVML_TIMEOUT)) {
-		finding_fix(x, "the driver hangs (nvidia-smi will hang too): look for Xid errors (sudo journalctl -k | grep "
-			       "-i xid; Xid 79 means a GPU fell off the bus) and reboot the machine");
+	if (explain_init_hung(x, "nvmlInit", facts_get(f, FK_NVML_INIT), facts_true(f, FK_NVML_TIMEOUT),
+			      "the driver hangs (nvidia-smi will hang too): look for Xid errors (sudo journalctl -k | "
+			      "grep -i xid; Xid 79 means a GPU fell off the bus) and reboot the machine"))
 		return;
-	}
-	switch (rc) {
-	case NVML_ERROR_NO_PERMISSION:
-		finding_fix(x, "this user may not open /dev/nvidiactl and /dev/nvidia*: ls -l /dev/nvidia*; add the user to "
-			       "the owning group (sudo usermod -aG video $USER, then log in again) or fix the udev rule");
-		break;
-	case NVML_ERROR_OPERATING_SYSTEM:
-		finding_fix(x, "the operating system blocked the GPU device nodes (cgroup device rules of a container or "
-			       "systemd unit): recreate the container with --gpus all, or allow the nvidia devices "
-			       "(DeviceAllow=/dev/nvidia* rw)");
-		break;
-	case NVML_ERROR_GPU_IS_LOST:
-		finding_fix(x, "a GPU fell off the bus (look for Xid 79: sudo journalctl -k | grep -i xid): power cycle "
-			       "the machine; reseat the GPU or RMA it if it repeats");
-		break;
-	case NVML_ERROR_RESET_REQUIRED:
-		finding_fix(x, "a GPU needs a reset: sudo nvidia-smi -r (no process may use it), or reboot");
-		break;
-	case NVML_ERROR_INSUFFICIENT_POWER:
-		finding_fix(x, "a GPU's external power cables are not connected properly: check them with the machine "
-			       "powered off");
-		break;
-	case NVML_ERROR_IRQ_ISSUE:
-		finding_fix(x, "the kernel saw an interrupt problem with a GPU: check `sudo dmesg | grep -i nvrm`; try "
-			       "the kernel option pci=nommconf or a BIOS update");
-		break;
-	case NVML_ERROR_CORRUPTED_INFOROM:
-		finding_fix(x, "a GPU's infoROM is corrupted: contact the vendor (RMA); the GPU may still work with "
-			       "reduced features");
-		break;
-	case NVML_ERROR_UNKNOWN:
-		finding_fix(x, "an internal driver error: reload the driver (sudo rmmod nvidia_uvm nvidia_drm "
-			       "nvidia_modeset nvidia && sudo modprobe nvidia nvidia_uvm) or reboot; see `sudo dmesg | "
-			       "grep -i nvrm`");
-		break;
-	default:
-		finding_fix(x, "see `sudo dmesg | grep -i nvrm` for the driver's own message; reinstalling the driver "
-			       "or a reboot clears most initialisation failures");
-	}
+	fix_by_code(x, nvml_init_fixes, GV_ARRAY_LEN(nvml_init_fixes), rc);
 }
 
 /* cuInit's error: cause and fix by code. */
 static void explain_cuda(const facts *f, finding *x, long long rc)
 {
-	const fact *ft = facts_get(f, FK_CUDA_INIT);
-	finding_evidence(x, "cuInit: %s", fact_error(ft));
-	if (facts_true(f, FK_CUDA_TIMEOUT)) {
-		finding_fix(x, "the driver hangs: look for Xid errors (sudo journalctl -k | grep -i xid) and stuck GPU "
-			       "processes (nvidia-smi), then reboot the machine");
+	if (explain_init_hung(x, "cuInit", facts_get(f, FK_CUDA_INIT), facts_true(f, FK_CUDA_TIMEOUT),
+			      "the driver hangs: look for Xid errors (sudo journalctl -k | grep -i xid) and stuck GPU "
+			      "processes (nvidia-smi), then reboot the machine"))
 		return;
-	}
 	const char *cause = gv_cuda_result_cause((CUresult)rc);
 	if (cause)
 		finding_evidence(x, "likely cause: %s", cause);
@@ -270,11 +302,6 @@ static void explain_cuda(const facts *f, finding *x, long long rc)
 		}
 		break;
 	}
-	case CUDA_ERROR_INSUFFICIENT_DRIVER:
-	case CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER:
-		finding_fix(x, "upgrade the NVIDIA driver (see driver.cuda-max for what this one supports), or use a "
-			       "CUDA build that this driver runs");
-		break;
 	case CUDA_ERROR_STUB_LIBRARY: {
 		const char *lib = facts_str(f, FK_CUDA_LIBRARY);
 		if (lib)
@@ -305,26 +332,8 @@ static void explain_cuda(const facts *f, finding *x, long long rc)
 		finding_fix(x, "the GPU is exclusive to another process (or prohibited): wait for it, pick a free GPU "
 			       "with CUDA_VISIBLE_DEVICES, or (admin) sudo nvidia-smi -c DEFAULT");
 		break;
-	case CUDA_ERROR_NOT_PERMITTED:
-	case CUDA_ERROR_OPERATING_SYSTEM:
-		finding_fix(x, "check the permissions of /dev/nvidia* and /dev/nvidia-uvm (ls -l /dev/nvidia*); in a "
-			       "container, its device rules: start it with --gpus all");
-		break;
-	case CUDA_ERROR_SYSTEM_NOT_READY:
-		finding_fix(x, "on an NVSwitch system the fabric manager must run before CUDA: sudo systemctl enable "
-			       "--now nvidia-fabricmanager (see gpu.fabric-manager)");
-		break;
-	case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
-		finding_fix(x, "the libcuda in use does not fit the kernel module: reboot after a driver upgrade, or "
-			       "remove a cuda-compat directory from LD_LIBRARY_PATH / ld.so.conf");
-		break;
-	case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
-		finding_fix(x, "forward-compatibility libcuda (cuda-compat) runs only on datacenter GPUs: remove its "
-			       "directory (e.g. /usr/local/cuda/compat) from LD_LIBRARY_PATH and ld.so.conf");
-		break;
 	default:
-		finding_fix(x, "see `sudo dmesg | grep -i nvrm`; a driver reinstall or a reboot clears most "
-			       "initialisation failures");
+		fix_by_code(x, cuda_init_fixes, GV_ARRAY_LEN(cuda_init_fixes), rc);
 	}
 }
 
