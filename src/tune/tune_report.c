@@ -209,19 +209,28 @@ static void read_ddp(const cJSON *o, tune_ddp *d)
 	invalid_without(d->status, sizeof(d->status), d->ddp_ms);
 }
 
+/* The environment's texts, by their keys in the probe's JSON: read and freed by this one list. */
+static const struct env_text {
+	const char *key;
+	size_t off;
+} env_texts[] = {
+	{"python", offsetof(tune_env, python)},       {"executable", offsetof(tune_env, executable)},
+	{"torch", offsetof(tune_env, torch)},         {"torch_cuda", offsetof(tune_env, torch_cuda)},
+	{"gpu_name", offsetof(tune_env, gpu_name)},   {"gpu_cc", offsetof(tune_env, gpu_cc)},
+	{"gpu_uuid", offsetof(tune_env, gpu_uuid)},   {"torchvision", offsetof(tune_env, torchvision)},
+	{"transformers", offsetof(tune_env, transformers)}, {"cpu", offsetof(tune_env, cpu)},
+	{"cuda_error", offsetof(tune_env, cuda_error)},
+};
+
+static char **env_text(tune_env *e, size_t i)
+{
+	return (char **)((char *)e + env_texts[i].off);
+}
+
 static void free_env(tune_env *e)
 {
-	free(e->python);
-	free(e->executable);
-	free(e->torch);
-	free(e->torch_cuda);
-	free(e->gpu_name);
-	free(e->gpu_cc);
-	free(e->gpu_uuid);
-	free(e->torchvision);
-	free(e->transformers);
-	free(e->cpu);
-	free(e->cuda_error);
+	for (size_t i = 0; i < GV_ARRAY_LEN(env_texts); i++)
+		free(*env_text(e, i));
 	memset(e, 0, sizeof(*e));
 	e->cudnn = -1;
 	e->gpu_memory_mib = NAN;
@@ -233,17 +242,8 @@ static void read_env(const cJSON *o, tune_env *e)
 	free_env(e);
 	if (!cJSON_IsObject(o))
 		return;
-	e->python = get_text(o, "python");
-	e->executable = get_text(o, "executable");
-	e->torch = get_text(o, "torch");
-	e->torch_cuda = get_text(o, "torch_cuda");
-	e->gpu_name = get_text(o, "gpu_name");
-	e->gpu_cc = get_text(o, "gpu_cc");
-	e->gpu_uuid = get_text(o, "gpu_uuid");
-	e->torchvision = get_text(o, "torchvision");
-	e->transformers = get_text(o, "transformers");
-	e->cpu = get_text(o, "cpu");
-	e->cuda_error = get_text(o, "cuda_error");
+	for (size_t i = 0; i < GV_ARRAY_LEN(env_texts); i++)
+		*env_text(e, i) = get_text(o, env_texts[i].key);
 	double c = get_num(o, "cudnn", 0, 1e9);
 	e->cudnn = isnan(c) ? -1 : (long)c;
 	e->gpu_count = get_int(o, "gpu_count", 0, 1 << 16, -1);
