@@ -514,9 +514,7 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 		cJSON *act = cJSON_AddObjectToObject(x, "activity");
 		for (int k = 0; k < GV_GPM_N; k++) {
 			char key[64];
-			snprintf(key, sizeof(key), "%s%s", gv_gpm_fields[k].key,
-				 gv_gpm_fields[k].unit == GV_GPM_PERCENT ? "_ratio" : "_bytes_per_second");
-			num_or_null(act, key, g->gpm ? g->act[k] : NAN);
+			num_or_null(act, gv_gpm_json_key(k, key, sizeof(key)), g->gpm ? g->act[k] : NAN);
 		}
 		num_or_null(x, "memory_total_bytes", g->mem_total);
 		num_or_null(x, "memory_used_bytes", g->mem_used);
