@@ -504,11 +504,56 @@ static const json_field rank_fields[] = {
 	JF(tune_rank, JF_PTR, "error", error),
 };
 
+/* a recommendation after its rank, setting and title */
+static const json_field rec_fields[] = {
+	JF(tune_rec, JF_NUM, "speedup", score),
+	JF(tune_rec, JF_NUM, "mem_saving", mem_saving),
+	JF(tune_rec, JF_BOOL, "alternative", alternative),
+	JF(tune_rec, JF_BOOL, "for_memory", for_memory),
+	JF(tune_rec, JF_PTR, "detail", detail),
+};
+
 static const json_field rec_model_fields[] = {
 	JF(tune_rec_model, JF_PTR, "model", model),
 	JF(tune_rec_model, JF_PTR, "base", base_setting),
 	JF(tune_rec_model, JF_NUM, "speedup", speedup),
 	JF(tune_rec_model, JF_NUM, "mem_saving", mem_saving),
+};
+
+/* the DataLoader summary before its configurations */
+static const json_field pipeline_fields[] = {
+	JF(tune_pipeline_view, JF_NUM, "gpu_samples_s", gpu_samples_s),
+	JF(tune_pipeline_view, JF_NUM, "default_fraction", dflt_fraction),
+	JF(tune_pipeline_view, JF_NUM, "best_fraction", best_fraction),
+	JF(tune_pipeline_view, JF_BOOL, "starves_default", starves_default),
+	JF(tune_pipeline_view, JF_BOOL, "starves_best", starves_best),
+	JF(tune_pipeline_view, JF_NUM, "gain", gain),
+};
+
+static const json_field verdict_fields[] = {
+	JF(tune_verdict, JF_PTR, "gpu", gpu),
+	JF(tune_verdict, JF_PTR, "model", model),
+	JF(tune_verdict, JF_INT, "batch", batch),
+	JF(tune_verdict, JF_PTR, "setting", setting),
+	JF(tune_verdict, JF_PTR, "metric", metric),
+	JF(tune_verdict, JF_NUM, "measured", measured),
+	JF(tune_verdict, JF_NUM, "expected", expected),
+	JF(tune_verdict, JF_NUM, "tolerance", tolerance),
+	JF(tune_verdict, JF_NUM, "ratio", ratio),
+	JF(tune_verdict, JF_PTR, "verdict", word),
+	JF(tune_verdict, JF_BOOL, "slow", bad),
+	JF(tune_verdict, JF_PTR, "source", source),
+};
+
+/* the GPU during the timed steps */
+static const json_field conditions_fields[] = {
+	JF(tune_conditions, JF_NUMBER, "nvml_index", index),
+	JF(tune_conditions, JF_NUMBER, "samples", samples),
+	JF(tune_conditions, JF_NUM, "sm_clock_mhz", sm_clock_mhz),
+	JF(tune_conditions, JF_NUM, "mem_clock_mhz", mem_clock_mhz),
+	JF(tune_conditions, JF_NUM, "power_w", power_w),
+	JF(tune_conditions, JF_NUM, "temperature_max_c", temperature_max_c),
+	JF(tune_conditions, JF_TEXT, "slowed_by", reasons),
 };
 
 static cJSON *config_json(const tune_config *c)
@@ -613,11 +658,7 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 			cJSON_AddNullToObject(x, "rank");
 		json_add_text(x, "setting", rec->info->key);
 		json_add_text(x, "title", rec->info->title);
-		json_add_num(x, "speedup", rec->score);
-		json_add_num(x, "mem_saving", rec->mem_saving);
-		cJSON_AddBoolToObject(x, "alternative", rec->alternative);
-		cJSON_AddBoolToObject(x, "for_memory", rec->for_memory);
-		json_add_text(x, "detail", rec->detail);
+		json_add_fields(x, rec, rec_fields, GV_ARRAY_LEN(rec_fields));
 		cJSON *per = cJSON_AddArrayToObject(x, "per_model");
 		for (size_t m = 0; m < rec->nper; m++)
 			cJSON_AddItemToArray(per, json_fields_object(&rec->per[m], rec_model_fields, GV_ARRAY_LEN(rec_model_fields)));
@@ -627,12 +668,7 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 
 	if (r->npipes) {
 		cJSON *p = cJSON_AddObjectToObject(doc, "pipeline");
-		json_add_num(p, "gpu_samples_s", a->pipe.gpu_samples_s);
-		json_add_num(p, "default_fraction", a->pipe.dflt_fraction);
-		json_add_num(p, "best_fraction", a->pipe.best_fraction);
-		cJSON_AddBoolToObject(p, "starves_default", a->pipe.starves_default);
-		cJSON_AddBoolToObject(p, "starves_best", a->pipe.starves_best);
-		json_add_num(p, "gain", a->pipe.gain);
+		json_add_fields(p, &a->pipe, pipeline_fields, GV_ARRAY_LEN(pipeline_fields));
 		cJSON *cfgs = cJSON_AddArrayToObject(p, "configs");
 		for (size_t i = 0; i < r->npipes; i++)
 			cJSON_AddItemToArray(cfgs, json_fields_object(&r->pipes[i], pipe_fields, GV_ARRAY_LEN(pipe_fields)));
@@ -653,32 +689,11 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 	}
 
 	cJSON *verdicts = cJSON_AddArrayToObject(doc, "verdicts");
-	for (size_t i = 0; i < a->nverdicts; i++) {
-		const tune_verdict *v = &a->verdicts[i];
-		cJSON *x = cJSON_CreateObject();
-		json_add_text(x, "gpu", v->gpu);
-		json_add_text(x, "model", v->model);
-		json_add_count(x, "batch", v->batch);
-		json_add_text(x, "setting", v->setting);
-		json_add_text(x, "metric", v->metric);
-		json_add_num(x, "measured", v->measured);
-		json_add_num(x, "expected", v->expected);
-		json_add_num(x, "tolerance", v->tolerance);
-		json_add_num(x, "ratio", v->ratio);
-		json_add_text(x, "verdict", v->word);
-		cJSON_AddBoolToObject(x, "slow", v->bad);
-		json_add_text(x, "source", v->source);
-		cJSON_AddItemToArray(verdicts, x);
-	}
+	for (size_t i = 0; i < a->nverdicts; i++)
+		cJSON_AddItemToArray(verdicts, json_fields_object(&a->verdicts[i], verdict_fields, GV_ARRAY_LEN(verdict_fields)));
 	if (o->cond && o->cond->samples) {
-		cJSON *c = cJSON_AddObjectToObject(doc, "gpu_conditions");
-		cJSON_AddNumberToObject(c, "nvml_index", o->cond->index);
-		cJSON_AddNumberToObject(c, "samples", o->cond->samples);
-		json_add_num(c, "sm_clock_mhz", o->cond->sm_clock_mhz);
-		json_add_num(c, "mem_clock_mhz", o->cond->mem_clock_mhz);
-		json_add_num(c, "power_w", o->cond->power_w);
-		json_add_num(c, "temperature_max_c", o->cond->temperature_max_c);
-		json_add_text(c, "slowed_by", o->cond->reasons);
+		cJSON_AddItemToObject(doc, "gpu_conditions",
+				      json_fields_object(o->cond, conditions_fields, GV_ARRAY_LEN(conditions_fields)));
 	} else {
 		cJSON_AddNullToObject(doc, "gpu_conditions");
 	}
