@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "render/render.h"
+#include "core/json.h"
 #include "core/text.h"
 #include "store/history.h"
 #include "store/history_export.h"
@@ -108,14 +109,6 @@ static const char *fmt_num(double d, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%.6g", d);
 	return buf;
-}
-
-static void json_num(cJSON *o, const char *key, double d)
-{
-	if (isfinite(d))
-		cJSON_AddNumberToObject(o, key, d);
-	else
-		cJSON_AddNullToObject(o, key);
 }
 
 /* "8x NVIDIA H200", "NVIDIA H100 80GB HBM3 +1 other", "-" */
@@ -462,9 +455,9 @@ static int print_compare(const hopts *o, const hist_run_row *a, const hist_run_r
 			if (ch->unit)
 				cJSON_AddStringToObject(x, "unit", ch->unit);
 			cJSON_AddStringToObject(x, "better", hist_direction_name(ch->better));
-			json_num(x, "a", ch->a);
-			json_num(x, "b", ch->b);
-			json_num(x, "change_pct", ch->pct);
+			json_add_num(x, "a", ch->a);
+			json_add_num(x, "b", ch->b);
+			json_add_num(x, "change_pct", ch->pct);
 			cJSON_AddBoolToObject(x, "from_zero", ch->in_a && ch->in_b && isinf(ch->pct));
 			cJSON_AddBoolToObject(x, "regression", ch->regression);
 			cJSON_AddBoolToObject(x, "improvement", ch->improvement);
@@ -739,10 +732,10 @@ static bool sample_row(void *ctx, double t, int gpu, const char *metric, double 
 	c->n++;
 	if (c->arr) {
 		cJSON *x = cJSON_CreateObject();
-		json_num(x, "t", t);
+		json_add_num(x, "t", t);
 		cJSON_AddNumberToObject(x, "gpu", gpu);
 		cJSON_AddStringToObject(x, "metric", metric);
-		json_num(x, "value", value);
+		json_add_num(x, "value", value);
 		cJSON_AddItemToArray(c->arr, x);
 	} else {
 		char num[32];

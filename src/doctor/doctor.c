@@ -44,31 +44,24 @@ const char *doctor_level_name(doctor_level l)
 	return "unknown";
 }
 
-static void line(char (*arr)[240], size_t *n, const char *fmt, ...) GV_PRINTF(3, 4);
-static void line(char (*arr)[240], size_t *n, const char *fmt, ...)
+/* One more line of a verdict's evidence, fixes or notes (rows of width bytes, *n used, at most
+ * DOCTOR_MAX_LINES: the rest is dropped). */
+static void line(char *rows, size_t width, size_t *n, const char *fmt, ...) GV_PRINTF(4, 5);
+static void line(char *rows, size_t width, size_t *n, const char *fmt, ...)
 {
 	if (*n >= DOCTOR_MAX_LINES)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(arr[*n], 240, fmt, ap);
+	vsnprintf(rows + *n * width, width, fmt, ap);
 	va_end(ap);
 	(*n)++;
 }
 
-static void evid(doctor_verdict *v, const char *fmt, ...) GV_PRINTF(2, 3);
-static void evid(doctor_verdict *v, const char *fmt, ...)
-{
-	if (v->nevidence >= DOCTOR_MAX_LINES)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(v->evidence[v->nevidence++], sizeof(v->evidence[0]), fmt, ap);
-	va_end(ap);
-}
-
-#define FIX(v, ...) line((v)->fix, &(v)->nfix, __VA_ARGS__)
-#define NOTE(v, ...) line((v)->note, &(v)->nnote, __VA_ARGS__)
+#define LINE_OF(v, rows, n, ...) line((v)->rows[0], sizeof((v)->rows[0]), &(v)->n, __VA_ARGS__)
+#define EVID(v, ...) LINE_OF(v, evidence, nevidence, __VA_ARGS__)
+#define FIX(v, ...) LINE_OF(v, fix, nfix, __VA_ARGS__)
+#define NOTE(v, ...) LINE_OF(v, note, nnote, __VA_ARGS__)
 
 static void verdict(doctor_verdict *v, const char *id, doctor_level level, int gpu, const char *fmt, ...) GV_PRINTF(5, 6);
 static void verdict(doctor_verdict *v, const char *id, doctor_level level, int gpu, const char *fmt, ...)
@@ -124,19 +117,19 @@ static void gpu_figures(doctor_verdict *v, const doctor_gpu *g)
 	} else if (len < sizeof(buf) - 40) {
 		snprintf(buf + len, sizeof(buf) - len, " (no GPM counters on this GPU)");
 	}
-	evid(v, "%s", buf);
+	EVID(v, "%s", buf);
 }
 
 static void cpu_figures(doctor_verdict *v, const doctor_cpu *c)
 {
 	if (c->main_pid)
-		evid(v, "busiest thread of the GPU process: %.0f%% of a core (pid %u, tid %u); the process uses %.1f cores",
+		EVID(v, "busiest thread of the GPU process: %.0f%% of a core (pid %u, tid %u); the process uses %.1f cores",
 		     pct(c->main_thread), c->main_pid, c->main_tid, c->main_cpu);
 	if (c->workers)
-		evid(v, "%d other process%s of the job (DataLoader workers): %.1f cores together, %d saturated",
+		EVID(v, "%d other process%s of the job (DataLoader workers): %.1f cores together, %d saturated",
 		     c->workers, c->workers == 1 ? "" : "es", c->workers_cpu, c->workers_busy);
 	else
-		evid(v, "no worker processes: the data is prepared in the GPU process itself");
+		EVID(v, "no worker processes: the data is prepared in the GPU process itself");
 }
 
 /* Notes that hold beside any verdict: power cap at full load, memory. */
@@ -182,7 +175,7 @@ static void diagnose_degraded(doctor_verdict *v, const doctor_evidence *ev, cons
 		if (thermal || hw) {
 			verdict(v, "job.gpu-slowdown", DOCTOR_WARN, g->index, "GPU %d slows itself down (%s)", g->index,
 				hw ? "hardware slowdown" : "thermal slowdown");
-			evid(v, "GPU %d: thermal slowdown in %.0f%% of the samples, hardware slowdown in %.0f%%, up to %.0f C",
+			EVID(v, "GPU %d: thermal slowdown in %.0f%% of the samples, hardware slowdown in %.0f%%, up to %.0f C",
 			     g->index, pct(g->thermal_frac), pct(g->hw_slowdown_frac), g->temp_max);
 			FIX(v, "thermal: check airflow, fans and the inlet temperature; nvidia-smi -q -d TEMPERATURE,PERFORMANCE");
 			if (hw)
@@ -190,7 +183,7 @@ static void diagnose_degraded(doctor_verdict *v, const doctor_evidence *ev, cons
 		} else {
 			verdict(v, "job.power-limit-lowered", DOCTOR_WARN, g->index,
 				"GPU %d's power limit is set below its default", g->index);
-			evid(v, "GPU %d: enforced power limit %.0f W, the board's default %.0f W", g->index, g->power_limit,
+			EVID(v, "GPU %d: enforced power limit %.0f W, the board's default %.0f W", g->index, g->power_limit,
 			     g->power_default_limit);
 			FIX(v, "restore the default limit (admin): nvidia-smi -i %d -pl %.0f", g->index, g->power_default_limit);
 		}
@@ -227,10 +220,10 @@ static void diagnose_imbalance(doctor_verdict *v, const doctor_evidence *ev, con
 	if (first->job_procs >= 2 && ev->cpu.gpu_procs >= 2 && first->job_procs >= ev->cpu.gpu_procs) {
 		verdict(v, "job.multi-gpu-imbalance", DOCTOR_WARN, first->index,
 			"every process of the job holds GPU %d, not only its own GPU", first->index);
-		evid(v, "GPU %d holds %d of the job's processes (%d processes hold GPUs)", first->index, first->job_procs,
+		EVID(v, "GPU %d holds %d of the job's processes (%d processes hold GPUs)", first->index, first->job_procs,
 		     ev->cpu.gpu_procs);
 		if (known(first->job_mem))
-			evid(v, "the job's memory on GPU %d: %.1f GiB", first->index, first->job_mem / 1073741824.0);
+			EVID(v, "the job's memory on GPU %d: %.1f GiB", first->index, first->job_mem / 1073741824.0);
 		FIX(v, "call torch.cuda.set_device(local_rank) (or set CUDA_VISIBLE_DEVICES per rank) before the first "
 		       "CUDA call; map_location in torch.load");
 	}
@@ -319,7 +312,7 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 		verdict(v, "job.launch-bound", DOCTOR_WARN, g->index,
 			"launch/sync-bound: GPU %d runs tiny kernels and waits for the host between them", g->index);
 		gpu_figures(v, g);
-		evid(v, "utilization %.0f%% against SM active %.1f%%: kernels are launched, but they fill almost no SM",
+		EVID(v, "utilization %.0f%% against SM active %.1f%%: kernels are launched, but they fill almost no SM",
 		     pct(g->util), pct(sm));
 		cpu_figures(v, c);
 		FIX(v, "fewer host syncs: drop .item(), .cpu(), print(tensor) and torch.cuda.synchronize() from the step "
@@ -334,7 +327,7 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 		gpu_figures(v, g);
 		cpu_figures(v, c);
 		if (known(rx))
-			evid(v, "host-to-device PCIe traffic %.2f GB/s", rx / 1e9);
+			EVID(v, "host-to-device PCIe traffic %.2f GB/s", rx / 1e9);
 		if (c->workers == 0)
 			FIX(v, "load the data in worker processes: DataLoader(num_workers=N) with N up to the free cores, "
 			       "persistent_workers=True");
@@ -362,12 +355,12 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 		verdict(v, "job.memory-pressure", DOCTOR_WARN, g->index, "memory pressure on GPU %d", g->index);
 		gpu_figures(v, g);
 		if (known(g->job_mem))
-			evid(v, "the job holds %.1f GiB of %.1f GiB (%.0f%%)", g->job_mem / 1073741824.0,
+			EVID(v, "the job holds %.1f GiB of %.1f GiB (%.0f%%)", g->job_mem / 1073741824.0,
 			     g->mem_total / 1073741824.0, pct(g->job_mem / g->mem_total));
 		if (known(g->mem_used))
-			evid(v, "in use on the GPU: %.1f GiB (%.0f%%)", g->mem_used / 1073741824.0, pct(g->mem_used / g->mem_total));
+			EVID(v, "in use on the GPU: %.1f GiB (%.0f%%)", g->mem_used / 1073741824.0, pct(g->mem_used / g->mem_total));
 		if (known(g->other_mem) && g->other_mem > 0)
-			evid(v, "other processes on GPU %d hold %.1f GiB (%d process%s)", g->index, g->other_mem / 1073741824.0,
+			EVID(v, "other processes on GPU %d hold %.1f GiB (%d process%s)", g->index, g->other_mem / 1073741824.0,
 			     g->other_procs, g->other_procs == 1 ? "" : "es");
 		FIX(v, "near the limit the allocator frees and retries (slow steps) and the next peak is an out-of-memory: "
 		       "smaller batches with gradient accumulation, activation checkpointing, "

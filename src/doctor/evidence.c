@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/sysroot.h"
+#include "core/json.h"
 #include "core/util.h"
 #include "doctor/doctor.h"
 #include "nvidia/nvml.h"
@@ -462,14 +463,6 @@ void doctor_running_free(doctor_running *r)
 	r->acc = NULL;
 }
 
-static void num_or_null(cJSON *o, const char *key, double v)
-{
-	if (isnan(v))
-		cJSON_AddNullToObject(o, key);
-	else
-		cJSON_AddNumberToObject(o, key, v);
-}
-
 static cJSON *lines(const char (*arr)[240], size_t n)
 {
 	cJSON *a = cJSON_CreateArray();
@@ -509,27 +502,25 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 		cJSON_AddNumberToObject(x, "index", g->index);
 		cJSON_AddStringToObject(x, "name", g->name);
 		cJSON_AddNumberToObject(x, "samples", g->samples);
-		num_or_null(x, "utilization_gpu_ratio", g->util);
+		json_add_num(x, "utilization_gpu_ratio", g->util);
 		cJSON_AddBoolToObject(x, "gpm", g->gpm);
 		cJSON *act = cJSON_AddObjectToObject(x, "activity");
 		for (int k = 0; k < GV_GPM_N; k++) {
 			char key[64];
-			snprintf(key, sizeof(key), "%s%s", gv_gpm_fields[k].key,
-				 gv_gpm_fields[k].unit == GV_GPM_PERCENT ? "_ratio" : "_bytes_per_second");
-			num_or_null(act, key, g->gpm ? g->act[k] : NAN);
+			json_add_num(act, gv_gpm_json_key(k, key, sizeof(key)), g->gpm ? g->act[k] : NAN);
 		}
-		num_or_null(x, "memory_total_bytes", g->mem_total);
-		num_or_null(x, "memory_used_bytes", g->mem_used);
-		num_or_null(x, "job_memory_bytes", g->job_mem);
-		num_or_null(x, "other_memory_bytes", g->other_mem);
-		num_or_null(x, "job_sm_util_ratio", g->job_sm);
-		num_or_null(x, "other_sm_util_ratio", g->other_sm);
+		json_add_num(x, "memory_total_bytes", g->mem_total);
+		json_add_num(x, "memory_used_bytes", g->mem_used);
+		json_add_num(x, "job_memory_bytes", g->job_mem);
+		json_add_num(x, "other_memory_bytes", g->other_mem);
+		json_add_num(x, "job_sm_util_ratio", g->job_sm);
+		json_add_num(x, "other_sm_util_ratio", g->other_sm);
 		cJSON_AddNumberToObject(x, "job_processes", g->job_procs);
 		cJSON_AddNumberToObject(x, "other_processes", g->other_procs);
-		num_or_null(x, "power_w", g->power);
-		num_or_null(x, "power_limit_w", g->power_limit);
-		num_or_null(x, "power_default_limit_w", g->power_default_limit);
-		num_or_null(x, "temperature_max_c", g->temp_max);
+		json_add_num(x, "power_w", g->power);
+		json_add_num(x, "power_limit_w", g->power_limit);
+		json_add_num(x, "power_default_limit_w", g->power_default_limit);
+		json_add_num(x, "temperature_max_c", g->temp_max);
 		cJSON_AddNumberToObject(x, "power_cap_ratio", g->power_cap_frac);
 		cJSON_AddNumberToObject(x, "thermal_slowdown_ratio", g->thermal_frac);
 		cJSON_AddNumberToObject(x, "hw_slowdown_ratio", g->hw_slowdown_frac);

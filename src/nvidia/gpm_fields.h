@@ -20,6 +20,9 @@
 #ifndef GPUVET_NVIDIA_GPM_FIELDS_H
 #define GPUVET_NVIDIA_GPM_FIELDS_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 #define GV_GPM_PERCENT 0
 #define GV_GPM_MIB_PER_S 1
 
@@ -90,6 +93,15 @@ typedef struct gv_gpm_field {
 #define GV_GPM_ROW_(ID, key, id, unit, prom, dcgm, col, help) {key, id, unit, prom, dcgm, col, help},
 __attribute__((unused)) static const gv_gpm_field gv_gpm_fields[GV_GPM_N] = {GV_GPM_FIELDS(GV_GPM_ROW_)};
 #undef GV_GPM_ROW_
+
+/* Counter k's JSON key in watch and the job doctor: its key and its unit ("sm_active_ratio",
+ * "pcie_tx_bytes_per_second"). */
+static inline const char *gv_gpm_json_key(int k, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%s", gv_gpm_fields[k].key,
+		 gv_gpm_fields[k].unit == GV_GPM_PERCENT ? "_ratio" : "_bytes_per_second");
+	return buf;
+}
 
 /* From NVML's unit to gpuvet's base unit (ratio, bytes per second). */
 static inline double gv_gpm_to_base(int unit, double nvml_value)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
+
 const char *hist_direction_name(hist_direction d)
 {
 	return d == HIST_HIGHER_BETTER ? "higher" : d == HIST_LOWER_BETTER ? "lower" : "neutral";
@@ -78,22 +80,6 @@ void history_export_csv(FILE *out, const hist_run_row *runs, size_t n)
 	}
 }
 
-static void add_num(cJSON *o, const char *key, double d)
-{
-	if (isfinite(d))
-		cJSON_AddNumberToObject(o, key, d);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
-static void add_str(cJSON *o, const char *key, const char *s)
-{
-	if (s)
-		cJSON_AddStringToObject(o, key, s);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
 /* Stored JSON text back as JSON (a string when it does not parse). */
 static cJSON *parsed_or_string(const char *s)
 {
@@ -108,29 +94,29 @@ cJSON *history_run_json(const hist_run_row *r)
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "id", (double)r->id);
 	cJSON_AddStringToObject(o, "kind", hist_kind_name(r->kind));
-	add_str(o, "started_utc", r->started_utc);
-	add_str(o, "finished_utc", r->finished_utc);
+	json_add_str(o, "started_utc", r->started_utc);
+	json_add_str(o, "finished_utc", r->finished_utc);
 	cJSON_AddBoolToObject(o, "complete", r->complete);
-	add_str(o, "host", r->host);
-	add_str(o, "command", r->command);
-	add_str(o, "version", r->version);
-	add_str(o, "summary", r->summary);
+	json_add_str(o, "host", r->host);
+	json_add_str(o, "command", r->command);
+	json_add_str(o, "version", r->version);
+	json_add_str(o, "summary", r->summary);
 	cJSON *meta = cJSON_AddObjectToObject(o, "meta");
 	for (size_t i = 0; i < r->nmeta; i++)
-		add_str(meta, r->meta[i].key, r->meta[i].value);
+		json_add_str(meta, r->meta[i].key, r->meta[i].value);
 	cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
 	for (size_t i = 0; i < r->ngpus; i++) {
 		const hist_gpu_row *g = &r->gpus[i];
 		cJSON *x = cJSON_CreateObject();
 		cJSON_AddNumberToObject(x, "index", g->index);
-		add_str(x, "name", g->name);
-		add_str(x, "uuid", g->uuid);
-		add_str(x, "bus_id", g->bus_id);
-		add_num(x, "sm_clock_mhz", g->sm_clock_mhz);
-		add_num(x, "mem_clock_mhz", g->mem_clock_mhz);
-		add_num(x, "temperature_c", g->temperature_c);
-		add_num(x, "power_w", g->power_w);
-		add_str(x, "throttle", g->throttle);
+		json_add_str(x, "name", g->name);
+		json_add_str(x, "uuid", g->uuid);
+		json_add_str(x, "bus_id", g->bus_id);
+		json_add_num(x, "sm_clock_mhz", g->sm_clock_mhz);
+		json_add_num(x, "mem_clock_mhz", g->mem_clock_mhz);
+		json_add_num(x, "temperature_c", g->temperature_c);
+		json_add_num(x, "power_w", g->power_w);
+		json_add_str(x, "throttle", g->throttle);
 		cJSON_AddItemToArray(gpus, x);
 	}
 	cJSON *res = cJSON_AddArrayToObject(o, "results");
@@ -139,11 +125,11 @@ cJSON *history_run_json(const hist_run_row *r)
 		cJSON *y = cJSON_CreateObject();
 		cJSON_AddStringToObject(y, "name", x->name);
 		cJSON_AddNumberToObject(y, "gpu", x->gpu);
-		add_num(y, "value", x->value);
-		add_str(y, "unit", x->unit);
+		json_add_num(y, "value", x->value);
+		json_add_str(y, "unit", x->unit);
 		cJSON_AddStringToObject(y, "better", hist_direction_name(x->better));
-		add_num(y, "min", x->min);
-		add_num(y, "max", x->max);
+		json_add_num(y, "min", x->min);
+		json_add_num(y, "max", x->max);
 		cJSON_AddNumberToObject(y, "repeats", x->repeats);
 		cJSON_AddItemToObject(y, "params", parsed_or_string(x->params_json));
 		cJSON_AddItemToArray(res, y);
@@ -152,9 +138,9 @@ cJSON *history_run_json(const hist_run_row *r)
 	for (size_t i = 0; i < r->nfindings; i++) {
 		const hist_finding_row *f = &r->findings[i];
 		cJSON *y = cJSON_CreateObject();
-		add_str(y, "id", f->id);
-		add_str(y, "severity", f->severity);
-		add_str(y, "title", f->title);
+		json_add_str(y, "id", f->id);
+		json_add_str(y, "severity", f->severity);
+		json_add_str(y, "title", f->title);
 		cJSON_AddItemToObject(y, "evidence", parsed_or_string(f->evidence_json));
 		cJSON_AddItemToObject(y, "fix", parsed_or_string(f->fix_json));
 		cJSON_AddItemToArray(fnd, y);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/color.h"
+#include "core/json.h"
 
 /* ---- text ---- */
 
@@ -435,58 +436,7 @@ void tune_render_text(FILE *out, const tune_report *r, const tune_advice *a, con
 	notes_section(out, r, o);
 }
 
-/* ---- JSON ---- */
-
-static void add_num(cJSON *o, const char *key, double v)
-{
-	if (isfinite(v))
-		cJSON_AddNumberToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
-static void add_str(cJSON *o, const char *key, const char *s)
-{
-	if (s && *s)
-		cJSON_AddStringToObject(o, key, s);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
-static void add_int(cJSON *o, const char *key, int v)
-{
-	if (v >= 0)
-		cJSON_AddNumberToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
-/* A struct's members as JSON keys, in order, one table per struct written (add_fields walks it):
- * text in a char array or behind a char pointer and NAN numbers as null (add_str, add_num),
- * counts below 0 as null (add_int), an int always as a number, booleans. */
-typedef enum { JF_TEXT, JF_PTR, JF_NUM, JF_INT, JF_NUMBER, JF_BOOL } jf_kind;
-typedef struct json_field {
-	const char *key;
-	jf_kind kind;
-	size_t off;
-} json_field;
-#define JF(T, kind, key, member) {key, kind, offsetof(T, member)}
-
-static void add_fields(cJSON *o, const void *base, const json_field *f, size_t n)
-{
-	const char *p = base;
-	for (size_t i = 0; i < n; i++) {
-		const void *v = p + f[i].off;
-		switch (f[i].kind) {
-		case JF_TEXT: add_str(o, f[i].key, v); break;
-		case JF_PTR: add_str(o, f[i].key, *(char *const *)v); break;
-		case JF_NUM: add_num(o, f[i].key, *(const double *)v); break;
-		case JF_INT: add_int(o, f[i].key, *(const int *)v); break;
-		case JF_NUMBER: cJSON_AddNumberToObject(o, f[i].key, *(const int *)v); break;
-		case JF_BOOL: cJSON_AddBoolToObject(o, f[i].key, *(const bool *)v); break;
-		}
-	}
-}
+/* ---- JSON: one table per struct written (core/json.h) ---- */
 
 static const json_field config_fields[] = {
 	JF(tune_config, JF_TEXT, "precision", precision),
@@ -554,6 +504,15 @@ static const json_field rank_fields[] = {
 	JF(tune_rank, JF_PTR, "error", error),
 };
 
+/* a recommendation after its rank, setting and title */
+static const json_field rec_fields[] = {
+	JF(tune_rec, JF_NUM, "speedup", score),
+	JF(tune_rec, JF_NUM, "mem_saving", mem_saving),
+	JF(tune_rec, JF_BOOL, "alternative", alternative),
+	JF(tune_rec, JF_BOOL, "for_memory", for_memory),
+	JF(tune_rec, JF_PTR, "detail", detail),
+};
+
 static const json_field rec_model_fields[] = {
 	JF(tune_rec_model, JF_PTR, "model", model),
 	JF(tune_rec_model, JF_PTR, "base", base_setting),
@@ -561,29 +520,58 @@ static const json_field rec_model_fields[] = {
 	JF(tune_rec_model, JF_NUM, "mem_saving", mem_saving),
 };
 
-static cJSON *fields_json(const void *base, const json_field *f, size_t n)
-{
-	cJSON *o = cJSON_CreateObject();
-	add_fields(o, base, f, n);
-	return o;
-}
+/* the DataLoader summary before its configurations */
+static const json_field pipeline_fields[] = {
+	JF(tune_pipeline_view, JF_NUM, "gpu_samples_s", gpu_samples_s),
+	JF(tune_pipeline_view, JF_NUM, "default_fraction", dflt_fraction),
+	JF(tune_pipeline_view, JF_NUM, "best_fraction", best_fraction),
+	JF(tune_pipeline_view, JF_BOOL, "starves_default", starves_default),
+	JF(tune_pipeline_view, JF_BOOL, "starves_best", starves_best),
+	JF(tune_pipeline_view, JF_NUM, "gain", gain),
+};
+
+static const json_field verdict_fields[] = {
+	JF(tune_verdict, JF_PTR, "gpu", gpu),
+	JF(tune_verdict, JF_PTR, "model", model),
+	JF(tune_verdict, JF_INT, "batch", batch),
+	JF(tune_verdict, JF_PTR, "setting", setting),
+	JF(tune_verdict, JF_PTR, "metric", metric),
+	JF(tune_verdict, JF_NUM, "measured", measured),
+	JF(tune_verdict, JF_NUM, "expected", expected),
+	JF(tune_verdict, JF_NUM, "tolerance", tolerance),
+	JF(tune_verdict, JF_NUM, "ratio", ratio),
+	JF(tune_verdict, JF_PTR, "verdict", word),
+	JF(tune_verdict, JF_BOOL, "slow", bad),
+	JF(tune_verdict, JF_PTR, "source", source),
+};
+
+/* the GPU during the timed steps */
+static const json_field conditions_fields[] = {
+	JF(tune_conditions, JF_NUMBER, "nvml_index", index),
+	JF(tune_conditions, JF_NUMBER, "samples", samples),
+	JF(tune_conditions, JF_NUM, "sm_clock_mhz", sm_clock_mhz),
+	JF(tune_conditions, JF_NUM, "mem_clock_mhz", mem_clock_mhz),
+	JF(tune_conditions, JF_NUM, "power_w", power_w),
+	JF(tune_conditions, JF_NUM, "temperature_max_c", temperature_max_c),
+	JF(tune_conditions, JF_TEXT, "slowed_by", reasons),
+};
 
 static cJSON *config_json(const tune_config *c)
 {
-	return fields_json(c, config_fields, GV_ARRAY_LEN(config_fields));
+	return json_fields_object(c, config_fields, GV_ARRAY_LEN(config_fields));
 }
 
 static cJSON *run_json(const tune_run *x, const tune_summary *s)
 {
 	cJSON *o = cJSON_CreateObject();
-	add_str(o, "setting", x->setting);
-	add_str(o, "title", title_of(x->setting));
-	add_fields(o, x, run_fields, GV_ARRAY_LEN(run_fields));
+	json_add_text(o, "setting", x->setting);
+	json_add_text(o, "title", title_of(x->setting));
+	json_add_fields(o, x, run_fields, GV_ARRAY_LEN(run_fields));
 	if (x->threads > 0)
 		cJSON_AddNumberToObject(o, "threads", x->threads);
 	const tune_gain *g = s ? gain_of(s, x) : NULL;
-	add_num(o, "speedup_vs_base", g ? g->speedup : NAN);
-	add_num(o, "mem_saving_vs_base", g ? g->mem_saving : NAN);
+	json_add_num(o, "speedup_vs_base", g ? g->speedup : NAN);
+	json_add_num(o, "mem_saving_vs_base", g ? g->mem_saving : NAN);
 	cJSON_AddItemToObject(o, "config", config_json(&x->cfg));
 	return o;
 }
@@ -609,12 +597,12 @@ static cJSON *strlist_json(const strlist *l)
 
 static cJSON *env_json(const tune_env *e)
 {
-	cJSON *o = fields_json(e, env_fields, GV_ARRAY_LEN(env_fields));
+	cJSON *o = json_fields_object(e, env_fields, GV_ARRAY_LEN(env_fields));
 	if (e->cudnn > 0)
 		cJSON_AddNumberToObject(o, "cudnn", (double)e->cudnn);
 	else
 		cJSON_AddNullToObject(o, "cudnn");
-	add_fields(o, e, env_fields2, GV_ARRAY_LEN(env_fields2));
+	json_add_fields(o, e, env_fields2, GV_ARRAY_LEN(env_fields2));
 	return o;
 }
 
@@ -625,33 +613,33 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 	cJSON *tool = cJSON_AddObjectToObject(doc, "tool");
 	cJSON_AddStringToObject(tool, "name", "gpuvet");
 	cJSON_AddStringToObject(tool, "version", GPUVET_VERSION);
-	add_str(doc, "date", o->date);
-	add_str(doc, "started", r->started);
-	add_str(doc, "status", r->status);
-	add_str(doc, "message", r->message);
+	json_add_text(doc, "date", o->date);
+	json_add_text(doc, "started", r->started);
+	json_add_text(doc, "status", r->status);
+	json_add_text(doc, "message", r->message);
 	cJSON_AddBoolToObject(doc, "partial", r->from_lines);
-	add_num(doc, "budget_s", r->budget_s);
-	add_num(doc, "elapsed_s", r->elapsed_s);
+	json_add_num(doc, "budget_s", r->budget_s);
+	json_add_num(doc, "elapsed_s", r->elapsed_s);
 	cJSON_AddItemToObject(doc, "env", env_json(&r->env));
 
 	cJSON *models = cJSON_AddArrayToObject(doc, "models");
 	for (size_t i = 0; i < a->nsums; i++) {
 		const tune_summary *s = &a->sums[i];
 		cJSON *m = cJSON_CreateObject();
-		add_str(m, "model", s->model);
-		add_str(m, "impl", s->meta ? s->meta->impl : NULL);
-		add_int(m, "batch", s->batch);
-		add_int(m, "image_size", s->meta ? s->meta->image_size : -1);
-		add_int(m, "seq_len", s->meta ? s->meta->seq_len : -1);
-		add_num(m, "params", s->meta ? s->meta->params : NAN);
-		add_num(m, "gpu_fp32_ms", s->gpu_fp32 ? s->gpu_fp32->ms : NAN);
-		add_num(m, "cpu_fp32_ms", s->cpu_fp32 ? s->cpu_fp32->ms : NAN);
-		add_num(m, "speedup", s->speedup);
-		add_num(m, "tuned_ms", s->best ? s->best->ms : NAN);
-		add_str(m, "tuned_setting", s->best ? s->best->setting : NULL);
-		add_str(m, "tuned_description", s->best ? s->best_desc : NULL);
-		add_num(m, "tuned_speedup", s->tuned_speedup);
-		add_num(m, "tuned_gain", s->tuned_gain);
+		json_add_text(m, "model", s->model);
+		json_add_text(m, "impl", s->meta ? s->meta->impl : NULL);
+		json_add_count(m, "batch", s->batch);
+		json_add_count(m, "image_size", s->meta ? s->meta->image_size : -1);
+		json_add_count(m, "seq_len", s->meta ? s->meta->seq_len : -1);
+		json_add_num(m, "params", s->meta ? s->meta->params : NAN);
+		json_add_num(m, "gpu_fp32_ms", s->gpu_fp32 ? s->gpu_fp32->ms : NAN);
+		json_add_num(m, "cpu_fp32_ms", s->cpu_fp32 ? s->cpu_fp32->ms : NAN);
+		json_add_num(m, "speedup", s->speedup);
+		json_add_num(m, "tuned_ms", s->best ? s->best->ms : NAN);
+		json_add_text(m, "tuned_setting", s->best ? s->best->setting : NULL);
+		json_add_text(m, "tuned_description", s->best ? s->best_desc : NULL);
+		json_add_num(m, "tuned_speedup", s->tuned_speedup);
+		json_add_num(m, "tuned_gain", s->tuned_gain);
 		cJSON *runs = cJSON_AddArrayToObject(m, "runs");
 		for (size_t k = 0; k < r->nruns; k++)
 			if (strcmp(r->runs[k].model, s->model) == 0)
@@ -668,31 +656,22 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 			cJSON_AddNumberToObject(x, "rank", ++rank);
 		else
 			cJSON_AddNullToObject(x, "rank");
-		add_str(x, "setting", rec->info->key);
-		add_str(x, "title", rec->info->title);
-		add_num(x, "speedup", rec->score);
-		add_num(x, "mem_saving", rec->mem_saving);
-		cJSON_AddBoolToObject(x, "alternative", rec->alternative);
-		cJSON_AddBoolToObject(x, "for_memory", rec->for_memory);
-		add_str(x, "detail", rec->detail);
+		json_add_text(x, "setting", rec->info->key);
+		json_add_text(x, "title", rec->info->title);
+		json_add_fields(x, rec, rec_fields, GV_ARRAY_LEN(rec_fields));
 		cJSON *per = cJSON_AddArrayToObject(x, "per_model");
 		for (size_t m = 0; m < rec->nper; m++)
-			cJSON_AddItemToArray(per, fields_json(&rec->per[m], rec_model_fields, GV_ARRAY_LEN(rec_model_fields)));
+			cJSON_AddItemToArray(per, json_fields_object(&rec->per[m], rec_model_fields, GV_ARRAY_LEN(rec_model_fields)));
 		cJSON_AddItemToObject(x, "code", code_lines(rec->code));
 		cJSON_AddItemToArray(recs, x);
 	}
 
 	if (r->npipes) {
 		cJSON *p = cJSON_AddObjectToObject(doc, "pipeline");
-		add_num(p, "gpu_samples_s", a->pipe.gpu_samples_s);
-		add_num(p, "default_fraction", a->pipe.dflt_fraction);
-		add_num(p, "best_fraction", a->pipe.best_fraction);
-		cJSON_AddBoolToObject(p, "starves_default", a->pipe.starves_default);
-		cJSON_AddBoolToObject(p, "starves_best", a->pipe.starves_best);
-		add_num(p, "gain", a->pipe.gain);
+		json_add_fields(p, &a->pipe, pipeline_fields, GV_ARRAY_LEN(pipeline_fields));
 		cJSON *cfgs = cJSON_AddArrayToObject(p, "configs");
 		for (size_t i = 0; i < r->npipes; i++)
-			cJSON_AddItemToArray(cfgs, fields_json(&r->pipes[i], pipe_fields, GV_ARRAY_LEN(pipe_fields)));
+			cJSON_AddItemToArray(cfgs, json_fields_object(&r->pipes[i], pipe_fields, GV_ARRAY_LEN(pipe_fields)));
 	} else {
 		cJSON_AddNullToObject(doc, "pipeline");
 	}
@@ -700,42 +679,21 @@ cJSON *tune_render_json(const tune_report *r, const tune_advice *a, const tune_r
 	if (r->ddp.present) {
 		const tune_ddp *d = &r->ddp;
 		cJSON *x = cJSON_AddObjectToObject(doc, "ddp");
-		add_fields(x, d, ddp_fields, GV_ARRAY_LEN(ddp_fields));
-		add_str(x, "verdict", a->ddp_word);
+		json_add_fields(x, d, ddp_fields, GV_ARRAY_LEN(ddp_fields));
+		json_add_text(x, "verdict", a->ddp_word);
 		cJSON *ranks = cJSON_AddArrayToObject(x, "ranks");
 		for (size_t i = 0; i < d->nranks; i++)
-			cJSON_AddItemToArray(ranks, fields_json(&d->ranks[i], rank_fields, GV_ARRAY_LEN(rank_fields)));
+			cJSON_AddItemToArray(ranks, json_fields_object(&d->ranks[i], rank_fields, GV_ARRAY_LEN(rank_fields)));
 	} else {
 		cJSON_AddNullToObject(doc, "ddp");
 	}
 
 	cJSON *verdicts = cJSON_AddArrayToObject(doc, "verdicts");
-	for (size_t i = 0; i < a->nverdicts; i++) {
-		const tune_verdict *v = &a->verdicts[i];
-		cJSON *x = cJSON_CreateObject();
-		add_str(x, "gpu", v->gpu);
-		add_str(x, "model", v->model);
-		add_int(x, "batch", v->batch);
-		add_str(x, "setting", v->setting);
-		add_str(x, "metric", v->metric);
-		add_num(x, "measured", v->measured);
-		add_num(x, "expected", v->expected);
-		add_num(x, "tolerance", v->tolerance);
-		add_num(x, "ratio", v->ratio);
-		add_str(x, "verdict", v->word);
-		cJSON_AddBoolToObject(x, "slow", v->bad);
-		add_str(x, "source", v->source);
-		cJSON_AddItemToArray(verdicts, x);
-	}
+	for (size_t i = 0; i < a->nverdicts; i++)
+		cJSON_AddItemToArray(verdicts, json_fields_object(&a->verdicts[i], verdict_fields, GV_ARRAY_LEN(verdict_fields)));
 	if (o->cond && o->cond->samples) {
-		cJSON *c = cJSON_AddObjectToObject(doc, "gpu_conditions");
-		cJSON_AddNumberToObject(c, "nvml_index", o->cond->index);
-		cJSON_AddNumberToObject(c, "samples", o->cond->samples);
-		add_num(c, "sm_clock_mhz", o->cond->sm_clock_mhz);
-		add_num(c, "mem_clock_mhz", o->cond->mem_clock_mhz);
-		add_num(c, "power_w", o->cond->power_w);
-		add_num(c, "temperature_max_c", o->cond->temperature_max_c);
-		add_str(c, "slowed_by", o->cond->reasons);
+		cJSON_AddItemToObject(doc, "gpu_conditions",
+				      json_fields_object(o->cond, conditions_fields, GV_ARRAY_LEN(conditions_fields)));
 	} else {
 		cJSON_AddNullToObject(doc, "gpu_conditions");
 	}

@@ -58,6 +58,21 @@ static bool get_bool(const cJSON *o, const char *key)
 	return cJSON_IsTrue(field(o, key));
 }
 
+/* A record's status word, "unknown" when it has none. */
+static void get_status(const cJSON *o, char *out, size_t n)
+{
+	get_name(o, "status", out, n);
+	if (!out[0])
+		str_copy(out, n, "unknown");
+}
+
+/* An "ok" record without its figure (a step time, a rate) is not ok. */
+static void invalid_without(char *status, size_t n, double figure)
+{
+	if (strcmp(status, "ok") == 0 && isnan(figure))
+		str_copy(status, n, "invalid");
+}
+
 /* Step times: positive and under a day; memory under a petabyte. */
 #define MS_MAX 86400000.0
 #define MIB_MAX 1e9
@@ -74,6 +89,8 @@ static void read_config(const cJSON *o, tune_config *c)
 	c->compile = get_bool(o, "compile");
 }
 
+/* read_run and read_pipe: false for what is not a run (a pipeline setting), before anything is
+ * allocated, so a row refused holds nothing. */
 static bool read_run(const cJSON *o, tune_run *x)
 {
 	memset(x, 0, sizeof(*x));
@@ -84,9 +101,7 @@ static bool read_run(const cJSON *o, tune_run *x)
 		return false;
 	x->id = get_int(o, "id", 0, 1 << 30, 0);
 	get_name(o, "base", x->base, sizeof(x->base));
-	get_name(o, "status", x->status, sizeof(x->status));
-	if (!x->status[0])
-		str_copy(x->status, sizeof(x->status), "unknown");
+	get_status(o, x->status, sizeof(x->status));
 	x->reason = get_text(o, "reason");
 	x->reference = get_bool(o, "reference");
 	x->reduced = get_bool(o, "reduced");
@@ -101,9 +116,7 @@ static bool read_run(const cJSON *o, tune_run *x)
 	x->compile_s = get_num(o, "compile_s", 0, 86400);
 	x->gpu_util = NAN;
 	read_config(field(o, "config"), &x->cfg);
-	/* an "ok" run without a time is not ok */
-	if (strcmp(x->status, "ok") == 0 && isnan(x->ms))
-		str_copy(x->status, sizeof(x->status), "invalid");
+	invalid_without(x->status, sizeof(x->status), x->ms);
 	return true;
 }
 
@@ -130,9 +143,7 @@ static bool read_pipe(const cJSON *o, tune_pipe *p)
 	p->batch = get_int(o, "batch", 1, 1 << 24, -1);
 	p->batches = get_int(o, "batches", 0, 1 << 30, -1);
 	p->image_size = get_int(o, "image_size", 1, 1 << 16, -1);
-	get_name(o, "status", p->status, sizeof(p->status));
-	if (!p->status[0])
-		str_copy(p->status, sizeof(p->status), "unknown");
+	get_status(o, p->status, sizeof(p->status));
 	get_name(o, "setting", p->setting, sizeof(p->setting));
 	p->reason = get_text(o, "reason");
 	p->samples_s = get_num(o, "samples_s", 1e-9, 1e12);
@@ -140,8 +151,7 @@ static bool read_pipe(const cJSON *o, tune_pipe *p)
 	p->seconds = get_num(o, "seconds", 0, 86400);
 	p->gpu_util = NAN;
 	read_config(field(o, "config"), &p->cfg);
-	if (strcmp(p->status, "ok") == 0 && isnan(p->samples_s))
-		str_copy(p->status, sizeof(p->status), "invalid");
+	invalid_without(p->status, sizeof(p->status), p->samples_s);
 	return true;
 }
 
@@ -165,9 +175,7 @@ static void read_ddp(const cJSON *o, tune_ddp *d)
 	d->batch_per_gpu = get_int(o, "batch_per_gpu", 1, 1 << 24, -1);
 	get_name(o, "model", d->model, sizeof(d->model));
 	get_name(o, "setting", d->setting, sizeof(d->setting));
-	get_name(o, "status", d->status, sizeof(d->status));
-	if (!d->status[0])
-		str_copy(d->status, sizeof(d->status), "unknown");
+	get_status(o, d->status, sizeof(d->status));
 	d->reason = get_text(o, "reason");
 	d->single_ms = get_num(o, "single_ms", 1e-6, MS_MAX);
 	d->ddp_ms = get_num(o, "ddp_ms", 1e-6, MS_MAX);
@@ -198,23 +206,31 @@ static void read_ddp(const cJSON *o, tune_ddp *d)
 		}
 	}
 	/* derived figures must agree with the ranks' own; recompute what is missing */
-	if (strcmp(d->status, "ok") == 0 && isnan(d->ddp_ms))
-		str_copy(d->status, sizeof(d->status), "invalid");
+	invalid_without(d->status, sizeof(d->status), d->ddp_ms);
+}
+
+/* The environment's texts, by their keys in the probe's JSON: read and freed by this one list. */
+static const struct env_text {
+	const char *key;
+	size_t off;
+} env_texts[] = {
+	{"python", offsetof(tune_env, python)},       {"executable", offsetof(tune_env, executable)},
+	{"torch", offsetof(tune_env, torch)},         {"torch_cuda", offsetof(tune_env, torch_cuda)},
+	{"gpu_name", offsetof(tune_env, gpu_name)},   {"gpu_cc", offsetof(tune_env, gpu_cc)},
+	{"gpu_uuid", offsetof(tune_env, gpu_uuid)},   {"torchvision", offsetof(tune_env, torchvision)},
+	{"transformers", offsetof(tune_env, transformers)}, {"cpu", offsetof(tune_env, cpu)},
+	{"cuda_error", offsetof(tune_env, cuda_error)},
+};
+
+static char **env_text(tune_env *e, size_t i)
+{
+	return (char **)((char *)e + env_texts[i].off);
 }
 
 static void free_env(tune_env *e)
 {
-	free(e->python);
-	free(e->executable);
-	free(e->torch);
-	free(e->torch_cuda);
-	free(e->gpu_name);
-	free(e->gpu_cc);
-	free(e->gpu_uuid);
-	free(e->torchvision);
-	free(e->transformers);
-	free(e->cpu);
-	free(e->cuda_error);
+	for (size_t i = 0; i < GV_ARRAY_LEN(env_texts); i++)
+		free(*env_text(e, i));
 	memset(e, 0, sizeof(*e));
 	e->cudnn = -1;
 	e->gpu_memory_mib = NAN;
@@ -226,17 +242,8 @@ static void read_env(const cJSON *o, tune_env *e)
 	free_env(e);
 	if (!cJSON_IsObject(o))
 		return;
-	e->python = get_text(o, "python");
-	e->executable = get_text(o, "executable");
-	e->torch = get_text(o, "torch");
-	e->torch_cuda = get_text(o, "torch_cuda");
-	e->gpu_name = get_text(o, "gpu_name");
-	e->gpu_cc = get_text(o, "gpu_cc");
-	e->gpu_uuid = get_text(o, "gpu_uuid");
-	e->torchvision = get_text(o, "torchvision");
-	e->transformers = get_text(o, "transformers");
-	e->cpu = get_text(o, "cpu");
-	e->cuda_error = get_text(o, "cuda_error");
+	for (size_t i = 0; i < GV_ARRAY_LEN(env_texts); i++)
+		*env_text(e, i) = get_text(o, env_texts[i].key);
 	double c = get_num(o, "cudnn", 0, 1e9);
 	e->cudnn = isnan(c) ? -1 : (long)c;
 	e->gpu_count = get_int(o, "gpu_count", 0, 1 << 16, -1);
@@ -258,43 +265,36 @@ static tune_report *report_new(void)
 	return r;
 }
 
+/* The next row of one of the report's lists for the object o: NULL when o is not an object or
+ * the list holds its MAX already (the list is allocated whole on its first row). The row is
+ * kept by counting it (n++) once it has been read. */
+#define NEXT_ROW(o, rows, n, max)                                                                                     \
+	(!cJSON_IsObject(o) || (n) >= (max) ? NULL : &((rows) ? (rows) : ((rows) = xcalloc((max), sizeof(*(rows)))))[n])
+
 static void add_run(tune_report *r, const cJSON *o)
 {
-	if (r->nruns >= TUNE_MAX_RUNS || !cJSON_IsObject(o))
-		return;
-	if (!r->runs)
-		r->runs = xcalloc(TUNE_MAX_RUNS, sizeof(tune_run));
-	if (read_run(o, &r->runs[r->nruns]))
+	tune_run *x = NEXT_ROW(o, r->runs, r->nruns, TUNE_MAX_RUNS);
+	if (x && read_run(o, x))
 		r->nruns++;
-	else
-		free(r->runs[r->nruns].reason);
 }
 
 static void add_model(tune_report *r, const cJSON *o)
 {
-	if (r->nmodels >= TUNE_MAX_MODELS || !cJSON_IsObject(o))
+	tune_model *m = NEXT_ROW(o, r->models, r->nmodels, TUNE_MAX_MODELS);
+	if (!m)
 		return;
-	if (!r->models)
-		r->models = xcalloc(TUNE_MAX_MODELS, sizeof(tune_model));
-	tune_model *m = &r->models[r->nmodels];
 	read_model(o, m);
-	if (!m->name[0] || tune_find_model(r, m->name)) {
+	if (m->name[0] && !tune_find_model(r, m->name))
+		r->nmodels++;
+	else
 		free(m->note);
-		return;
-	}
-	r->nmodels++;
 }
 
 static void add_pipe(tune_report *r, const cJSON *o)
 {
-	if (r->npipes >= TUNE_MAX_PIPES || !cJSON_IsObject(o))
-		return;
-	if (!r->pipes)
-		r->pipes = xcalloc(TUNE_MAX_PIPES, sizeof(tune_pipe));
-	if (read_pipe(o, &r->pipes[r->npipes]))
+	tune_pipe *p = NEXT_ROW(o, r->pipes, r->npipes, TUNE_MAX_PIPES);
+	if (p && read_pipe(o, p))
 		r->npipes++;
-	else
-		free(r->pipes[r->npipes].reason);
 }
 
 static void add_note(strlist *l, const char *text)
@@ -346,9 +346,7 @@ static bool read_document(tune_report *r, const cJSON *doc)
 	const cJSON *schema = field(doc, "schema");
 	if (!cJSON_IsString(schema) || !schema->valuestring || strcmp(schema->valuestring, "gpuvet.tune-probe/1") != 0)
 		return false;
-	get_name(doc, "status", r->status, sizeof(r->status));
-	if (!r->status[0])
-		str_copy(r->status, sizeof(r->status), "unknown");
+	get_status(doc, r->status, sizeof(r->status));
 	r->message = get_text(doc, "message");
 	get_name(doc, "started", r->started, sizeof(r->started));
 	read_env(field(doc, "env"), &r->env);

@@ -422,9 +422,7 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 								  : "not read");
 		for (int k = 0; k < GV_GPM_N; k++) {
 			char key[64];
-			snprintf(key, sizeof(key), "%s%s", gv_gpm_fields[k].key,
-				 gv_gpm_fields[k].unit == GV_GPM_PERCENT ? "_ratio" : "_bytes_per_second");
-			add_val(act, key, g->gpm[k], 1);
+			add_val(act, gv_gpm_json_key(k, key, sizeof(key)), g->gpm[k], 1);
 		}
 		view_nvlink_json(x, g);
 		cJSON *xids = cJSON_AddArrayToObject(x, "xids");
