@@ -119,12 +119,23 @@ void sb_addc(strbuf *sb, char c)
 
 void sb_addf(strbuf *sb, const char *fmt, ...)
 {
-	va_list ap;
+	/* formatted straight into the buffer: what fits in its free room is written once, a longer
+	 * text a second time after the buffer grew to its length */
+	va_list ap, again;
 	va_start(ap, fmt);
-	char *p = xvasprintf(fmt, ap);
+	va_copy(again, ap);
+	sb_grow(sb, 0);
+	size_t room = sb->cap - sb->len;
+	int n = vsnprintf(sb->buf + sb->len, room, fmt, ap);
+	if (n >= 0 && (size_t)n >= room) {
+		sb_grow(sb, (size_t)n);
+		vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, again);
+	}
+	if (n > 0)
+		sb->len += (size_t)n;
+	sb->buf[sb->len] = '\0';
+	va_end(again);
 	va_end(ap);
-	sb_add(sb, p);
-	free(p);
 }
 
 char *sb_steal(strbuf *sb)

@@ -30,9 +30,7 @@ static void contact_body(facts *f, void *arg)
 	gv_nvml_status_get(&st);
 	if (!st.loaded)
 		return; /* the parent's own load says why, quickly: nothing ran */
-	gv_child_stage("libnvidia-ml.so.1", st.path, "nvmlInit_v2");
-	nvmlReturn_t rc = gv_nvml_init();
-	gv_child_stage_end();
+	nvmlReturn_t rc = gv_nvml_init_staged(&st);
 	facts_put_int(f, "nvmlInit_v2", rc, FK_CONTACT_INIT_CODE);
 	if (rc != NVML_SUCCESS)
 		return;

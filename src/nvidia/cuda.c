@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/child.h"
 #include "core/util.h"
 #include "nvidia/cuda.h"
 #include "nvidia/dlload.h"
@@ -279,4 +280,14 @@ const char *gv_cuda_result_cause(CUresult rc)
 {
 	int i = find_result(rc);
 	return i >= 0 ? results[i].cause : NULL;
+}
+
+CUresult gv_cuda_init_staged(gv_cuda_status *st)
+{
+	gv_cuda_status_get(st);
+	gv_child_stage("libcuda.so.1", st->path, "cuInit");
+	CUresult rc = gv_cuda_init();
+	gv_child_stage_end();
+	gv_cuda_status_get(st);
+	return rc;
 }

@@ -214,6 +214,9 @@ const gv_cuda_api *gv_cuda_api_get(void);
  * when libcuda is missing or lacks required symbols (gv_cuda_status_get says which). Blocks as
  * long as cuInit does; gv_cuda_load, gv_cuda_status_get and the result names never wait for it. */
 CUresult gv_cuda_init(void);
+/* gv_cuda_init as a stage of a supervised child (core/child.h: a hang or a crash in it names
+ * cuInit and the library), *st read after it (init_seconds, path). */
+CUresult gv_cuda_init_staged(gv_cuda_status *st);
 void gv_cuda_status_get(gv_cuda_status *out);
 /* Tests only: dlcloses and forgets, so GPUVET_CUDA_LIB is read again. */
 void gv_cuda_unload(void);

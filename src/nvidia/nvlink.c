@@ -96,13 +96,7 @@ static void snap_state(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g)
 			nvmlPciInfo_t pci;
 			memset(&pci, 0, sizeof(pci));
 			nvmlReturn_t rc = fn->remote_pci(dev, l, &pci);
-			pci.busId[sizeof(pci.busId) - 1] = '\0';
-			pci.busIdLegacy[sizeof(pci.busIdLegacy) - 1] = '\0';
-			const char *id = pci.busId[0] ? pci.busId : pci.busIdLegacy;
-			if (strlen(id) == 12 && id[4] == ':')
-				snprintf(k->remote_bus_id.v, sizeof(k->remote_bus_id.v), "0000%s", id);
-			else
-				str_copy(k->remote_bus_id.v, sizeof(k->remote_bus_id.v), id);
+			gv_nvml_pci_bus_id(&pci, k->remote_bus_id.v, sizeof(k->remote_bus_id.v));
 			str_sanitize(k->remote_bus_id.v);
 			gv_nvml_put_rc(&k->remote_bus_id.st, &k->remote_bus_id.rc, rc);
 			if (rc != NVML_SUCCESS)
@@ -200,13 +194,11 @@ static void snap_traffic(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *
 nvmlReturn_t gv_nvlink_snapshot(unsigned index, unsigned what, gv_nvlink_gpu *g)
 {
 	g->index = index;
-	nvmlDevice_t dev = NULL;
-	nvmlReturn_t rc = gv_nvml_device_handle(index, &dev);
-	g->handle_rc = rc;
-	if (rc != NVML_SUCCESS)
-		return rc;
-	gv_nvlink_snapshot_dev(dev, what, g);
-	return NVML_SUCCESS;
+	nvmlDevice_t dev;
+	nvmlReturn_t rc = gv_nvml_snapshot_handle(index, &dev, &g->handle_rc);
+	if (rc == NVML_SUCCESS)
+		gv_nvlink_snapshot_dev(dev, what, g);
+	return rc;
 }
 
 void gv_nvlink_snapshot_dev(nvmlDevice_t dev, unsigned what, gv_nvlink_gpu *g)

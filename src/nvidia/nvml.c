@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/child.h"
 #include "core/util.h"
 #include "nvidia/dlload.h"
 #include "nvidia/nvml.h"
@@ -510,15 +511,7 @@ static void snap_identity(nvmlDevice_t dev, gv_nvml_device *d)
 		nvmlPciInfo_t pci;
 		memset(&pci, 0, sizeof(pci));
 		nvmlReturn_t rc = fn.DeviceGetPciInfo(dev, &pci);
-		pci.busId[sizeof(pci.busId) - 1] = '\0';
-		pci.busIdLegacy[sizeof(pci.busIdLegacy) - 1] = '\0';
-		/* the v1 layout has only the 16-byte id; v2/v3 fill busId */
-		const char *id = pci.busId[0] ? pci.busId : pci.busIdLegacy;
-		/* the legacy form has a 4-digit domain ("0000:18:00.0"): print it as NVML does now */
-		if (strlen(id) == 12 && id[4] == ':')
-			snprintf(d->pci_bus_id.v, sizeof(d->pci_bus_id.v), "0000%s", id);
-		else
-			str_copy(d->pci_bus_id.v, sizeof(d->pci_bus_id.v), id);
+		gv_nvml_pci_bus_id(&pci, d->pci_bus_id.v, sizeof(d->pci_bus_id.v));
 		str_set(&d->pci_bus_id, rc);
 		gv_nvml_u64_set(&d->pci_device_id, rc, pci.pciDeviceId);
 		gv_nvml_u64_set(&d->pci_subsystem_id, rc, pci.pciSubSystemId);
@@ -887,12 +880,31 @@ static void snap_processes(nvmlDevice_t dev, gv_nvml_device *d)
 		snap_proc_util(dev, d);
 }
 
+void gv_nvml_pci_bus_id(nvmlPciInfo_t *pci, char *out, size_t n)
+{
+	pci->busId[sizeof(pci->busId) - 1] = '\0';
+	pci->busIdLegacy[sizeof(pci->busIdLegacy) - 1] = '\0';
+	/* the v1 layout has only the 16-byte id; v2/v3 fill busId */
+	const char *id = pci->busId[0] ? pci->busId : pci->busIdLegacy;
+	/* the legacy form has a 4-digit domain ("0000:18:00.0"): print it as NVML does now */
+	if (strlen(id) == 12 && id[4] == ':')
+		snprintf(out, n, "0000%s", id);
+	else
+		str_copy(out, n, id);
+}
+
+nvmlReturn_t gv_nvml_snapshot_handle(unsigned index, nvmlDevice_t *dev, nvmlReturn_t *handle_rc)
+{
+	*dev = NULL;
+	*handle_rc = gv_nvml_device_handle(index, dev);
+	return *handle_rc;
+}
+
 nvmlReturn_t gv_nvml_device_snapshot(unsigned index, unsigned what, gv_nvml_device *d)
 {
 	d->index = index;
-	nvmlDevice_t dev = NULL;
-	nvmlReturn_t rc = gv_nvml_device_handle(index, &dev);
-	d->handle_rc = rc;
+	nvmlDevice_t dev;
+	nvmlReturn_t rc = gv_nvml_snapshot_handle(index, &dev, &d->handle_rc);
 	if (rc != NVML_SUCCESS)
 		return rc;
 	if (what & GV_NVML_IDENTITY)
@@ -1058,4 +1070,14 @@ void gv_nvml_events_close(gv_nvml_events *ev)
 		return;
 	fn.EventSetFree(ev->set);
 	free(ev);
+}
+
+nvmlReturn_t gv_nvml_init_staged(gv_nvml_status *st)
+{
+	gv_nvml_status_get(st);
+	gv_child_stage("libnvidia-ml.so.1", st->path, "nvmlInit_v2");
+	nvmlReturn_t rc = gv_nvml_init();
+	gv_child_stage_end();
+	gv_nvml_status_get(st);
+	return rc;
 }

@@ -214,6 +214,9 @@ bool gv_nvml_load(void);
  * Blocks as long as nvmlInit does (a wedged driver: minutes); callers that must not hang run it
  * under a deadline (probes/deadline.h). The status and error-string calls never wait for it. */
 nvmlReturn_t gv_nvml_init(void);
+/* gv_nvml_init as a stage of a supervised child (core/child.h: a hang or a crash in it names
+ * nvmlInit_v2 and the library), *st read after it (init_seconds, path). */
+nvmlReturn_t gv_nvml_init_staged(gv_nvml_status *st);
 /* A copy of the loader and init state. */
 void gv_nvml_status_get(gv_nvml_status *out);
 /* nvmlShutdown when initialised; the next gv_nvml_init initialises again. */
@@ -281,6 +284,12 @@ void gv_nvml_system_info(gv_nvml_system *out);
 nvmlReturn_t gv_nvml_device_count(unsigned *count);
 /* The handle of GPU index (NVML order); the raw handle for calls not wrapped here. */
 nvmlReturn_t gv_nvml_device_handle(unsigned index, nvmlDevice_t *out);
+/* A PCI bus id as NVML prints it now ("00000000:18:00.0"), from any layout of nvmlPciInfo_t (the
+ * v1 layout fills only the legacy 16-byte id, with a 4-digit domain); terminates pci's ids. */
+void gv_nvml_pci_bus_id(nvmlPciInfo_t *pci, char *out, size_t n);
+/* The start of a snapshot of GPU index: its handle, the result also kept in *handle_rc (a
+ * snapshot's "nothing else is set unless SUCCESS"). */
+nvmlReturn_t gv_nvml_snapshot_handle(unsigned index, nvmlDevice_t *dev, nvmlReturn_t *handle_rc);
 
 #define GV_NVML_MAX_MIG 16
 #define GV_NVML_MAX_PROCS 64

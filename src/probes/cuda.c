@@ -127,11 +127,7 @@ static void cuda_body(facts *f, const probe_opts *o)
 {
 	(void)o;
 	gv_cuda_status st;
-	gv_cuda_status_get(&st);
-	gv_child_stage("libcuda.so.1", st.path, "cuInit");
-	CUresult rc = gv_cuda_init();
-	gv_child_stage_end();
-	gv_cuda_status_get(&st);
+	CUresult rc = gv_cuda_init_staged(&st);
 	facts_put_int(f, "cuInit", rc, FK_CUDA_INIT_CODE);
 	facts_put_real(f, "cuInit", st.init_seconds, FK_CUDA_INIT_SECONDS);
 	if (rc != CUDA_SUCCESS) {

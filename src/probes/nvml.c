@@ -317,11 +317,7 @@ static void nvml_body(facts *f, const probe_opts *o)
 {
 	(void)o;
 	gv_nvml_status st;
-	gv_nvml_status_get(&st);
-	gv_child_stage("libnvidia-ml.so.1", st.path, "nvmlInit_v2");
-	nvmlReturn_t rc = gv_nvml_init();
-	gv_child_stage_end();
-	gv_nvml_status_get(&st);
+	nvmlReturn_t rc = gv_nvml_init_staged(&st);
 	facts_put_int(f, "nvmlInit_v2", rc, FK_NVML_INIT_CODE);
 	facts_put_real(f, "nvmlInit_v2", st.init_seconds, FK_NVML_INIT_SECONDS);
 	if (rc != NVML_SUCCESS) {

@@ -497,9 +497,8 @@ static void inspect_selected(facts *f, const py_env *env, const py_interp *py)
 void probe_python(facts *f, const probe_opts *o)
 {
 	py_env env;
-	py_env_from_process(&env, o->python);
 	py_list l;
-	py_discover(&env, &l);
+	py_discover_process(o->python, &env, &l);
 	interp_summary(f, &env, &l);
 	if (l.path_python)
 		facts_put_str(f, "PATH", l.path_python, FK_PYTHON_PATH_PYTHON);

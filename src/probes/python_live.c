@@ -81,9 +81,8 @@ static void annotate_maps(facts *f, const py_env *env, const py_interp *py)
 void probe_python_live(facts *f, const probe_opts *o)
 {
 	py_env env;
-	py_env_from_process(&env, o->python);
 	py_list l;
-	py_discover(&env, &l);
+	py_discover_process(o->python, &env, &l);
 	if (l.selected < 0 || !l.v[l.selected].exists) {
 		facts_put_state(f, FACT_ABSENT, NULL,
 				l.selected < 0 ? "no Python interpreter found" : "the selected interpreter does not exist",

@@ -504,3 +504,9 @@ void py_site_dirs(const py_interp *py, const py_env *e, strlist *dirs, strlist *
 	if (strcmp(py->kind, "venv") == 0 && py->system_site && py->base_prefix)
 		prefix_site_dirs(py->base_prefix, py->version, dirs, kinds);
 }
+
+void py_discover_process(const char *explicit_python, py_env *e, py_list *out)
+{
+	py_env_from_process(e, explicit_python);
+	py_discover(e, out);
+}

@@ -41,6 +41,9 @@ typedef struct py_list {
 } py_list;
 
 void py_discover(const py_env *e, py_list *out);
+/* The interpreters this process would find: e from its environment (py_env_from_process, with
+ * --python's explicit_python), then py_discover. */
+void py_discover_process(const char *explicit_python, py_env *e, py_list *out);
 void py_list_free(py_list *l);
 
 /* The site directories of an interpreter in sys.path order: PYTHONPATH entries, the user site,

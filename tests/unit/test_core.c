@@ -570,10 +570,37 @@ static void test_proc_child_dies_with_us(void **s)
 	assert_true(gone);
 }
 
+/* sb_addf formats into the buffer: texts that fit its free room, texts longer than it (the
+ * buffer grows and formats again), many appends, an empty format. */
+static void test_strbuf_addf(void **s)
+{
+	(void)s;
+	strbuf sb;
+	sb_init(&sb);
+	sb_addf(&sb, "%s", "");
+	assert_string_equal(sb.buf, "");
+	assert_int_equal(sb.len, 0);
+	sb_addf(&sb, "gpu %d", 7);
+	assert_string_equal(sb.buf, "gpu 7");
+	char big[1500];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	sb_addf(&sb, ":%s:", big);
+	assert_int_equal(sb.len, 5 + 2 + sizeof(big) - 1);
+	assert_int_equal(strlen(sb.buf), sb.len);
+	assert_true(sb.buf[5] == ':' && sb.buf[6] == 'x' && sb.buf[sb.len - 1] == ':');
+	for (int i = 0; i < 1000; i++)
+		sb_addf(&sb, "%d,", i % 10);
+	assert_int_equal(sb.len, 5 + 2 + sizeof(big) - 1 + 2000);
+	assert_int_equal(strlen(sb.buf), sb.len);
+	assert_memory_equal(sb.buf + sb.len - 4, "8,9,", 4);
+	sb_free(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_version_cmp),  cmocka_unit_test(test_facts_roundtrip),
+		cmocka_unit_test(test_version_cmp),  cmocka_unit_test(test_strbuf_addf),  cmocka_unit_test(test_facts_roundtrip),
 		cmocka_unit_test(test_facts_many),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_fix_items),    cmocka_unit_test(test_diagnose),
