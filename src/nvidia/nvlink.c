@@ -113,10 +113,7 @@ static void snap_state(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g)
 			nvmlReturn_t rc = fn->fields(dev, 1, &fv);
 			if (rc == NVML_SUCCESS)
 				rc = fv.nvmlReturn;
-			unsigned long long v = fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? fv.value.ullVal
-					       : fv.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG ? fv.value.ulVal
-											 : fv.value.uiVal;
-			gv_nvml_u64_set(&k->speed_mbps, rc, v);
+			gv_nvml_u64_set(&k->speed_mbps, rc, gv_nvml_field_u64(&fv));
 		} else {
 			u64_missing(&k->speed_mbps);
 		}
@@ -151,19 +148,6 @@ static void snap_errors(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g
 	}
 }
 
-static unsigned long long field_u64(const nvmlFieldValue_t *fv)
-{
-	switch (fv->valueType) {
-	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return fv->value.ullVal;
-	case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return fv->value.sllVal < 0 ? 0 : (unsigned long long)fv->value.sllVal;
-	case NVML_VALUE_TYPE_UNSIGNED_LONG: return fv->value.ulVal;
-	case NVML_VALUE_TYPE_SIGNED_INT: return fv->value.siVal < 0 ? 0 : (unsigned)fv->value.siVal;
-	case NVML_VALUE_TYPE_UNSIGNED_SHORT: return fv->value.usVal;
-	case NVML_VALUE_TYPE_DOUBLE: return fv->value.dVal < 0 ? 0 : (unsigned long long)fv->value.dVal;
-	default: return fv->value.uiVal;
-	}
-}
-
 /* TX and RX of every link in one nvmlDeviceGetFieldValues call */
 static void snap_traffic(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g)
 {
@@ -186,8 +170,8 @@ static void snap_traffic(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *
 		gv_nvlink_link *k = &g->link[links[i]];
 		nvmlReturn_t tx = rc == NVML_SUCCESS ? fv[2 * i].nvmlReturn : rc;
 		nvmlReturn_t rx = rc == NVML_SUCCESS ? fv[2 * i + 1].nvmlReturn : rc;
-		gv_nvml_u64_set(&k->tx_kib, tx, field_u64(&fv[2 * i]));
-		gv_nvml_u64_set(&k->rx_kib, rx, field_u64(&fv[2 * i + 1]));
+		gv_nvml_u64_set(&k->tx_kib, tx, gv_nvml_field_u64(&fv[2 * i]));
+		gv_nvml_u64_set(&k->rx_kib, rx, gv_nvml_field_u64(&fv[2 * i + 1]));
 	}
 }
 

@@ -30,34 +30,6 @@ enum { /* nvmlIntNvLinkDeviceType_t */
 	NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
 	NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
 };
-enum { /* nvmlValueType_t */
-	NVML_VALUE_TYPE_DOUBLE = 0,
-	NVML_VALUE_TYPE_UNSIGNED_INT = 1,
-	NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
-	NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
-	NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
-	NVML_VALUE_TYPE_SIGNED_INT = 5,
-	NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
-};
-typedef union nvmlValue_st {
-	double dVal;
-	unsigned int uiVal;
-	unsigned long ulVal;
-	unsigned long long ullVal;
-	long long sllVal;
-	int siVal;
-	unsigned short usVal;
-} nvmlValue_t;
-/* nvmlFieldValue_t: 40 bytes; scopeId is the link for NVLink fields */
-typedef struct nvmlFieldValue_st {
-	unsigned int fieldId;
-	unsigned int scopeId;
-	long long timestamp;   /* microseconds since 1970 */
-	long long latencyUsec;
-	int valueType;         /* NVML_VALUE_TYPE_* */
-	nvmlReturn_t nvmlReturn;
-	nvmlValue_t value;
-} nvmlFieldValue_t;
 /* field ids (nvml.h NVML_FI_DEV_*) */
 #define NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON 90
 #define NVML_FI_DEV_NVLINK_LINK_COUNT 91

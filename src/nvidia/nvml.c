@@ -60,6 +60,7 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetMaxClockInfo)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*DeviceGetClocksEventReasons)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*DeviceGetFanSpeed)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetFieldValues)(nvmlDevice_t, int, nvmlFieldValue_t *);
 	nvmlReturn_t (*DeviceGetEncoderUtilization)(nvmlDevice_t, unsigned *, unsigned *);
 	nvmlReturn_t (*DeviceGetDecoderUtilization)(nvmlDevice_t, unsigned *, unsigned *);
 	nvmlReturn_t (*DeviceGetProcessUtilization)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
@@ -135,6 +136,7 @@ static void resolve(void)
 	SYM(DeviceGetClocksEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
 	    "nvmlDeviceGetCurrentClocksThrottleReasons");
 	SYM(DeviceGetFanSpeed, "nvmlDeviceGetFanSpeed");
+	SYM(DeviceGetFieldValues, "nvmlDeviceGetFieldValues");
 	SYM(DeviceGetEncoderUtilization, "nvmlDeviceGetEncoderUtilization");
 	SYM(DeviceGetDecoderUtilization, "nvmlDeviceGetDecoderUtilization");
 	SYM(DeviceGetProcessUtilization, "nvmlDeviceGetProcessUtilization");
@@ -623,6 +625,35 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 	}
 }
 
+unsigned long long gv_nvml_field_u64(const nvmlFieldValue_t *fv)
+{
+	switch (fv->valueType) {
+	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return fv->value.ullVal;
+	case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return fv->value.sllVal < 0 ? 0 : (unsigned long long)fv->value.sllVal;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG: return fv->value.ulVal;
+	case NVML_VALUE_TYPE_SIGNED_INT: return fv->value.siVal < 0 ? 0 : (unsigned)fv->value.siVal;
+	case NVML_VALUE_TYPE_UNSIGNED_SHORT: return fv->value.usVal;
+	case NVML_VALUE_TYPE_DOUBLE: return fv->value.dVal < 0 ? 0 : (unsigned long long)fv->value.dVal;
+	default: return fv->value.uiVal;
+	}
+}
+
+/* One device-scoped field (scopeId 0): the call's own failure, else the field's */
+static void get_field(nvmlDevice_t dev, unsigned field_id, gv_nv_u64 *out)
+{
+	if (!fn.DeviceGetFieldValues) {
+		u64_unsupported(out);
+		return;
+	}
+	nvmlFieldValue_t fv;
+	memset(&fv, 0, sizeof(fv));
+	fv.fieldId = field_id;
+	nvmlReturn_t rc = fn.DeviceGetFieldValues(dev, 1, &fv);
+	if (rc == NVML_SUCCESS)
+		rc = fv.nvmlReturn;
+	gv_nvml_u64_set(out, rc, gv_nvml_field_u64(&fv));
+}
+
 /* NVENC or NVDEC utilization (percent; the sampling period NVML averaged over is not kept) */
 static void get_codec_util(nvmlReturn_t (*f)(nvmlDevice_t, unsigned *, unsigned *), nvmlDevice_t dev, gv_nv_u64 *field)
 {
@@ -640,6 +671,7 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 	if (!memory_done)
 		snap_memory(dev, d);
 	GET_UINT_ARG(DeviceGetTemperature, dev, NVML_TEMPERATURE_GPU, d->temperature_c);
+	get_field(dev, NVML_FI_DEV_MEMORY_TEMP, &d->memory_temperature_c);
 	if (fn.DeviceGetUtilizationRates) {
 		nvmlUtilization_t u = {0, 0};
 		nvmlReturn_t rc = fn.DeviceGetUtilizationRates(dev, &u);

@@ -162,6 +162,38 @@ typedef struct nvmlEventData_st {
 } nvmlEventData_t;
 #define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x0000000000000008ULL
 
+enum { /* nvmlValueType_t */
+	NVML_VALUE_TYPE_DOUBLE = 0,
+	NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+	NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+	NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+	NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+	NVML_VALUE_TYPE_SIGNED_INT = 5,
+	NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+};
+typedef union nvmlValue_st {
+	double dVal;
+	unsigned int uiVal;
+	unsigned long ulVal;
+	unsigned long long ullVal;
+	long long sllVal;
+	int siVal;
+	unsigned short usVal;
+} nvmlValue_t;
+/* nvmlFieldValue_t: 40 bytes; scopeId is the link for NVLink fields, 0 for a device field */
+typedef struct nvmlFieldValue_st {
+	unsigned int fieldId;
+	unsigned int scopeId;
+	long long timestamp;   /* microseconds since 1970 */
+	long long latencyUsec;
+	int valueType;         /* NVML_VALUE_TYPE_* */
+	nvmlReturn_t nvmlReturn;
+	nvmlValue_t value;
+} nvmlFieldValue_t;
+#define NVML_FI_DEV_MEMORY_TEMP 82 /* C; HBM boards (GDDR boards answer NOT_SUPPORTED) */
+/* A field's value whatever its valueType, as an unsigned count (negatives as 0). */
+unsigned long long gv_nvml_field_u64(const nvmlFieldValue_t *fv);
+
 enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 };            /* nvmlEnableState_t */
 enum { NVML_TEMPERATURE_GPU = 0 };                                        /* nvmlTemperatureSensors_t */
 enum {                                                                    /* nvmlTemperatureThresholds_t */
@@ -342,6 +374,7 @@ typedef struct gv_nvml_device {
 	/* dynamic */
 	gv_nv_u64 memory_used, memory_free;
 	gv_nv_u64 temperature_c;
+	gv_nv_u64 memory_temperature_c; /* nvmlDeviceGetFieldValues(NVML_FI_DEV_MEMORY_TEMP) */
 	gv_nv_u64 util_gpu, util_memory;
 	gv_nv_u64 power_mw;
 	gv_nv_u64 energy_mj;       /* since the driver loaded */

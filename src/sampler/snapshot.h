@@ -96,6 +96,7 @@ typedef struct gpu_sample {
 	sval util_gpu, util_mem; /* percent */
 	sval mem_used, mem_total; /* bytes */
 	sval temp, temp_slowdown, temp_shutdown; /* C */
+	sval mem_temp;                           /* C: device memory (HBM) */
 	sval power, power_limit;                  /* W */
 	sval cc;                                  /* compute capability as major.minor (9.0) */
 	sval power_default_limit;                 /* W: the board's default; a lower power_limit was lowered */

@@ -1,16 +1,18 @@
 /*
  * serve's NVLink families (docs/serve.md): per GPU and link, state, error counters and payload
  * bytes (counters: rate() gives the traffic). With --dcgm-compat also the DCGM exporter's per-GPU
- * DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL. The traffic rates (gpuvet_gpu_nvlink_tx/rx_bytes_per_second,
+ * DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL and DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL. The traffic rates (gpuvet_gpu_nvlink_tx/rx_bytes_per_second,
  * DCGM_FI_PROF_NVLINK_TX/RX_BYTES) are GPM's (nvidia/gpm_fields.h): one family, one writer.
  * Pure, like metrics.c.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "serve/metrics.h"
 
 #define L(field) offsetof(snap_nvlink, field)
+#define NO_FIELD SIZE_MAX
 
 static sval link_field(const snap_nvlink *k, size_t off)
 {
@@ -96,16 +98,24 @@ static void dcgm_sample(expo *e, double v, const gpu_sample *g, const metrics_in
 
 static void render_dcgm(expo *e, const snapshot *s, const metrics_input *in)
 {
-	/* DCGM's totals over all links; untyped as the other DCGM counters here (metrics.c) */
+	/* DCGM's totals over all links (of one link field, or of two: off2); untyped as the other
+	 * DCGM counters here (metrics.c). BANDWIDTH_TOTAL (DCGM field 449, since renamed
+	 * DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL) is in dcgm-exporter's default set as a counter:
+	 * here the payload bytes both ways since the driver loaded, so rate() gives the traffic. */
 	static const struct {
 		const char *name, *help;
-		size_t off;
+		size_t off, off2;
 	} totals[] = {
 		{"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "Total number of NVLink flow-control CRC errors.",
-		 L(crc_flit)},
-		{"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "Total number of NVLink data CRC errors.", L(crc_data)},
-		{"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "Total number of NVLink retries.", L(replay)},
-		{"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "Total number of NVLink recovery errors.", L(recovery)},
+		 L(crc_flit), NO_FIELD},
+		{"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "Total number of NVLink data CRC errors.", L(crc_data),
+		 NO_FIELD},
+		{"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "Total number of NVLink retries.", L(replay), NO_FIELD},
+		{"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "Total number of NVLink recovery errors.", L(recovery),
+		 NO_FIELD},
+		{"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+		 "Total number of NVLink bandwidth counters for all lanes (payload bytes sent and received).", L(tx_bytes),
+		 L(rx_bytes)},
 	};
 	for (size_t k = 0; k < GV_ARRAY_LEN(totals); k++) {
 		bool declared = false;
@@ -114,9 +124,12 @@ static void render_dcgm(expo *e, const snapshot *s, const metrics_input *in)
 			double sum = 0;
 			bool any = false;
 			for (int l = 0; has_links(g) && l < g->nvlinks; l++) {
-				sval v = link_field(&g->nvlink[l], totals[k].off);
-				if (sv_has(v))
-					sum += v.v, any = true;
+				size_t offs[2] = {totals[k].off, totals[k].off2};
+				for (int f = 0; f < 2 && offs[f] != NO_FIELD; f++) {
+					sval v = link_field(&g->nvlink[l], offs[f]);
+					if (sv_has(v))
+						sum += v.v, any = true;
+				}
 			}
 			if (!any)
 				continue;

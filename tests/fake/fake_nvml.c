@@ -1266,7 +1266,8 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsig
 	return NVML_SUCCESS;
 }
 
-/* The fields gpuvet asks for: per link speed and TX/RX; anything else is NOT_SUPPORTED. */
+/* The fields gpuvet asks for: per link speed and TX/RX, the memory temperature; anything else is
+ * NOT_SUPPORTED. */
 FULL_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValue_t *values)
 {
 	nvmlReturn_t rc = enter("nvmlDeviceGetFieldValues", dev);
@@ -1284,6 +1285,13 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, n
 		fv->latencyUsec = 0;
 		fv->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
 		fv->value.ullVal = 0;
+		if (fv->fieldId == NVML_FI_DEV_MEMORY_TEMP) { /* a device field: scopeId is not a link */
+			unsigned t = 0;
+			fv->nvmlReturn = gpu_uint(dev, "memory_temp", 43, &t);
+			fv->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+			fv->value.uiVal = t;
+			continue;
+		}
 		if (!field) {
 			fv->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
 			continue;

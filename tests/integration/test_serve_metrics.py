@@ -18,7 +18,7 @@ GPUVET, FAKE = gvtest.args()
 N = 8
 CONFIG = ["device_count = %d" % N, "gpu.*.util_gpu = 10,20,30", "gpu.3.clock_reasons = 0x4",
           "gpu.5.pcie_width = 8", "gpu.2.xid = 79", "gpu.1.processes = 4242:python:3GiB",
-          "gpu.7.name = Weird \"GPU\" \\ 7", "xid_wait_max_ms = 20"]
+          "gpu.7.name = Weird \"GPU\" \\ 7", "xid_wait_max_ms = 20", "gpu.6.memory_temp = unsupported"]
 for i in range(N):
     CONFIG += ["gpu.%d.temperature = %d" % (i, 30 + i), "gpu.%d.power_mw = %d" % (i, 100000 + 1000 * i),
                "gpu.%d.memory_used = %dGiB" % (i, i)]
@@ -51,6 +51,9 @@ def test_values_and_promtool():
             v = gvtest.series(text)
             for i in range(N):
                 check(v.get(key("gpuvet_gpu_temperature_celsius", i)) == 30 + i, "temperature of GPU %d" % i)
+                # the HBM temperature (the fake's 43 C); absent, never 0, where NVML has no sensor
+                check(v.get(key("gpuvet_gpu_memory_temperature_celsius", i)) == (None if i == 6 else 43),
+                      "memory temperature of GPU %d" % i)
                 check(v.get(key("gpuvet_gpu_power_watts", i)) == 100 + i, "power of GPU %d" % i)
                 check(v.get(key("gpuvet_gpu_memory_used_bytes", i)) == i * 2**30, "memory of GPU %d" % i)
                 check(v.get(key("gpuvet_gpu_memory_total_bytes", i)) == 143771 * 2**20, "memory total of GPU %d" % i)

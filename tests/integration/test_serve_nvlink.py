@@ -1,6 +1,6 @@
 """gpuvet serve's NVLink families against the fake NVML (issue 18): per link state, error
 counters and payload bytes (rising from sample to sample), and with --dcgm-compat the DCGM
-exporter's DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL; each family once (the rates are GPM's);
+exporter's DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL and _BANDWIDTH_TOTAL; each family once (the rates are GPM's);
 promtool accepts both namings. A GPU without NVLink exports no NVLink series."""
 import os
 import sys
@@ -51,6 +51,12 @@ def main():
         check(len(dk) == 1 and v[dk[0]] == 7, "DCGM replay total: %s" % dk)
         dk = [k for k in v if k.startswith("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL{") and 'gpu="1"' in k]
         check(len(dk) == 1 and v[dk[0]] == 5, "DCGM CRC flit total: %s" % dk)
+        # BANDWIDTH_TOTAL: TX and RX bytes of every link, the sum of gpuvet's per-link counters
+        bw = [k for k in v if k.startswith("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{") and 'gpu="1"' in k]
+        per_link = sum(x for k, x in v.items() if k.startswith("gpuvet_gpu_nvlink_data_bytes_total{gpu=\"1\""))
+        check(len(bw) == 1 and per_link > 0 and v[bw[0]] == per_link,
+              "DCGM NVLink bandwidth total %s, want %s" % ([(k, v[k]) for k in bw], per_link))
+        check(not any(k.startswith("DCGM_FI_DEV_NVLINK") and 'gpu="2"' in k for k in v), "GPU 2 has no DCGM NVLink")
         # the labels of every other DCGM family of that GPU (DCGM_FI_DRIVER_VERSION was missing)
         temp = [k for k in v if k.startswith("DCGM_FI_DEV_GPU_TEMP{") and 'gpu="1"' in k]
         check(len(temp) == 1 and dk[0].partition("{")[2] == temp[0].partition("{")[2],
