@@ -107,8 +107,9 @@ static void gpu_figures(doctor_verdict *v, const doctor_gpu *g)
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%.0f%%", pct(g->util));
 	if (g->gpm) {
 		static const int show[] = {GV_GPM_SM_ACTIVE, GV_GPM_TENSOR_ACTIVE, GV_GPM_DRAM_ACTIVE, GV_GPM_FP32_ACTIVE,
-					   GV_GPM_FP64_ACTIVE, GV_GPM_FP16_ACTIVE};
-		static const char *const label[] = {"SM active", "tensor", "DRAM", "FP32 pipe", "FP64 pipe", "FP16 pipe"};
+					   GV_GPM_FP64_ACTIVE, GV_GPM_TENSOR_DFMA, GV_GPM_FP16_ACTIVE};
+		static const char *const label[] = {"SM active", "tensor", "DRAM", "FP32 pipe", "FP64 pipe", "FP64 tensor (DFMA)",
+						    "FP16 pipe"};
 		for (size_t k = 0; k < GV_ARRAY_LEN(show) && len < sizeof(buf) - 24; k++) {
 			double x = g->act[show[k]];
 			if (known(x) && (k < 4 || x >= 0.01))
@@ -268,7 +269,14 @@ static void diagnose_busy(doctor_verdict *v, const doctor_evidence *ev, const do
 		       "`gpuvet tune` measures what each gives");
 		return;
 	}
-	if (known(tensor) && tensor >= t->tensor_bound) {
+	/* FP64 first: on Hopper a float64 matmul runs on the tensor cores (DMMA), so its "any tensor"
+	 * activity is as high as a bf16 GEMM's, and tensor-bound's advice (lower precision) would
+	 * hide the real question, whether double precision is meant */
+	if ((known(fp64) && fp64 >= t->fp64_bound) || (known(dfma) && dfma >= t->fp64_bound)) {
+		verdict(v, "job.fp64-bound", DOCTOR_OK, g->index, "GPU-bound on FP64 math (GPU %d)", g->index);
+		gpu_figures(v, g);
+		FIX(v, "double precision: check that it is meant (torch.get_default_dtype(), numpy float64 inputs)");
+	} else if (known(tensor) && tensor >= t->tensor_bound) {
 		verdict(v, "job.tensor-bound", DOCTOR_OK, g->index, "GPU-bound on the tensor cores (GPU %d)", g->index);
 		gpu_figures(v, g);
 		FIX(v, "the GPU runs at its matrix peak: a faster step needs less math (smaller model, lower precision "
@@ -278,10 +286,6 @@ static void diagnose_busy(doctor_verdict *v, const doctor_evidence *ev, const do
 		gpu_figures(v, g);
 		FIX(v, "fewer passes over memory: fused kernels (torch.compile), lower precision tensors (bf16), "
 		       "channels_last for convolutions");
-	} else if ((known(fp64) && fp64 >= t->fp64_bound) || (known(dfma) && dfma >= t->fp64_bound)) {
-		verdict(v, "job.fp64-bound", DOCTOR_OK, g->index, "GPU-bound on FP64 math (GPU %d)", g->index);
-		gpu_figures(v, g);
-		FIX(v, "double precision: check that it is meant (torch.get_default_dtype(), numpy float64 inputs)");
 	} else if (fp32_math(g, t)) {
 		fp32_math_verdict(v, ev, g);
 	} else if (known(fp32) && fp32 >= t->fp32_busy) {

@@ -151,6 +151,22 @@ static void test_gpu_bound_classes(void **st)
 	ev.gpus[0].act[GV_GPM_FP64_ACTIVE] = 0.6;
 	assert_string_equal(diag(&ev, &v), "job.fp64-bound");
 
+	/* a float64 matmul on Hopper runs on the tensor cores (DMMA): "any tensor" as high as a bf16
+	 * GEMM's, so FP64 is judged first (bench's fp64 GEMM on the H200, 2026-12-01T14:15Z: SM 98%,
+	 * tensor 96%, DRAM 22%) */
+	base(&ev);
+	ev.gpus[0].util = 1.0;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.98;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.96;
+	ev.gpus[0].act[GV_GPM_TENSOR_DFMA] = 0.96;
+	ev.gpus[0].act[GV_GPM_DRAM_ACTIVE] = 0.22;
+	assert_string_equal(diag(&ev, &v), "job.fp64-bound");
+	assert_true(has_evidence(&v, "FP64 tensor (DFMA) 96.0%"));
+	/* and a bf16 GEMM, whose tensor activity is HMMA, stays tensor-bound */
+	ev.gpus[0].act[GV_GPM_TENSOR_DFMA] = 0;
+	ev.gpus[0].act[GV_GPM_TENSOR_HMMA] = 0.96;
+	assert_string_equal(diag(&ev, &v), "job.tensor-bound");
+
 	/* busy SMs, no pipe dominant */
 	base(&ev);
 	ev.gpus[0].util = 0.99;
