@@ -311,8 +311,12 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 	bool workers_sat = c->workers > 0 && c->workers_busy >= (half > 0 ? half : 1);
 	double rx = act(g, GV_GPM_PCIE_RX);
 	/* kernels run (utilization counts any kernel) but occupy almost no SM: many tiny kernels,
-	 * each waited for by the host */
-	if (known(sm) && known(g->util) && g->util - sm >= t->launch_gap && sm < t->launch_sm * g->util && host_busy) {
+	 * each waited for by the host. Not when the host is busy copying to the GPU: a pageable
+	 * copy keeps the host thread at 100% and the kernels waiting for it look the same (H200,
+	 * 256 MiB pageable copies a step: utilization 16%, SM active 0.0%, 8.0 GB/s to the GPU) */
+	bool copying = known(rx) && rx >= t->pcie_rx_high;
+	if (known(sm) && known(g->util) && g->util - sm >= t->launch_gap && sm < t->launch_sm * g->util && host_busy &&
+	    !copying) {
 		verdict(v, "job.launch-bound", DOCTOR_WARN, g->index,
 			"launch/sync-bound: GPU %d runs tiny kernels and waits for the host between them", g->index);
 		gpu_figures(v, g);

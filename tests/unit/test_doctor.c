@@ -220,6 +220,17 @@ static void test_host_side_classes(void **st)
 	ev.cpu.main_thread = 1.0;
 	assert_string_equal(diag(&ev, &v), "job.launch-bound");
 	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "CUDA graphs"));
+	/* the same counters with heavy host-to-device copies: the host thread is busy copying
+	 * (scripts/device/doctor2.sh on the H200, 2026-12-01: 256 MiB pageable tensors to the GPU
+	 * each step, utilization 16%, SM active 0.0%, 8.0 GB/s, the main thread at 100%; it read
+	 * launch-bound before) */
+	ev.gpus[0].util = 0.156;
+	ev.gpus[0].act[GV_GPM_PCIE_RX] = 8.0e9;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	assert_true(has_line((const char(*)[240])v.note, v.nnote, "pageable memory"));
+	assert_true(has_evidence(&v, "host-to-device PCIe traffic 8.00 GB/s"));
+	ev.gpus[0].util = 0.25;
+	ev.gpus[0].act[GV_GPM_PCIE_RX] = 0.0;
 	/* the same without a busy host thread is not launch-bound */
 	ev.cpu.main_thread = 0.1;
 	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
