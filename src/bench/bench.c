@@ -111,12 +111,6 @@ static bool window_ready(bench_ctx *c, int ordinal)
 	return c->win != NULL;
 }
 
-static void idle_seconds(double s)
-{
-	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-	nanosleep(&ts, NULL);
-}
-
 void bench_evidence(bench_ctx *c, int ordinal, bench_once_fn once, void *arg, double busy_per_call)
 {
 	if (!window_ready(c, ordinal))
@@ -125,7 +119,7 @@ void bench_evidence(bench_ctx *c, int ordinal, bench_once_fn once, void *arg, do
 	 * 100 ms copy right after a sample showed 25% SM active, and the first 7-27 ms GEMM windows
 	 * 0-52% tensor active, the rest landing in the next window). Idle before the first sample, so
 	 * the timed repeats just before are out of it, and after the work, so all of it is in. */
-	idle_seconds(BENCH_EVIDENCE_SETTLE_S);
+	sleep_seconds(BENCH_EVIDENCE_SETTLE_S);
 	if (!gpm_window_begin(c->win))
 		return;
 	double busy = 0, t0 = now_seconds();
@@ -136,7 +130,7 @@ void bench_evidence(bench_ctx *c, int ordinal, bench_once_fn once, void *arg, do
 			break;
 		busy += t * busy_per_call;
 	}
-	idle_seconds(BENCH_EVIDENCE_SETTLE_S);
+	sleep_seconds(BENCH_EVIDENCE_SETTLE_S);
 	c->win_ok = gpm_window_end(c->win, busy, &c->win_ev) && busy > 0;
 }
 

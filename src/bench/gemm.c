@@ -195,10 +195,7 @@ static void rest_after(double ms)
 {
 	if (!(ms >= 5))
 		return;
-	if (ms > 50)
-		ms = 50;
-	struct timespec ts = {0, (long)(ms * 1e6)};
-	nanosleep(&ts, NULL);
+	sleep_seconds((ms > 50 ? 50 : ms) / 1000);
 }
 
 /* Downloads sampled columns of D and checks sampled elements against the CPU. */
@@ -426,8 +423,7 @@ static int gemm_repeat(bench_ctx *c, gpu_dev *d, int ordinal, const char *id, ge
 	/* The trial is ~100 ms of full load: on an H200 that is enough for the power limiter to pull
 	 * a TF32 GEMM's clock to ~1600 MHz (seen 2026-11-29). Idle briefly, as between a user's
 	 * matmuls, so the figure is the one a user's timing loop sees, then warm the winner. */
-	struct timespec settle = {0, 300 * 1000 * 1000};
-	nanosleep(&settle, NULL);
+	sleep_seconds(0.3);
 	for (int w = 0; w < 3; w++) /* the winner, warm, at the half duty of the repeats below */
 		rest_after(time_gemms(c, d, g, algo, WORKSPACE_BYTES, k->alpha, k->beta, 1, why, whyn));
 	/* Each repeat is one GEMM; after a long one (rest_after) the GPU rests as long as it took.

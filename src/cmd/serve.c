@@ -121,8 +121,7 @@ static bool textfile_nap(double seconds)
 			return false;
 		if (left > 0.1)
 			left = 0.1;
-		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-		nanosleep(&ts, NULL);
+		sleep_seconds(left);
 	}
 	return true;
 }

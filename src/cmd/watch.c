@@ -237,10 +237,7 @@ static int diagnose_job(sample_source *src, job *jb, double seconds, double inte
 	while (!stop_stream) {
 		double left = t_end - now_seconds();
 		double nap = left < interval ? left : interval;
-		if (nap > 0) {
-			struct timespec ts = {(time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9)};
-			nanosleep(&ts, NULL);
-		}
+		sleep_seconds(nap);
 		job_rescan(jb);
 		s = src->take(src->ctx, err, sizeof(err));
 		if (s) {
@@ -453,11 +450,7 @@ int cmd_watch(int argc, char **argv)
 				break;
 			if (!json)
 				fputc('\n', stdout);
-			double left = interval - (now_seconds() - t0);
-			if (left > 0) {
-				struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-				nanosleep(&ts, NULL);
-			}
+			sleep_seconds(interval - (now_seconds() - t0));
 		}
 		if (record)
 			record_finish(&rec, last);

@@ -502,10 +502,8 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 		}
 	}
 	/* after the pipe closed the child is ending; a child that closed it and goes on is hung too */
-	while ((w = waitpid(c->pid, &st, WNOHANG)) == 0 && now_seconds() < until) {
-		struct timespec ts = {0, 2000000};
-		nanosleep(&ts, NULL);
-	}
+	while ((w = waitpid(c->pid, &st, WNOHANG)) == 0 && now_seconds() < until)
+		sleep_seconds(0.002);
 	if (w == 0) {
 		kill(-c->pid, SIGKILL);
 		kill(c->pid, SIGKILL);

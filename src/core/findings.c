@@ -61,9 +61,8 @@ void finding_evidence(finding *f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *s = xvasprintf(fmt, ap);
+	sl_vpushf(&f->evidence, fmt, ap); /* as is: every renderer escapes it (render/text.h) */
 	va_end(ap);
-	sl_push_owned(&f->evidence, s); /* as is: every renderer escapes it (render/text.h) */
 }
 
 static char *dup_or_null(const char *s)

@@ -159,11 +159,16 @@ void sl_push(strlist *l, const char *s)
 	sl_push_owned(l, xstrdup(s));
 }
 
+void sl_vpushf(strlist *l, const char *fmt, va_list ap)
+{
+	sl_push_owned(l, xvasprintf(fmt, ap));
+}
+
 void sl_pushf(strlist *l, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	sl_push_owned(l, xvasprintf(fmt, ap));
+	sl_vpushf(l, fmt, ap);
 	va_end(ap);
 }
 
@@ -433,4 +438,14 @@ double now_seconds(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void sleep_seconds(double s)
+{
+	if (!(s > 0))
+		return;
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	if (ts.tv_nsec > 999999999)
+		ts.tv_nsec = 999999999;
+	nanosleep(&ts, NULL);
 }

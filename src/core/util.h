@@ -41,6 +41,7 @@ typedef struct strlist {
 } strlist;
 void sl_push(strlist *l, const char *s);
 void sl_pushf(strlist *l, const char *fmt, ...) GV_PRINTF(2, 3);
+void sl_vpushf(strlist *l, const char *fmt, va_list ap) GV_PRINTF(2, 0); /* for variadic wrappers */
 void sl_push_owned(strlist *l, char *s);
 bool sl_contains(const strlist *l, const char *s);
 void sl_free(strlist *l);
@@ -86,4 +87,7 @@ int version_parse(const char *s, int *major, int *minor, int *patch);
 
 /* Monotonic clock in seconds. */
 double now_seconds(void);
+/* Sleeps s seconds (nothing when s <= 0). A signal ends the sleep early, so a loop that sleeps
+ * between samples sees its stop flag at once. */
+void sleep_seconds(double s);
 #endif

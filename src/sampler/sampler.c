@@ -49,9 +49,7 @@ static void *event_thread(void *arg)
 		if (rc == NVML_SUCCESS)
 			xid_tally_add(&s->xids, x.gpu_index, (unsigned)x.xid, XID_SRC_NVML, now_seconds());
 		else if (rc != NVML_ERROR_TIMEOUT) {
-			/* a broken event set would spin: back off */
-			struct timespec ts = {0, 500 * 1000 * 1000};
-			nanosleep(&ts, NULL);
+			sleep_seconds(0.5); /* a broken event set would spin: back off */
 		}
 	}
 	return NULL;
@@ -288,10 +286,8 @@ snapshot *sampler_take(sampler *s, char *err, size_t errsize)
 		if (w > wait)
 			wait = w;
 	}
-	if (wait > 0) {
-		struct timespec ts = {0, (long)(wait * 1e9) + 1000000};
-		nanosleep(&ts, NULL);
-	}
+	if (wait > 0)
+		sleep_seconds(wait + 0.001);
 	unsigned answered = 0;
 	for (unsigned i = 0; i < s->ngpus; i++) {
 		gv_nvml_device *d = &s->dev[i];

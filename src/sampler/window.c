@@ -59,10 +59,8 @@ bool gpm_window_end(gpm_window *w, double busy_s, gpm_evidence *out)
 		return false;
 	w->begun = false;
 	double wait = gv_gpm_wait(w->gpm);
-	if (wait > 0) {
-		struct timespec ts = {0, (long)(wait * 1e9) + 1000000};
-		nanosleep(&ts, NULL);
-	}
+	if (wait > 0)
+		sleep_seconds(wait + 0.001);
 	gv_nv_dbl v[GV_GPM_N];
 	if (gv_gpm_take(w->gpm, v) != NVML_SUCCESS)
 		return false;

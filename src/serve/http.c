@@ -173,7 +173,7 @@ static void *event_loop(void *arg)
 	while (!atomic_load(&h->stop)) {
 		double wait = conn_next_deadline(&h->conns, now_seconds(), HTTP_TICK_MS / 1000.0);
 		if (MHD_run_wait(h->d, (int32_t)(wait * 1000) + 1) != MHD_YES)
-			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL); /* never spin on an error */
+			sleep_seconds(0.01); /* never spin on an error */
 		double now = now_seconds();
 		conn_slot *s;
 		while ((s = conn_expired(&h->conns, now)) != NULL)
