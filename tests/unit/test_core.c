@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -570,6 +571,26 @@ static void test_proc_child_dies_with_us(void **s)
 	assert_true(gone);
 }
 
+/* sleep_seconds: nothing for 0, below 0 or NAN; at least the time asked for otherwise (a lower
+ * bound only: how much longer depends on the machine); sl_vpushf through sl_pushf */
+static void test_sleep_and_vpushf(void **st)
+{
+	(void)st;
+	double t0 = now_seconds();
+	sleep_seconds(0);
+	sleep_seconds(-1);
+	sleep_seconds(NAN);
+	double t1 = now_seconds();
+	assert_true(t1 - t0 < 1); /* 1 s: "did not sleep" on any machine */
+	sleep_seconds(0.05);
+	assert_true(now_seconds() - t1 >= 0.049);
+	strlist l = {0};
+	sl_pushf(&l, "gpu %d: %s", 3, "ok");
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.v[0], "gpu 3: ok");
+	sl_free(&l);
+}
+
 /* sb_addf formats into the buffer: texts that fit its free room, texts longer than it (the
  * buffer grows and formats again), many appends, an empty format. */
 static void test_strbuf_addf(void **s)
@@ -605,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_fix_items),    cmocka_unit_test(test_diagnose),
 		cmocka_unit_test(test_root_cause),
+		cmocka_unit_test(test_sleep_and_vpushf),
 		cmocka_unit_test(test_proc_timeout_and_bound),
 		cmocka_unit_test(test_str_fmt_whole),
 		cmocka_unit_test(test_path_fold),
