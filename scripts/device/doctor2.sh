@@ -7,6 +7,8 @@
 #                                                                  expected job.input-bound
 #   pageable_h2d   256 MiB pageable host tensors copied to the GPU every step, little GPU work
 #                                                                  expected job.input-bound (note: host-to-device)
+#   pageable_d2h   a 256 MiB result copied to pageable host memory (.cpu()) every step
+#                                                                  expected job.launch-bound (a sync each step; note: device-to-host)
 #   idle_job       holds a context and 1 GiB, a tiny kernel every 0.5 s, the process sleeps
 #                                                                  expected job.gpu-idle
 #   crowded        the same idle job while another process holds 40% of the GPU's memory
@@ -71,6 +73,10 @@ elif kind == "pageable_h2d":
         x = host.to(dev)
         w.add_(x[:16])
     torch.cuda.synchronize()
+elif kind == "pageable_d2h":
+    dev_t = torch.rand(1 << 26, device=dev)  # 256 MiB; its copy to pageable host memory each step
+    while time.time() < end:
+        y = (dev_t * 1.0).cpu()
 elif kind in ("idle_job", "crowded"):
     keep = torch.empty(1 << 30, dtype=torch.uint8, device=dev)
     x = torch.zeros(16, device=dev)
@@ -129,10 +135,10 @@ except Exception as e:
     sys.exit(0)
 dg, g = d["diagnosis"], (d.get("gpus") or [{}])[0]
 a = g.get("activity", {})
-sys.stderr.write("%-15s %-22s util %s SM %s tensor %s DFMA %s DRAM %s FP64 %s PCIe rx %s | cpu %s | job mem %s other %s | %s | notes %s\n" % (
+sys.stderr.write("%-15s %-22s util %s SM %s tensor %s DFMA %s DRAM %s FP64 %s PCIe rx %s tx %s | cpu %s | job mem %s other %s | %s | notes %s\n" % (
     kind, dg["id"], g.get("utilization_gpu_ratio"), a.get("sm_active_ratio"), a.get("tensor_active_ratio"),
     a.get("tensor_dfma_active_ratio"), a.get("dram_active_ratio"), a.get("fp64_active_ratio"),
-    a.get("pcie_rx_bytes_per_second"), json.dumps(d["job"].get("cpu")), g.get("job_memory_bytes"),
+    a.get("pcie_rx_bytes_per_second"), a.get("pcie_tx_bytes_per_second"), json.dumps(d["job"].get("cpu")), g.get("job_memory_bytes"),
     g.get("other_memory_bytes"), dg.get("evidence"), dg.get("notes")))
 ok = dg["id"] == want
 text = json.dumps(dg)
@@ -145,6 +151,7 @@ PY
 run_job gemm_fp64 job.fp64-bound "FP64 tensor"
 run_job loader_workers job.input-bound "workers are saturated"
 run_job pageable_h2d job.input-bound "pageable memory"
+run_job pageable_d2h job.launch-bound "device-to-host"
 run_job idle_job job.gpu-idle
 run_job crowded job.memory-pressure "other"
 

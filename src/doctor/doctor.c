@@ -30,6 +30,7 @@ void doctor_thresholds_default(doctor_thresholds *t)
 	t->other_sm = 0.20;
 	t->imbalance_low = 0.20;
 	t->pcie_rx_high = 1e9;
+	t->pcie_tx_sync = 0.5e9;
 	t->slowdown_frac = 0.10;
 	t->limit_lowered = 0.95;
 }
@@ -315,6 +316,24 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 	 * copy keeps the host thread at 100% and the kernels waiting for it look the same (H200,
 	 * 256 MiB pageable copies a step: utilization 16%, SM active 0.0%, 8.0 GB/s to the GPU) */
 	bool copying = known(rx) && rx >= t->pcie_rx_high;
+	/* the other direction: a large result copied off each step (.cpu(), .numpy()) is a sync that
+	 * waits for the GPU, then a copy through pageable memory; the SMs idle, the host thread at
+	 * 100% (H200, 256 MiB .cpu() a step: utilization 5%, SM active 0.1%, 1.25 GB/s from the GPU;
+	 * it read input-bound, and its fixes were for loading data) */
+	double tx = act(g, GV_GPM_PCIE_TX);
+	if (host_busy && known(b) && b < t->idle && known(tx) && tx >= t->pcie_tx_sync && !copying &&
+	    (!known(rx) || tx > rx)) {
+		verdict(v, "job.launch-bound", DOCTOR_WARN, g->index,
+			"sync-bound: the host copies results off GPU %d each step and waits for them", g->index);
+		gpu_figures(v, g);
+		EVID(v, "device-to-host PCIe traffic %.2f GB/s, to the GPU %.2f GB/s", tx / 1e9, known(rx) ? rx / 1e9 : 0);
+		cpu_figures(v, c);
+		FIX(v, "keep results on the GPU: fewer .cpu(), .numpy(), .tolist() of large tensors in the step (reduce "
+		       "on the GPU, log every N steps)");
+		FIX(v, "where a copy must happen, into a pinned buffer with non_blocking=True (torch.empty(..., "
+		       "pin_memory=True); buf.copy_(t, non_blocking=True)) so it overlaps the next step");
+		return;
+	}
 	if (known(sm) && known(g->util) && g->util - sm >= t->launch_gap && sm < t->launch_sm * g->util && host_busy &&
 	    !copying) {
 		verdict(v, "job.launch-bound", DOCTOR_WARN, g->index,

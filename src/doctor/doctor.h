@@ -83,6 +83,8 @@ typedef struct doctor_thresholds {
 	double other_sm;         /* other processes' SM time at or above: a note, 0.20 */
 	double imbalance_low;    /* a GPU of the job below this while another is at or above busy, 0.20 */
 	double pcie_rx_high;     /* host-to-device bytes/s at or above: copies matter, 1e9 */
+	double pcie_tx_sync;     /* device-to-host bytes/s at or above (more than comes in), the SMs idle and
+				  * the host busy: results copied off each step, 0.5e9 */
 	double slowdown_frac;    /* thermal or hardware slowdown in at least this share of samples, 0.10 */
 	double limit_lowered;    /* enforced power limit below this share of the default, 0.95 */
 } doctor_thresholds;

@@ -229,6 +229,22 @@ static void test_host_side_classes(void **st)
 	assert_string_equal(diag(&ev, &v), "job.input-bound");
 	assert_true(has_line((const char(*)[240])v.note, v.nnote, "pageable memory"));
 	assert_true(has_evidence(&v, "host-to-device PCIe traffic 8.00 GB/s"));
+	/* and the other way: a 256 MiB result to pageable host memory each step (doctor2.sh on the
+	 * H200: utilization 5%, SM active 0.1%, 1.25 GB/s from the GPU, 0.0005 to it, the main
+	 * thread at 100%; it read input-bound before): a sync each step */
+	ev.gpus[0].util = 0.046;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.0005;
+	ev.gpus[0].act[GV_GPM_PCIE_RX] = 5e5;
+	ev.gpus[0].act[GV_GPM_PCIE_TX] = 1.25e9;
+	assert_string_equal(diag(&ev, &v), "job.launch-bound");
+	assert_true(has_evidence(&v, "device-to-host PCIe traffic 1.25 GB/s"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "pin_memory=True"));
+	/* a training step's usual traffic (the batches in, a little out) stays input-bound */
+	ev.gpus[0].act[GV_GPM_PCIE_RX] = 2e9;
+	ev.gpus[0].act[GV_GPM_PCIE_TX] = 0.6e9;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.0;
+	ev.gpus[0].act[GV_GPM_PCIE_TX] = 0.0;
 	ev.gpus[0].util = 0.25;
 	ev.gpus[0].act[GV_GPM_PCIE_RX] = 0.0;
 	/* the same without a busy host thread is not launch-bound */
