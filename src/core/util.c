@@ -444,6 +444,8 @@ void sleep_seconds(double s)
 {
 	if (!(s > 0))
 		return;
+	if (s > 1e8) /* about three years: a time_t conversion that cannot overflow */
+		s = 1e8;
 	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
 	if (ts.tv_nsec > 999999999)
 		ts.tv_nsec = 999999999;

@@ -105,18 +105,7 @@ static void snap_state(const nvlink_fns *fn, nvmlDevice_t dev, gv_nvlink_gpu *g)
 			gv_nvml_put_rc(&k->remote_bus_id.st, &k->remote_bus_id.rc, NVML_ERROR_FUNCTION_NOT_FOUND);
 			k->remote_bus_id.v[0] = '\0';
 		}
-		if (fn->fields) {
-			nvmlFieldValue_t fv;
-			memset(&fv, 0, sizeof(fv));
-			fv.fieldId = NVML_FI_DEV_NVLINK_GET_SPEED;
-			fv.scopeId = l;
-			nvmlReturn_t rc = fn->fields(dev, 1, &fv);
-			if (rc == NVML_SUCCESS)
-				rc = fv.nvmlReturn;
-			gv_nvml_u64_set(&k->speed_mbps, rc, gv_nvml_field_u64(&fv));
-		} else {
-			u64_missing(&k->speed_mbps);
-		}
+		gv_nvml_get_field(dev, NVML_FI_DEV_NVLINK_GET_SPEED, l, &k->speed_mbps);
 	}
 }
 

@@ -638,8 +638,7 @@ unsigned long long gv_nvml_field_u64(const nvmlFieldValue_t *fv)
 	}
 }
 
-/* One device-scoped field (scopeId 0): the call's own failure, else the field's */
-static void get_field(nvmlDevice_t dev, unsigned field_id, gv_nv_u64 *out)
+void gv_nvml_get_field(nvmlDevice_t dev, unsigned field_id, unsigned scope, gv_nv_u64 *out)
 {
 	if (!fn.DeviceGetFieldValues) {
 		u64_unsupported(out);
@@ -648,6 +647,7 @@ static void get_field(nvmlDevice_t dev, unsigned field_id, gv_nv_u64 *out)
 	nvmlFieldValue_t fv;
 	memset(&fv, 0, sizeof(fv));
 	fv.fieldId = field_id;
+	fv.scopeId = scope;
 	nvmlReturn_t rc = fn.DeviceGetFieldValues(dev, 1, &fv);
 	if (rc == NVML_SUCCESS)
 		rc = fv.nvmlReturn;
@@ -671,7 +671,7 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 	if (!memory_done)
 		snap_memory(dev, d);
 	GET_UINT_ARG(DeviceGetTemperature, dev, NVML_TEMPERATURE_GPU, d->temperature_c);
-	get_field(dev, NVML_FI_DEV_MEMORY_TEMP, &d->memory_temperature_c);
+	gv_nvml_get_field(dev, NVML_FI_DEV_MEMORY_TEMP, 0, &d->memory_temperature_c);
 	if (fn.DeviceGetUtilizationRates) {
 		nvmlUtilization_t u = {0, 0};
 		nvmlReturn_t rc = fn.DeviceGetUtilizationRates(dev, &u);

@@ -289,6 +289,9 @@ typedef struct gv_nv_u64 {
 } gv_nv_u64;
 /* gv_nvml_put_rc for a number, whose value is kept on success and 0 otherwise. */
 void gv_nvml_u64_set(gv_nv_u64 *v, nvmlReturn_t rc, unsigned long long value);
+/* One field through nvmlDeviceGetFieldValues (scope: the link for NVLink fields, else 0) into
+ * out: the call's own failure, else the field's; unsupported when the symbol is missing. */
+void gv_nvml_get_field(nvmlDevice_t dev, unsigned field_id, unsigned scope, gv_nv_u64 *out);
 
 typedef struct gv_nv_dbl {
 	gv_vstate st;
