@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs the Debian/Ubuntu packages gpuvet needs to build and test (Debian 12, Ubuntu 24.04).
 #   scripts/install-deps.sh          build dependencies (make and the C compiler included)
-#   scripts/install-deps.sh --test   also the test tools (cmocka, clang, promtool, python3, tmux,
-#                                    xmllint, debootstrap)
+#   scripts/install-deps.sh --test   also the test tools (cmocka, clang, promtool, python3 with
+#                                    yaml and jsonschema, tmux, zsh, fish, xmllint, debootstrap,
+#                                    debhelper and lintian)
 # As root it runs apt-get; as a user it runs apt-get through sudo where sudo is installed;
 # otherwise it prints the line to run as root.
 # Debian 12 is tested from a bare debootstrap root (tests/fresh/fresh.sh). Ubuntu 24.04 has every
@@ -11,10 +12,14 @@
 set -eu
 # build-essential brings make and gcc; libopenblas0: not linked, gpuvet bench loads it at run
 # time for the CPU baseline
-build="build-essential cmake pkg-config libsqlite3-dev libmicrohttpd-dev libcjson-dev libncurses-dev libopenblas0"
+build="build-essential cmake pkg-config libsqlite3-dev libmicrohttpd-dev libcjson-dev libncurses-dev zlib1g-dev libopenblas0"
 # libxml2-utils: xmllint validates --junit output against tests/junit/junit.xsd;
+# debhelper, lintian: the Debian package is built and checked (tests/package/deb.sh);
+# python3-jsonschema: every --json document against its schema (schemas/), and the Helm chart's
+# objects against tests/k8s-schemas/ (with python3-yaml; Debian has no helm); zsh, fish: the
+# completions complete real command lines (tests/tools/test_completion.py);
 # debootstrap: the fresh-machine test (label fresh) builds a bare Debian 12 root
-test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 python3-yaml tmux sqlite3 util-linux binutils slurm-wlm munge libxml2-utils debootstrap"
+test_pkgs="libcmocka-dev clang libclang-rt-dev prometheus python3 python3-yaml python3-jsonschema tmux zsh fish sqlite3 util-linux binutils slurm-wlm munge libxml2-utils debootstrap debhelper lintian"
 pkgs=$build
 [ "${1:-}" = "--test" ] && pkgs="$build $test_pkgs"
 

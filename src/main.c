@@ -1,92 +1,63 @@
 /* gpuvet: makes a GPU deep-learning machine work, fast, and keeps it healthy. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "core/reaper.h"
 #include "core/util.h"
 #include "core/sysroot.h"
 #include "kb/kb.h"
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *help;
-};
-
-static const struct command commands[] = {
-	{"check", cmd_check, "diagnose every layer of the GPU stack, with the fix for each problem"},
-	{"fix", cmd_fix, "the remediation plan: the PyTorch build that fits, environment lines, a Dockerfile"},
-	{"env", cmd_env, "the CUDA installs on this machine; `env use X.Y` prints the lines to switch"},
-	{"bench", cmd_bench, "micro-benchmarks against the hardware's peaks (GEMM, memory, PCIe, launch, NCCL, CPU)"},
-	{"tune", cmd_tune, "PyTorch training steps: which settings (AMP, channels_last, ...) gain what here"},
-	{"watch", cmd_watch, "live view of the GPUs and their health"},
-	{"serve", cmd_serve, "Prometheus exporter (/metrics) for a fleet"},
-	{"explain", cmd_explain, "from an error message or a log to its cause on this machine"},
-	{"run", cmd_run, "run a command; on failure, explain its error (gpuvet run -- CMD ARGS)"},
-	{"history", cmd_history, "stored check, bench and tune results: list, compare, regressions"},
-	{"report", cmd_report, "one self-contained HTML page: diagnosis, benchmarks against peaks, trends, tune"},
-};
-
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: gpuvet [--root DIR] [--kb DIR] [--color WHEN] <command> [options]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
-	fprintf(out, "\n"
-		     "With no command, gpuvet runs `check`. `gpuvet <command> --help` describes each one.\n"
-		     "\n"
-		     "common options (before or after the command)\n"
-		     "  --root DIR     read every file below DIR instead of / (also GPUVET_ROOT)\n"
-		     "  --kb DIR       use the knowledge-base CSV files in DIR over the built-in ones\n"
-		     "  --color WHEN   auto (default: on a terminal), always or never; NO_COLOR is honoured\n"
-		     "  --version      print the version\n"
-		     "\n"
-		     "environment: GPUVET_NVML_LIB, GPUVET_CUDA_LIB load these driver libraries instead of the\n"
-		     "system's libnvidia-ml.so.1 and libcuda.so.1.\n"
-		     "\nSee gpuvet(1) and docs/ for more.\n");
+	const char *text = gv_usage(&gpuvet_cli);
+	const char *body = strstr(text, "\n\n"); /* the commands go after the usage line */
+	fprintf(out, "%.*s\n\ncommands:\n", (int)(body - text), text);
+	for (size_t i = 0; i < gv_ncommands; i++)
+		fprintf(out, "  %-8s %s\n", gv_commands[i].cli->name, gv_commands[i].cli->summary);
+	fputs(body + 1, out);
 }
 
-/* Takes the common options out of argv wherever they stand. */
+/* Takes the common options (gpuvet_cli's that take a value) out of argv wherever they stand. */
 static int extract_common(int *argc, char **argv)
 {
 	int out = 1;
 	for (int i = 1; i < *argc; i++) {
 		const char *a = argv[i];
-		const char **slot = NULL;
-		const char *name = NULL;
 		if (strcmp(a, "--") == 0) { /* leave the rest alone */
 			while (i < *argc)
 				argv[out++] = argv[i++];
 			break;
 		}
-		if (str_starts(a, "--root"))
-			slot = &gopts.root, name = "--root";
-		else if (str_starts(a, "--kb"))
-			slot = &gopts.kb_dir, name = "--kb";
-		else if (str_starts(a, "--color"))
-			name = "--color";
-		if (name && (a[strlen(name)] == '\0' || a[strlen(name)] == '=')) {
-			const char *val = a[strlen(name)] == '=' ? a + strlen(name) + 1 : (i + 1 < *argc ? argv[++i] : NULL);
-			if (!val || !*val) {
-				gv_error("option %s needs a value", name);
-				return EXIT_USAGE;
-			}
-			if (slot) {
-				*slot = val;
-			} else if (strcmp(val, "auto") == 0) {
-				gopts.color = -1;
-			} else if (strcmp(val, "always") == 0) {
-				gopts.color = 1;
-			} else if (strcmp(val, "never") == 0) {
-				gopts.color = 0;
-			} else {
-				gv_error("--color: expected auto, always or never, got '%s'", val);
-				return EXIT_USAGE;
-			}
+		const gv_option *opt = NULL;
+		size_t len = 0;
+		for (const gv_option *o = gpuvet_cli.opts; o->name && !opt; o++) {
+			len = strlen(o->name);
+			if (o->name[0] && o->arg && str_starts(a, "--") && strncmp(a + 2, o->name, len) == 0 &&
+			    (a[2 + len] == '\0' || a[2 + len] == '='))
+				opt = o;
+		}
+		if (!opt) {
+			argv[out++] = argv[i];
 			continue;
 		}
-		argv[out++] = argv[i];
+		const char *eq = a + 2 + len;
+		const char *val = *eq == '=' ? eq + 1 : (i + 1 < *argc ? argv[++i] : NULL);
+		if (!val || !*val) {
+			gv_error("option --%s needs a value", opt->name);
+			return EXIT_USAGE;
+		}
+		switch (opt->id) {
+		case OPT_GLOBAL_ROOT: gopts.root = val; break;
+		case OPT_GLOBAL_KB: gopts.kb_dir = val; break;
+		case OPT_GLOBAL_COLOR:
+			if (!gv_option_check(opt, val))
+				return EXIT_USAGE;
+			gopts.color = strcmp(val, "auto") == 0 ? -1 : strcmp(val, "always") == 0;
+			break;
+		}
 	}
 	argv[out] = NULL;
 	*argc = out;
@@ -95,6 +66,14 @@ static int extract_common(int *argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* nothing gpuvet starts outlives it: what its children leave behind is adopted by gpuvet and
+	 * killed when it ends (core/reaper.h) */
+	reaper_init();
+	/* a file-size limit (ulimit -f) is a write that fails with EFBIG, which each writer reports,
+	 * never a command killed before its report: check reads the history (NVLink counters) before
+	 * it prints, and SQLite writes even to read (its -shm file). Programs gpuvet starts get the
+	 * default back (core/proc_stream.c, gpuvet run). */
+	signal(SIGXFSZ, SIG_IGN);
 	int rc = extract_common(&argc, argv);
 	if (rc)
 		return rc;
@@ -137,9 +116,9 @@ int main(int argc, char **argv)
 		sub_argv = argv;
 		sub_argv[0] = "check";
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(commands[i].name, name) == 0) {
-			rc = commands[i].fn(sub_argc, sub_argv);
+	for (size_t i = 0; i < gv_ncommands; i++)
+		if (strcmp(gv_commands[i].cli->name, name) == 0) {
+			rc = gv_commands[i].fn(sub_argc, sub_argv);
 			fflush(stdout);
 			kb_free(k);
 			return rc;

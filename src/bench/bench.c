@@ -113,7 +113,7 @@ static bool window_ready(bench_ctx *c, int ordinal)
 
 void bench_evidence(bench_ctx *c, int ordinal, bench_once_fn once, void *arg, double busy_per_call)
 {
-	if (!window_ready(c, ordinal))
+	if (c->o->no_evidence || !window_ready(c, ordinal))
 		return;
 	/* On the H200 a GPM sample reflects the counters some tens of ms late (seen 2026-12-01: a
 	 * 100 ms copy right after a sample showed 25% SM active, and the first 7-27 ms GEMM windows

@@ -22,6 +22,8 @@ typedef struct bench_opts {
 	bool dtypes[DT_COUNT];  /* GEMM types to run */
 	int device;             /* CUDA device for single-GPU benchmarks */
 	double limit_scale;     /* multiplies every watchdog limit (tests, slow machines) */
+	bool no_evidence;       /* no GPM evidence windows (diag: its figures are judged without them) */
+	bool transfer_basic;    /* only the pinned one-way copies (diag) */
 } bench_opts;
 
 /* The benchmark groups (--only), declared once, in the order they run: X(ID, name, run, gpu,
@@ -87,6 +89,12 @@ typedef struct bench_ctx {
 	bool win_ok;              /* the last window gave counters (in win_ev) */
 	gpm_evidence win_ev;
 } bench_ctx;
+
+/* Opens the GPUs (cuInit, the devices) into c->gpu and NVML's monitor into c->mon, with their
+ * state as facts of c->r; what failed is in c->gpu_error (c->gpu NULL) and a note. xid_events:
+ * the monitor follows Xid events too (diag). bench_close_gpus releases both. */
+void bench_open_gpus(bench_ctx *c, bool xid_events);
+void bench_close_gpus(bench_ctx *c);
 
 /* One timed repeat of a measurement: its time in seconds, or < 0 with why. */
 typedef double (*bench_once_fn)(void *arg, char *why, size_t n);

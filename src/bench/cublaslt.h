@@ -54,7 +54,26 @@ enum {
 	GV_CUBLASLT_MATMUL_DESC_B_SCALE_POINTER = 18,
 	GV_CUBLASLT_MATMUL_DESC_FAST_ACCUM = 25,   /* int8_t */
 };
-enum { GV_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1 }; /* uint64_t */
+/* cublasLtMatmulPreferenceAttributes_t */
+enum {
+	GV_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1, /* uint64_t */
+	/* uint32_t, a mask of cublasLtReductionScheme_t: the heuristic answers only algorithms whose
+	 * split-K reduction is one of these (an algorithm that does not split k always qualifies);
+	 * default GV_CUBLASLT_REDUCTION_SCHEME_MASK, every scheme */
+	GV_CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = 3,
+};
+/* cublasLtReductionScheme_t: how the partial dot products of a split-K algorithm are summed
+ * (CUDA 13.0's cublasLt.h). NONE: k is not split, each element is one sequence. INPLACE: the
+ * parts are added into D itself, with counters in the workspace ordering them. COMPUTE_TYPE /
+ * OUTPUT_TYPE: the parts go to the workspace (in the compute or output type) and a separate
+ * step sums them. */
+enum {
+	GV_CUBLASLT_REDUCTION_SCHEME_NONE = 0,
+	GV_CUBLASLT_REDUCTION_SCHEME_INPLACE = 1,
+	GV_CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE = 2,
+	GV_CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE = 4,
+	GV_CUBLASLT_REDUCTION_SCHEME_MASK = 7,
+};
 
 typedef struct cublasLtContext *cublasLtHandle_t;
 typedef struct gv_cublasLtOpaque *cublasLtMatmulDesc_t;

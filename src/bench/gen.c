@@ -18,27 +18,38 @@ uint32_t gen_elem_hash(uint32_t seed, uint64_t i)
 	return gen_hash32((uint32_t)i * GEN_MUL + seed);
 }
 
+uint64_t gen_int8_bits(uint32_t seed, uint64_t i)
+{
+	uint32_t h = gen_elem_hash(seed, i);
+	int32_t v = (int32_t)(h & 63) + 1;
+	if (h >> 31)
+		v = -v;
+	return (uint8_t)(int8_t)v;
+}
+
+uint64_t gen_float_bits(int width, int mant_bits, int exp_base, uint32_t seed, uint64_t i)
+{
+	uint32_t h = gen_elem_hash(seed, i);
+	if (width == 64)
+		mant_bits = 52;
+	uint64_t sign = h >> 31;
+	uint64_t exp = (uint64_t)exp_base + ((h >> 24) & 3);
+	uint64_t mant;
+	if (width == 64)
+		mant = ((uint64_t)(h & 0xFFFFFu) << 32) | gen_hash32(h ^ GEN_H2_XOR);
+	else
+		mant = h & ((1ull << mant_bits) - 1);
+	return sign << (width - 1) | exp << mant_bits | mant;
+}
+
 uint64_t gen_bits(bench_dtype d, uint32_t seed, uint64_t i)
 {
 	const dtype_info *t = dtype_get(d);
-	uint32_t h = gen_elem_hash(seed, i);
 	if (!t)
 		return 0;
-	if (t->integer) {
-		int32_t v = (int32_t)(h & 63) + 1;
-		if (h >> 31)
-			v = -v;
-		return (uint8_t)(int8_t)v;
-	}
-	uint64_t sign = h >> 31;
-	uint64_t exp = (uint64_t)t->exp_base + ((h >> 24) & 3);
-	int width = t->in_bytes * 8;
-	uint64_t mant;
-	if (t->mant_bits > 32)
-		mant = ((uint64_t)(h & 0xFFFFFu) << 32) | gen_hash32(h ^ GEN_H2_XOR);
-	else
-		mant = h & ((1ull << t->mant_bits) - 1);
-	return sign << (width - 1) | exp << t->mant_bits | mant;
+	if (t->integer)
+		return gen_int8_bits(seed, i);
+	return gen_float_bits(t->in_bytes * 8, t->mant_bits, t->exp_base, seed, i);
 }
 
 double gen_decode_fp16(uint16_t b)

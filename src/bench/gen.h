@@ -21,6 +21,10 @@
 
 uint32_t gen_hash32(uint32_t x);
 uint32_t gen_elem_hash(uint32_t seed, uint64_t i);
+/* What the kernels write, from their own parameters (the fake libcuda computes its model of them
+ * with these): gv_fill_b<width> (8, 16, 32; 64 always has 52 mantissa bits) and gv_fill_i8. */
+uint64_t gen_float_bits(int width, int mant_bits, int exp_base, uint32_t seed, uint64_t i);
+uint64_t gen_int8_bits(uint32_t seed, uint64_t i);
 /* The element's bits as stored on the device (in the low in_bytes bytes). */
 uint64_t gen_bits(bench_dtype d, uint32_t seed, uint64_t i);
 /* The element's exact value. */

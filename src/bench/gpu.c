@@ -248,22 +248,27 @@ CUresult gpu_launch(gpu_session *s, gpu_dev *d, gpu_kernel k, unsigned grid, uns
 				     NULL);
 }
 
-CUresult gpu_guard(gpu_session *s, gpu_dev *d, uint64_t ns)
+CUresult gpu_guard(gpu_session *s, gpu_dev *d, CUstream stream, uint64_t ns)
 {
 	void *args[] = {&ns};
-	return gpu_launch(s, d, K_SPIN, 1, 1, NULL, args);
+	return gpu_launch(s, d, K_SPIN, 1, 1, stream, args);
+}
+
+CUresult gpu_events_elapsed(gpu_session *s, CUstream stream, CUevent start, CUevent end, float *ms)
+{
+	const gv_cuda_api *cu = s->cu;
+	*ms = 0;
+	CUresult rc = cu->cuEventRecord(end, stream);
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuEventSynchronize(end);
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuEventElapsedTime(ms, start, end);
+	return rc;
 }
 
 CUresult gpu_event_elapsed(gpu_session *s, gpu_dev *d, float *ms)
 {
-	const gv_cuda_api *cu = s->cu;
-	*ms = 0;
-	CUresult rc = cu->cuEventRecord(d->ev_end, d->stream);
-	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventSynchronize(d->ev_end);
-	if (rc == CUDA_SUCCESS)
-		rc = cu->cuEventElapsedTime(ms, d->ev_start, d->ev_end);
-	return rc;
+	return gpu_events_elapsed(s, d->stream, d->ev_start, d->ev_end, ms);
 }
 
 unsigned gpu_grid(const gpu_dev *d, unsigned blocks_per_sm)

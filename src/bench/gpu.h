@@ -28,6 +28,9 @@ typedef enum {
 	K_FILL_B32,
 	K_FILL_B64,
 	K_SPIN,
+	K_MT_FILL,
+	K_MT_CHECK,
+	K_CMP_B32,
 	K_COUNT
 } gpu_kernel;
 
@@ -85,13 +88,15 @@ CUresult gpu_fill(gpu_session *s, gpu_dev *d, bench_dtype dt, CUdeviceptr p, uin
  * model. False with why filled when they differ (or the copy fails). */
 bool gpu_check_fill(gpu_session *s, gpu_dev *d, bench_dtype dt, CUdeviceptr p, uint64_t n, uint32_t seed, char *why,
 		    size_t why_n);
-/* Queues gv_spin (one thread busy for `ns` nanoseconds) on the device's stream: put ahead of an
- * event-timed region, the GPU is still busy when the start event and the work arrive, so what the
- * events measure is the work alone, not the host's time to enqueue it. */
-CUresult gpu_guard(gpu_session *s, gpu_dev *d, uint64_t ns);
+/* Queues gv_spin (one thread busy for `ns` nanoseconds) on `stream` (the device's stream when
+ * NULL): put ahead of an event-timed region, the GPU is still busy when the start event and the
+ * work arrive, so what the events measure is the work alone, not the host's time to enqueue it. */
+CUresult gpu_guard(gpu_session *s, gpu_dev *d, CUstream stream, uint64_t ns);
 /* Ends an event-timed region: records the device's end event on its stream, waits for it and
  * puts the milliseconds since the start event (recorded by the caller) in *ms. */
 CUresult gpu_event_elapsed(gpu_session *s, gpu_dev *d, float *ms);
+/* The same on a stream and events of the caller's own (a GEMM plan's). */
+CUresult gpu_events_elapsed(gpu_session *s, CUstream stream, CUevent start, CUevent end, float *ms);
 /* Launch shape of the grid-stride kernels: blocks per SM x SMs (at least 1). */
 unsigned gpu_grid(const gpu_dev *d, unsigned blocks_per_sm);
 

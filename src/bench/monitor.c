@@ -9,22 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/stats.h"
 #include "core/factkeys.h"
 #include "core/util.h"
 #include "nvidia/nvml.h"
 #include "sampler/sampler.h"
-
-/* One GPU at one moment, as much of the sampler's snapshot as the summaries need. */
-typedef struct sample {
-	int phase; /* index into phases, -1 none */
-	int gpu;
-	double sm_mhz, mem_mhz, temp_c, power_w; /* NAN unknown */
-	unsigned long long reasons;
-	bool reasons_ok;
-	int pcie_gen, pcie_width; /* 0 unknown */
-	int other_procs;          /* -1 not read */
-} sample;
+#include "sampler/summary.h"
 
 struct monitor {
 	pthread_t thread;
@@ -39,14 +28,10 @@ struct monitor {
 	sampler *smp;
 	strlist phases;
 	int phase;
-	sample *s;
-	size_t ns, cap;
+	job me;             /* this process: the others' processes are the ones counted */
+	gpu_windows whole;  /* every sample of the run, per GPU (sampler/summary.h) */
+	gpu_windows *by_phase; /* phases.n of them */
 };
-
-static double sv_or_nan(sval v)
-{
-	return sv_has(v) ? v.v : NAN;
-}
 
 /* The processes on a GPU other than this one; their names and memory into text. */
 static int other_processes(const gpu_sample *g, char *text, size_t n)
@@ -78,21 +63,6 @@ static int other_processes(const gpu_sample *g, char *text, size_t n)
 	return count;
 }
 
-static void to_sample(const gpu_sample *g, int phase, sample *x)
-{
-	x->gpu = g->index;
-	x->phase = phase;
-	x->sm_mhz = sv_or_nan(g->sm_clock);
-	x->mem_mhz = sv_or_nan(g->mem_clock);
-	x->temp_c = sv_or_nan(g->temp);
-	x->power_w = sv_or_nan(g->power);
-	x->reasons_ok = sv_has(g->clock_reasons);
-	x->reasons = x->reasons_ok ? (unsigned long long)g->clock_reasons.v : 0;
-	x->pcie_gen = sv_has(g->pcie_gen) ? (int)g->pcie_gen.v : 0;
-	x->pcie_width = sv_has(g->pcie_width) ? (int)g->pcie_width.v : 0;
-	x->other_procs = other_processes(g, NULL, 0);
-}
-
 /* Called with mu held; the sampler is called without it. */
 static void take_samples(monitor *m)
 {
@@ -107,13 +77,13 @@ static void take_samples(monitor *m)
 	m->busy = false;
 	pthread_cond_broadcast(&m->cv);
 	for (int g = 0; snap && g < snap->ngpus && g < m->ngpu; g++) {
-		if (snap->gpus[g].lost)
+		const gpu_sample *x = &snap->gpus[g];
+		if (x->lost)
 			continue;
-		if (m->ns == m->cap) {
-			m->cap = m->cap ? m->cap * 2 : 1024;
-			m->s = xrealloc(m->s, m->cap * sizeof(*m->s));
-		}
-		to_sample(&snap->gpus[g], phase, &m->s[m->ns++]);
+		job_gpu_hold hold = job_on_gpu(&m->me, x, NULL) ? JOB_GPU_NVML : JOB_GPU_NONE;
+		gpu_window_add(gpu_windows_of(&m->whole, x, 0), x, snap->time, &m->me, hold, NAN);
+		if (phase >= 0)
+			gpu_window_add(gpu_windows_of(&m->by_phase[phase], x, 0), x, snap->time, &m->me, hold, NAN);
 	}
 	snapshot_free(snap);
 }
@@ -138,13 +108,14 @@ static void *run(void *arg)
 	return NULL;
 }
 
-monitor *monitor_start(int interval_ms, char *err, size_t n)
+static monitor *start(int interval_ms, bool events, char *err, size_t n)
 {
 	/* the one sampler (sampler/sampler.h): its first contact keeps a library that hangs or crashes
-	 * out of the benchmark. No Xid sources and no GPM here (each benchmark's evidence has
-	 * its own, bench_evidence); health counters and PCIe throughput (~40 ms of NVML calls)
-	 * only in the first take, before any benchmark; the processes every 10th (once a second) */
-	sampler_opts o = {.no_events = true, .no_kmsg = true, .no_gpm = true, .health_every = 1 << 30,
+	 * out of the benchmark. No Xid sources (but for diag) and no GPM here (each benchmark's
+	 * evidence has its own, bench_evidence); health counters and PCIe throughput (~40 ms of NVML
+	 * calls) only in the first take, before any benchmark, and when asked for
+	 * (monitor_health_snapshot); the processes every 10th (once a second) */
+	sampler_opts o = {.no_events = !events, .no_kmsg = !events, .no_gpm = true, .health_every = 1 << 30,
 			  .identity_every = 1 << 30, .processes_every = 10};
 	sampler *smp = sampler_open(&o, err, n);
 	if (!smp)
@@ -169,6 +140,10 @@ monitor *monitor_start(int interval_ms, char *err, size_t n)
 	m->ngpu = count;
 	m->phase = -1;
 	m->smp = smp;
+	m->me.root = (unsigned)getpid();
+	m->me.alive = true;
+	m->me.n = 1;
+	m->me.pids[0] = m->me.root;
 	m->gpu = xcalloc((size_t)count, sizeof(*m->gpu));
 	for (int g = 0; g < count; g++) {
 		const gpu_sample *x = &first->gpus[g];
@@ -176,6 +151,7 @@ monitor *monitor_start(int interval_ms, char *err, size_t n)
 		gi->index = g;
 		str_copy(gi->name, sizeof(gi->name), x->name);
 		str_copy(gi->uuid, sizeof(gi->uuid), x->uuid);
+		str_copy(gi->serial, sizeof(gi->serial), x->serial);
 		str_copy(gi->bus_id, sizeof(gi->bus_id), x->pci_bus_id);
 		if (x->lost)
 			continue;
@@ -194,6 +170,36 @@ monitor *monitor_start(int interval_ms, char *err, size_t n)
 	return m;
 }
 
+monitor *monitor_start(int interval_ms, char *err, size_t n)
+{
+	return start(interval_ms, false, err, n);
+}
+
+monitor *monitor_start_events(int interval_ms, char *err, size_t n)
+{
+	return start(interval_ms, true, err, n);
+}
+
+snapshot *monitor_health_snapshot(monitor *m, char *err, size_t n)
+{
+	if (!m) {
+		snprintf(err, n, "NVML is not in use");
+		return NULL;
+	}
+	pthread_mutex_lock(&m->mu);
+	while (m->busy) /* the sampler is not reentrant: wait for the thread's take */
+		pthread_cond_wait(&m->cv, &m->mu);
+	m->busy = true;
+	pthread_mutex_unlock(&m->mu);
+	sampler_want_health(m->smp);
+	snapshot *snap = sampler_take(m->smp, err, n);
+	pthread_mutex_lock(&m->mu);
+	m->busy = false;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+	return snap;
+}
+
 void monitor_stop(monitor *m)
 {
 	if (!m)
@@ -208,7 +214,10 @@ void monitor_stop(monitor *m)
 	pthread_cond_destroy(&m->cv);
 	sampler_close(m->smp);
 	free(m->gpu);
-	free(m->s);
+	gpu_windows_free(&m->whole);
+	for (size_t i = 0; i < m->phases.n; i++)
+		gpu_windows_free(&m->by_phase[i]);
+	free(m->by_phase);
 	sl_free(&m->phases);
 	free(m);
 }
@@ -250,6 +259,8 @@ void monitor_phase(monitor *m, const char *phase)
 		if (idx < 0) {
 			sl_push(&m->phases, phase);
 			idx = (int)m->phases.n - 1;
+			m->by_phase = xrealloc(m->by_phase, m->phases.n * sizeof(*m->by_phase));
+			memset(&m->by_phase[idx], 0, sizeof(*m->by_phase));
 		}
 		m->phase = idx;
 	}
@@ -275,8 +286,8 @@ void monitor_sample_now(monitor *m)
 		return;
 	pthread_mutex_lock(&m->mu);
 	bool have = false;
-	for (size_t i = m->ns; i > 0 && !have && m->phase >= 0; i--)
-		have = m->s[i - 1].phase == m->phase;
+	for (size_t i = 0; m->phase >= 0 && i < m->by_phase[m->phase].n && !have; i++)
+		have = m->by_phase[m->phase].w[i].n > 0;
 	if (!have && m->phase >= 0)
 		take_samples(m);
 	pthread_mutex_unlock(&m->mu);
@@ -285,69 +296,40 @@ void monitor_sample_now(monitor *m)
 bool monitor_summary_get(monitor *m, const char *phase, int gpu, monitor_summary *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->sm_clock_median = out->sm_clock_min = out->sm_clock_max = NAN;
+	out->sm_clock_median = out->sm_clock_min = out->sm_clock_max = out->mem_clock_median = NAN;
 	out->temp_max_c = out->power_max_w = out->power_mean_w = NAN;
-	double psum = 0;
-	size_t pn = 0;
 	if (!m || gpu < 0 || gpu >= m->ngpu)
 		return false;
 	pthread_mutex_lock(&m->mu);
-	int want = -2; /* -2: whole run */
+	const gpu_windows *set = &m->whole;
 	if (phase) {
-		want = -3;
+		set = NULL;
 		for (size_t i = 0; i < m->phases.n; i++)
 			if (strcmp(m->phases.v[i], phase) == 0)
-				want = (int)i;
+				set = &m->by_phase[i];
 	}
-	double *clk = xmalloc((m->ns + 1) * sizeof(double));
-	double *mclk = xmalloc((m->ns + 1) * sizeof(double));
-	size_t nclk = 0, nmclk = 0;
-	for (size_t i = 0; i < m->ns; i++) {
-		const sample *x = &m->s[i];
-		if (x->gpu != gpu || (want != -2 && x->phase != want))
-			continue;
-		out->samples++;
-		if (isfinite(x->sm_mhz))
-			clk[nclk++] = x->sm_mhz;
-		if (isfinite(x->mem_mhz))
-			mclk[nmclk++] = x->mem_mhz;
-		if (x->reasons_ok)
-			out->reasons |= x->reasons;
-		if (isfinite(x->temp_c) && !(x->temp_c <= out->temp_max_c))
-			out->temp_max_c = x->temp_c;
-		if (isfinite(x->power_w)) {
-			if (!(x->power_w <= out->power_max_w))
-				out->power_max_w = x->power_w;
-			psum += x->power_w;
-			pn++;
-		}
-		if (x->pcie_gen > 0) {
-			if (!out->pcie_gen_min || x->pcie_gen < out->pcie_gen_min)
-				out->pcie_gen_min = x->pcie_gen;
-			if (x->pcie_gen > out->pcie_gen_max)
-				out->pcie_gen_max = x->pcie_gen;
-		}
-		if (x->pcie_width > 0) {
-			if (!out->pcie_width_min || x->pcie_width < out->pcie_width_min)
-				out->pcie_width_min = x->pcie_width;
-			if (x->pcie_width > out->pcie_width_max)
-				out->pcie_width_max = x->pcie_width;
-		}
-		if (x->other_procs > 0 && (unsigned)x->other_procs > out->other_procs)
-			out->other_procs = (unsigned)x->other_procs;
-	}
+	const gpu_window *w = set ? gpu_windows_find(set, gpu) : NULL;
+	gpu_summary s;
+	if (w)
+		gpu_window_summary(w, &s);
 	pthread_mutex_unlock(&m->mu);
-	if (pn)
-		out->power_mean_w = psum / (double)pn;
-	bench_stats st;
-	if (stats_summarise(clk, nclk, &st)) {
-		out->sm_clock_median = st.median;
-		out->sm_clock_min = st.min;
-		out->sm_clock_max = st.max;
-	}
-	out->mem_clock_median = nmclk ? stats_median(mclk, nmclk) : NAN;
-	free(clk);
-	free(mclk);
+	if (!w)
+		return false;
+	/* the monitor's figures are the window summary's (sampler/summary.h) */
+	out->samples = (size_t)s.samples;
+	out->sm_clock_median = s.sm_clock_median;
+	out->sm_clock_min = s.sm_clock_min;
+	out->sm_clock_max = s.sm_clock_max;
+	out->mem_clock_median = s.mem_clock_median;
+	out->reasons = s.reasons;
+	out->temp_max_c = s.temp_max;
+	out->power_max_w = s.power_max;
+	out->power_mean_w = s.power;
+	out->pcie_gen_min = s.pcie_gen_min;
+	out->pcie_gen_max = s.pcie_gen_max;
+	out->pcie_width_min = s.pcie_width_min;
+	out->pcie_width_max = s.pcie_width_max;
+	out->other_procs = s.other_procs > 0 ? (unsigned)s.other_procs : 0;
 	return out->samples > 0;
 }
 

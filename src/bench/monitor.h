@@ -2,7 +2,8 @@
  * NVML watched during the run: a thread takes a snapshot of every GPU through the one sampler
  * (sampler/sampler.h, its readings declared in sampler/fields.h: SM clock, temperature, power,
  * clock event reasons, PCIe link, processes) and files each under the benchmark phase running
- * at that moment, so each figure can be judged against the clock it really ran at and a low
+ * at that moment, summed per GPU and phase by the per-GPU window summary (sampler/summary.h), so
+ * each figure can be judged against the clock it really ran at and a low
  * figure can name its cause (throttling, a narrow link, another process). The GPM activity of
  * each measurement is not the monitor's: it comes from its own window (sampler/window.h).
  */
@@ -20,6 +21,7 @@ typedef struct monitor_gpu_info {
 	char name[96];
 	char bus_id[32];
 	char uuid[96];
+	char serial[32];     /* "" unknown */
 	unsigned max_sm_clock_mhz, max_mem_clock_mhz; /* 0 unknown */
 	unsigned pcie_gen_max, pcie_width_max;
 	double power_limit_w;
@@ -41,6 +43,13 @@ typedef struct monitor_summary {
 /* Initialises NVML and starts sampling every interval_ms. NULL with err filled when NVML is not
  * usable (the benchmarks still run; their figures lack clocks). */
 monitor *monitor_start(int interval_ms, char *err, size_t n);
+/* The same, following Xid events too (NVML's events and the kernel log): diag's monitor, whose
+ * health test counts what appeared during the run. */
+monitor *monitor_start_events(int interval_ms, char *err, size_t n);
+/* A snapshot taken now with the health counters (ECC, retired pages, remapped rows, PCIe replays)
+ * and the Xid events seen so far; the caller frees it. NULL with err when NVML gave nothing. */
+struct snapshot;
+struct snapshot *monitor_health_snapshot(monitor *m, char *err, size_t n);
 void monitor_stop(monitor *m);
 int monitor_gpu_count(const monitor *m);
 const monitor_gpu_info *monitor_gpu(const monitor *m, int nvml_index);

@@ -6,29 +6,10 @@
  */
 #include "bench/ptx.h"
 
+#include "bench/ptx_asm.h"
+#include "bench/ptx_memtest.h"
+
 #include <stddef.h>
-
-/* %rd5 = blockIdx.x * blockDim.x + threadIdx.x, %rd6 = gridDim.x * blockDim.x */
-#define PTX_GRID_STRIDE                                                                                                \
-	"\tmov.u32 %r1, %ctaid.x;\n"                                                                                   \
-	"\tmov.u32 %r2, %ntid.x;\n"                                                                                    \
-	"\tmov.u32 %r3, %tid.x;\n"                                                                                     \
-	"\tmov.u32 %r4, %nctaid.x;\n"                                                                                  \
-	"\tmul.wide.u32 %rd5, %r1, %r2;\n"                                                                             \
-	"\tcvt.u64.u32 %rd9, %r3;\n"                                                                                   \
-	"\tadd.s64 %rd5, %rd5, %rd9;\n"                                                                                \
-	"\tmul.wide.u32 %rd6, %r4, %r2;\n"
-
-/* x = lowbias32(x), t a scratch register (gen.c: gen_hash32) */
-#define PTX_HASH(x, t)                                                                                                 \
-	"\tshr.u32 " t ", " x ", 16;\n"                                                                                \
-	"\txor.b32 " x ", " x ", " t ";\n"                                                                             \
-	"\tmul.lo.u32 " x ", " x ", 0x7feb352d;\n"                                                                     \
-	"\tshr.u32 " t ", " x ", 15;\n"                                                                                \
-	"\txor.b32 " x ", " x ", " t ";\n"                                                                             \
-	"\tmul.lo.u32 " x ", " x ", 0x846ca68b;\n"                                                                     \
-	"\tshr.u32 " t ", " x ", 16;\n"                                                                                \
-	"\txor.b32 " x ", " x ", " t ";\n"
 
 /* The stream kernels' shape (copy, scale, add, triad, read): registers; pointer parameters;
  * the loop four vectors deep (L_LOOP4, exits to L_TAIL) with %rd12 the thread's byte offset;
@@ -39,7 +20,6 @@
 	"\t.reg .b32 %r<5>;\n"                                                                                         \
 	"\t.reg .f32 %f<50>;\n"                                                                                        \
 	"\t.reg .b64 %rd<48>;\n"
-#define PTX_PTR(reg, param) "\tld.param.u64 " reg ", [" param "];\n\tcvta.to.global.u64 " reg ", " reg ";\n"
 #define PTX_LOOP4(L)                                                                                                   \
 	"\tshl.b64 %rd7, %rd6, 4;\n"                                                                                   \
 	"\tshl.b64 %rd8, %rd6, 2;\n"                                                                                   \
@@ -377,7 +357,10 @@ const char ptx_bench_module[] =
 	"\tsetp.lt.u64 %p1, %rd4, %rd1;\n"
 	"\t@%p1 bra SPIN_LOOP;\n"
 	"\tret;\n"
-	"}\n";
+	"}\n"
+	"\n"
+	/* the memory test's fill, check and compare (ptx_memtest.h) */
+	PTX_MEMTEST_KERNELS;
 
 const ptx_kernel ptx_bench_kernels[] = {
 	{"gv_empty", ""},
@@ -393,5 +376,6 @@ const ptx_kernel ptx_bench_kernels[] = {
 	{"gv_fill_b32", "u64 u64 u32 u32 u32"},
 	{"gv_fill_b64", "u64 u64 u32 u32 u32"},
 	{"gv_spin", "u64"},
+	PTX_MEMTEST_TABLE
 	{NULL, NULL},
 };

@@ -17,6 +17,9 @@
  *	gv_fill_i8(p, n, seed)                       random non-zero int8 in [-64, 64]
  *	gv_spin(ns)                                  one thread busy for ns nanoseconds (a guard
  *	                                             ahead of an event-timed region)
+ *	gv_mt_fill(p, n, mode, a, b)                 the memory test's patterns, their check (with
+ *	gv_mt_check(p, n, mode, a, b, err, rw, rev)  moving inversions' rewrite, either direction)
+ *	gv_cmp_b32(x, y, n, err)                     and a buffer compare (ptx_memtest.h)
  */
 #ifndef GPUVET_BENCH_PTX_H
 #define GPUVET_BENCH_PTX_H

@@ -244,9 +244,9 @@ void bench_transfer(bench_ctx *c)
 	watchdog_arm("host-device transfers", bench_limit(c, 60));
 	char verify_text[256];
 	bool verified = verify_roundtrip(c, &b, verify_text, sizeof(verify_text));
-	for (int m = 0; m < 2; m++) {
+	for (int m = 0; m < (c->o->transfer_basic ? 1 : 2); m++) {
 		bool pinned = m == 0;
-		for (int dir = 0; dir < 3; dir++) {
+		for (int dir = 0; dir < (c->o->transfer_basic ? (int)T_BOTH : 3); dir++) {
 			char id[48];
 			snprintf(id, sizeof(id), "transfer.%s_%s", dir_name[dir], modes[m]);
 			double secs[16];

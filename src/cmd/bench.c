@@ -20,51 +20,73 @@
 #include "render/render.h"
 #include "store/history.h"
 
-static const char bench_usage[] =
-	"usage: gpuvet bench [options]\n"
-	"\n"
-	"Measures what training depends on, each figure the median of repeats with its minimum and\n"
-	"maximum, checked for correctness and judged against the hardware's own peak:\n"
-	"  GEMM through cuBLASLt (fp64, fp32, tf32, fp16, bf16, fp8, int8), device memory bandwidth\n"
-	"  (copy, scale, add, triad, read), host<->device copies (pinned, pageable, each way and both),\n"
-	"  kernel launch latency (plain, with synchronize, CUDA graph), GPU to GPU copies and NCCL\n"
-	"  all-reduce, all-gather and reduce-scatter, and the CPU's BLAS as the baseline.\n"
-	"A figure under its expected fraction of peak becomes a finding with the cause NVML saw during\n"
-	"the run (throttling, clocks, link width, other processes). Without a GPU (or a library) the\n"
-	"rest still runs and the output says what could not. Every run is stored in the history.\n"
-	"\n"
-	"what to run\n"
-	"  --torch              model-level training steps through PyTorch instead (see gpuvet tune --help)\n"
-	"  --quick              about 30 s on an H200, the GPM activity evidence included:\n"
-	"                       fewer repeats, smaller buffers\n"
-	"  --only LIST          groups, comma-separated: " BENCH_GROUP_NAMES "(default all)\n"
-	"  --dtypes LIST        GEMM types (default fp64,fp32,tf32,fp16,bf16,fp8,int8)\n"
-	"  --size N             GEMM matrices N x N (default 8192)\n"
-	"  --transfer-mib N     host<->device buffer in MiB (default 1024)\n"
-	"  --device N           the CUDA device for single-GPU benchmarks (default 0)\n"
-	"  --force              run although other processes use the GPU (their work lowers the figures)\n"
-	"\n"
-	"output\n"
-	"  --json               one JSON document (schema gpuvet.bench/1, docs/benchmarks.md)\n"
-	"  --explain            say how each figure is measured and where its peak comes from\n"
-	"  --no-progress        no progress line on stderr (it only shows on a terminal anyway)\n"
-	"\n"
-	"history\n"
-	"  --no-history         do not store this run (also GPUVET_NO_HISTORY=1)\n"
-	"  --db PATH            the history database (default ~/.local/share/gpuvet/history.db)\n"
-	"  --baseline NAME      compare with a named baseline run (gpuvet history baseline set NAME ID)\n"
-	"                       and exit 1 when a figure is worse by more than --threshold\n"
-	"  --threshold PCT      the change that counts as a regression (default 5)\n"
-	"\n"
-	"safety: clocks, power limits and modes are never changed; buffers are sized from free memory;\n"
-	"every benchmark has a time limit (--limit-scale X stretches them on slow machines).\n"
-	"environment: GPUVET_CUBLASLT_LIB, GPUVET_NCCL_LIB, GPUVET_BLAS_LIB load these files instead of\n"
-	"the ones the loader finds; NCCL_NVLS_ENABLE is set to 0 unless already set.\n"
-	"\n"
-	"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
-	"\n"
-	"exit status: 0 no failure, 1 a wrong result, a refusal (busy GPU) or a regression against\n"
-	"--baseline, 2 usage, 3 internal error or a benchmark that hung\n";
+enum { OPT_QUICK = 256, OPT_ONLY, OPT_DTYPES, OPT_SIZE, OPT_TRANSFER, OPT_DEVICE, OPT_FORCE, OPT_JSON, OPT_EXPLAIN,
+       OPT_NO_PROGRESS, OPT_BASELINE, OPT_THRESHOLD, OPT_LIMIT_SCALE, OPT_TORCH };
+
+/* --only's words: the group table, and "all" */
+static const char *group_word(size_t i)
+{
+	return i < BENCH_N_GROUPS ? bench_groups[i].name : i == BENCH_N_GROUPS ? "all" : NULL;
+}
+
+static const char *dtype_word(size_t i)
+{
+	return i < DT_COUNT ? dtype_get((bench_dtype)i)->name : NULL;
+}
+
+static const gv_option bench_options[] = {
+	GV_OPT_GROUP("what to run"),
+	GV_OPT_FLAG("torch", OPT_TORCH, "model-level training steps through PyTorch instead (see gpuvet tune --help)"),
+	GV_OPT_FLAG("quick", OPT_QUICK,
+		    "about 30 s on an H200, the GPM activity evidence included: fewer repeats, smaller buffers"),
+	GV_OPT_WORD_FN("only", OPT_ONLY, "LIST", GV_VAL_LIST, group_word, "groups, comma-separated: {values} (default all)"),
+	GV_OPT_WORD_FN("dtypes", OPT_DTYPES, "LIST", GV_VAL_LIST, dtype_word, "GEMM types (default {values})"),
+	GV_OPT_ARG("size", OPT_SIZE, "N", GV_VAL_NUMBER, "GEMM matrices N x N (default 8192)"),
+	GV_OPT_ARG("transfer-mib", OPT_TRANSFER, "N", GV_VAL_NUMBER, "host<->device buffer in MiB (default 1024)"),
+	GV_OPT_ARG("device", OPT_DEVICE, "N", GV_VAL_NUMBER, "the CUDA device for single-GPU benchmarks (default 0)"),
+	GV_OPT_FLAG("force", OPT_FORCE, "run although other processes use the GPU (their work lowers the figures)"),
+	GV_OPT_ARG("limit-scale", OPT_LIMIT_SCALE, "X", GV_VAL_NUMBER,
+		   "stretch every benchmark's time limit X times (slow machines; default 1)"),
+	GV_OPT_GROUP("output"),
+	GV_OPT_FLAG("json", OPT_JSON, "one JSON document (schema gpuvet.bench/1, docs/benchmarks.md)"),
+	GV_OPT_FLAG("explain", OPT_EXPLAIN, "say how each figure is measured and where its peak comes from"),
+	GV_OPT_FLAG("no-progress", OPT_NO_PROGRESS, "no progress line on stderr (it only shows on a terminal anyway)"),
+	GV_OPT_GROUP("history"),
+	NO_HISTORY_OPTION("do not store this run (also GPUVET_NO_HISTORY=1)"),
+	DB_OPTION,
+	GV_OPT_ARG("baseline", OPT_BASELINE, "NAME", GV_VAL_TEXT,
+		   "compare with a named baseline run (gpuvet history baseline set NAME ID) and exit 1 when a figure is "
+		   "worse by more than --threshold"),
+	GV_OPT_ARG("threshold", OPT_THRESHOLD, "PCT", GV_VAL_NUMBER, "the change that counts as a regression (default 5)"),
+	GV_OPT_HELP,
+	GV_OPT_END,
+};
+
+const gv_command_cli bench_cli = {
+	.name = "bench",
+	.summary = "micro-benchmarks against the hardware's peaks (GEMM, memory, PCIe, launch, NCCL, CPU)",
+	.head = "usage: gpuvet bench [options]\n"
+		"\n"
+		"Measures what training depends on, each figure the median of repeats with its minimum and\n"
+		"maximum, checked for correctness and judged against the hardware's own peak:\n"
+		"  GEMM through cuBLASLt (fp64, fp32, tf32, fp16, bf16, fp8, int8), device memory bandwidth\n"
+		"  (copy, scale, add, triad, read), host<->device copies (pinned, pageable, each way and both),\n"
+		"  kernel launch latency (plain, with synchronize, CUDA graph), GPU to GPU copies and NCCL\n"
+		"  all-reduce, all-gather and reduce-scatter, and the CPU's BLAS as the baseline.\n"
+		"A figure under its expected fraction of peak becomes a finding with the cause NVML saw during\n"
+		"the run (throttling, clocks, link width, other processes). Without a GPU (or a library) the\n"
+		"rest still runs and the output says what could not. Every run is stored in the history.\n"
+		"\n",
+	.opts = bench_options,
+	.tail = "\n"
+		"safety: clocks, power limits and modes are never changed; buffers are sized from free memory;\n"
+		"every benchmark has a time limit (--limit-scale X stretches them on slow machines).\n"
+		"\n"
+		"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
+		"\n"
+		"exit status: 0 no failure, 1 a wrong result, a refusal (busy GPU) or a regression against\n"
+		"--baseline, 2 usage, 3 internal error or a benchmark that hung\n",
+};
 
 static const char src[] = "gpuvet bench";
 
@@ -99,59 +121,6 @@ static bool busy_check(bench_ctx *c, bool force)
 	}
 	sb_free(&who);
 	return !busy || force;
-}
-
-static void open_gpus(bench_ctx *c)
-{
-	gpu_session *s = xcalloc(1, sizeof(*s));
-	if (!gpu_open(s)) {
-		str_copy(c->gpu_error, sizeof(c->gpu_error), s->error);
-		facts_put_state(c->r->facts, FACT_ERROR, "cuInit", s->error, FK_BENCH_GPU_STATUS);
-		report_note(c->r, "GPU benchmarks: %s", s->error);
-		gpu_close(s);
-		free(s);
-		return;
-	}
-	c->gpu = s;
-	facts_put_str(c->r->facts, src, "ok", FK_BENCH_GPU_STATUS);
-	facts_put_int(c->r->facts, src, s->count, FK_BENCH_GPU_COUNT);
-	if (s->driver_version > 0)
-		facts_put_int(c->r->facts, "cuDriverGetVersion", s->driver_version, FK_BENCH_CUDA_DRIVER_VERSION);
-	char err[512];
-	c->mon = monitor_start(100, err, sizeof(err));
-	if (!c->mon) {
-		facts_put_state(c->r->facts, FACT_ERROR, "nvmlInit", err, FK_BENCH_MONITOR_STATUS);
-		report_note(c->r, "NVML: %s: figures are judged at the boost clock, without throttling or link data", err);
-	} else {
-		facts_put_str(c->r->facts, src, "ok", FK_BENCH_MONITOR_STATUS);
-	}
-	for (int i = 0; i < s->count; i++) {
-		gpu_dev *d = &s->dev[i];
-		d->nvml_index = monitor_find_bus(c->mon, d->bus_id);
-		facts_put_str(c->r->facts, "cuDeviceGetName", d->name, FK_BENCH_GPU_NAME(d), i);
-		char cc[16];
-		snprintf(cc, sizeof(cc), "%d.%d", d->cc_major, d->cc_minor);
-		facts_put_str(c->r->facts, "cuDeviceGetAttribute", cc, FK_BENCH_GPU_CC(d), i);
-		facts_put_int(c->r->facts, "cuDeviceGetAttribute", d->sms, FK_BENCH_GPU_SMS(d), i);
-		if (d->bus_id[0])
-			facts_put_str(c->r->facts, "cuDeviceGetPCIBusId", d->bus_id, FK_BENCH_GPU_PCI_BUS_ID(d), i);
-		if (d->nvml_index >= 0)
-			facts_put_int(c->r->facts, src, d->nvml_index, FK_BENCH_GPU_NVML_INDEX(d), i);
-	}
-}
-
-static void close_gpus(bench_ctx *c)
-{
-	bench_gemm_cleanup(c);
-	bench_window_close(c);
-	if (c->mon) {
-		monitor_facts(c->mon, c->r->facts);
-	}
-	if (c->gpu) {
-		gpu_close(c->gpu);
-		free(c->gpu);
-		c->gpu = NULL;
-	}
 }
 
 static void cpu_model(char *buf, size_t n)
@@ -295,11 +264,13 @@ static int compare_baseline(const char *db, const char *name, long long id, doub
 		printf("Against baseline %s (run %lld): %zu regression%s beyond %.0f%%\n", name, base_id, nreg,
 		       nreg == 1 ? "" : "s", threshold);
 	for (size_t i = 0; i < n; i++) {
+		char spread[32];
 		if (!v[i].regression)
 			continue;
 		if (!quiet)
-			printf("  %-32s %10.4g -> %-10.4g %s (%+.1f%%)\n", v[i].name, v[i].a, v[i].b, v[i].unit ? v[i].unit : "",
-			       v[i].pct);
+			printf("  %-32s %10.4g -> %-10.4g %s (%+.1f%%, spread %s)\n", v[i].name, v[i].a, v[i].b,
+			       v[i].unit ? v[i].unit : "", v[i].pct,
+			       isfinite(v[i].spread_pct) ? (snprintf(spread, sizeof(spread), "%.1f%%", v[i].spread_pct), spread) : "unknown");
 		if (arr) {
 			cJSON *o = cJSON_CreateObject();
 			cJSON_AddStringToObject(o, "name", v[i].name);
@@ -307,6 +278,8 @@ static int compare_baseline(const char *db, const char *name, long long id, doub
 			cJSON_AddNumberToObject(o, "now", v[i].b);
 			if (isfinite(v[i].pct))
 				cJSON_AddNumberToObject(o, "change_pct", v[i].pct);
+			if (isfinite(v[i].spread_pct))
+				cJSON_AddNumberToObject(o, "spread_pct", v[i].spread_pct);
 			cJSON_AddItemToArray(arr, o);
 		}
 	}
@@ -324,27 +297,10 @@ int cmd_bench(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--torch") == 0)
 			return cmd_bench_torch(argc, argv);
-	enum { OPT_QUICK = 256, OPT_ONLY, OPT_DTYPES, OPT_SIZE, OPT_TRANSFER, OPT_DEVICE, OPT_FORCE, OPT_JSON,
-	       OPT_EXPLAIN, OPT_NO_PROGRESS, OPT_NO_HISTORY, OPT_DB, OPT_BASELINE, OPT_THRESHOLD, OPT_LIMIT_SCALE };
-	static const struct option longopts[] = {
-		{"quick", no_argument, NULL, OPT_QUICK},
-		{"only", required_argument, NULL, OPT_ONLY},
-		{"dtypes", required_argument, NULL, OPT_DTYPES},
-		{"size", required_argument, NULL, OPT_SIZE},
-		{"transfer-mib", required_argument, NULL, OPT_TRANSFER},
-		{"device", required_argument, NULL, OPT_DEVICE},
-		{"force", no_argument, NULL, OPT_FORCE},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"explain", no_argument, NULL, OPT_EXPLAIN},
-		{"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-		{"no-history", no_argument, NULL, OPT_NO_HISTORY},
-		{"db", required_argument, NULL, OPT_DB},
-		{"baseline", required_argument, NULL, OPT_BASELINE},
-		{"threshold", required_argument, NULL, OPT_THRESHOLD},
-		{"limit-scale", required_argument, NULL, OPT_LIMIT_SCALE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	const char *bench_usage = gv_usage(&bench_cli);
+	struct option longopts[GV_OPTIONS_MAX + 1];
+	char shortopts[3 * GV_OPTIONS_MAX + 4];
+	gv_getopt_arrays(&bench_cli, longopts, shortopts);
 	bench_opts o;
 	memset(&o, 0, sizeof(o));
 	o.size = 8192;
@@ -359,15 +315,18 @@ int cmd_bench(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		long v;
 		double d;
 		const char *bad = NULL;
 		switch (c) {
 		case OPT_QUICK: o.quick = true; break;
 		case OPT_ONLY:
-			if (!bench_parse_groups(optarg, &o.groups, &bad))
-				return usage_error(NULL, "--only: unknown group '%s' (%s)", bad, BENCH_GROUP_NAMES "or all");
+			if (!bench_parse_groups(optarg, &o.groups, &bad)) {
+				char words[256];
+				return usage_error(NULL, "--only: unknown group '%s' (%s)", bad,
+						   gv_option_words_text(gv_option_by_id(&bench_cli, OPT_ONLY), ", ", words, sizeof(words)));
+			}
 			break;
 		case OPT_DTYPES: {
 			strlist parts = {0};
@@ -406,8 +365,8 @@ int cmd_bench(int argc, char **argv)
 		case OPT_JSON: json = true; break;
 		case OPT_EXPLAIN: explain = true; break;
 		case OPT_NO_PROGRESS: no_progress = true; break;
-		case OPT_NO_HISTORY: no_history = true; break;
-		case OPT_DB: db = optarg; break;
+		case OPT_HIST_NO: no_history = true; break;
+		case OPT_HIST_DB: db = optarg; break;
 		case OPT_BASELINE: baseline = optarg; break;
 		case OPT_THRESHOLD:
 			if (!parse_double_opt("--threshold", optarg, 0, 1000, &d))
@@ -444,22 +403,22 @@ int cmd_bench(int argc, char **argv)
 	watchdog_start();
 
 	if (o.groups & bench_gpu_groups()) {
-		open_gpus(&ctx);
+		bench_open_gpus(&ctx, false);
 		if (ctx.gpu && o.device >= ctx.gpu->count) {
 			int n = ctx.gpu->count;
-			close_gpus(&ctx);
+			bench_close_gpus(&ctx);
 			monitor_stop(ctx.mon);
 			report_free(&r);
 			return usage_error(NULL, "--device %d: this machine has %d CUDA device%s", o.device, n, n == 1 ? "" : "s");
 		}
 		if (ctx.gpu && !busy_check(&ctx, o.force))
-			close_gpus(&ctx);
+			bench_close_gpus(&ctx);
 	}
 	/* in the table's order (bench.h: launch first); the report shows its sections in its own */
 	bench_run_groups(&ctx);
 	bench_speedups(&ctx);
 	bench_progress_done(&ctx);
-	close_gpus(&ctx);
+	bench_close_gpus(&ctx);
 	monitor *mon = ctx.mon;
 	r.seconds = now_seconds() - t0;
 	facts_put_real(r.facts, src, r.seconds, FK_BENCH_SECONDS);

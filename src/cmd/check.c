@@ -1,6 +1,7 @@
 /* gpuvet check: run the probes, apply the rules, render the findings. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "cmd/history_record.h"
 #include "cmd/nvlink_history.h"
+#include "core/atomicfile.h"
 #include "core/factkeys.h"
 #include "core/sysroot.h"
 #include "diagnose/diagnose.h"
@@ -16,45 +18,50 @@
 #include "rules/policy.h"
 #include "rules/rules.h"
 
-static const char check_usage[] =
-	"usage: gpuvet check [options]\n"
-	"\n"
-	"Diagnoses every layer of the GPU stack: hardware and kernel driver, device nodes, driver\n"
-	"libraries, CUDA toolkits, the dynamic loader, environment variables, containers, Python and\n"
-	"PyTorch. Each problem is a finding with its evidence and the exact fix.\n"
-	"\n"
-	"output\n"
-	"  --json               one JSON document (schema gpuvet.check/1, see docs/json.md)\n"
-	"  --junit FILE         also write a JUnit XML report: one test case per rule and per\n"
-	"                       --require (docs/json.md); - for stdout\n"
-	"  -v, --verbose        list every fact collected and the rules skipped\n"
-	"  --list-rules         list the rules (finding ids) and exit\n"
-	"\n"
-	"policy (for CI)\n"
-	"  --strict             warnings fail too (exit 1)\n"
-	"  --require EXPR       fail unless EXPR holds; repeatable. EXPR is KEY OP VALUE over facts\n"
-	"                       (nvml.device_count>=8, nvml.driver_version>=550.54), OP one of\n"
-	"                       == != >= <= > <, versions compared part by part (12.10 > 12.4); a fact\n"
-	"                       KEY that must be true; or !ID for a finding id (or prefix ending in .)\n"
-	"                       that must not appear. A malformed EXPR is a usage error (exit 2)\n"
-	"\n"
-	"probing\n"
-	"  --fast               NVML and files only: no cuInit, no Python (about 0.1 s)\n"
-	"  --no-python          skip the live Python/PyTorch probe\n"
-	"  --python PATH        the interpreter to examine (default: the active venv/conda, then PATH)\n"
-	"  --python-timeout S   seconds the Python probe may take (default 20)\n"
-	"  --facts FILE         judge facts recorded earlier (a check --json document) instead of probing\n"
-	"  --memory-headroom MIB  warn (gpu.memory-held) when other processes leave less than MIB free\n"
-	"                       on a GPU (default: warn above 90 % of its memory held)\n"
-	"\n"
-	"history (see gpuvet history --help)\n"
-	"  --no-history         do not store this run (also GPUVET_NO_HISTORY=1); --facts runs are never stored\n"
-	"  --db PATH            the history database (default ~/.local/share/gpuvet/history.db)\n"
-	"\n"
-	"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
-	"\n"
-	"exit status: 0 no failure, 1 a fail finding (or a warning with --strict), 2 usage, 3 internal\n";
+enum { OPT_JUNIT = 256, OPT_STRICT, OPT_REQUIRE, OPT_LIST, OPT_JSON, OPT_HEADROOM };
 
+static const gv_option check_options[] = {
+	GV_OPT_GROUP("output"),
+	GV_OPT_FLAG("json", OPT_JSON, "one JSON document (schema gpuvet.check/1, see docs/json.md)"),
+	GV_OPT_ARG("junit", OPT_JUNIT, "FILE", GV_VAL_FILE,
+		   "also write a JUnit XML report: one test case per rule and per --require (docs/json.md); - for stdout"),
+	GV_OPT_FLAG("verbose", 'v', "list every fact collected and the rules skipped"),
+	GV_OPT_FLAG("list-rules", OPT_LIST, "list the rules (finding ids) and exit"),
+	GV_OPT_GROUP("policy (for CI)"),
+	GV_OPT_FLAG("strict", OPT_STRICT, "warnings fail too (exit 1)"),
+	GV_OPT_ARG("require", OPT_REQUIRE, "EXPR", GV_VAL_FINDING,
+		   "fail unless EXPR holds; repeatable. EXPR is KEY OP VALUE over facts (nvml.device_count>=8, "
+		   "nvml.driver_version>=550.54), OP one of == != >= <= > <, versions compared part by part (12.10 > 12.4); "
+		   "a fact KEY that must be true; or !ID for a finding id (or prefix ending in .) that must not appear. "
+		   "A malformed EXPR is a usage error (exit 2)"),
+	GV_OPT_GROUP("probing"),
+	PROBE_OPTIONS,
+	FACTS_OPTION("judge facts recorded earlier (a check --json document) instead of probing"),
+	GV_OPT_ARG("memory-headroom", OPT_HEADROOM, "MIB", GV_VAL_NUMBER,
+		   "warn (gpu.memory-held) when other processes leave less than MIB free on a GPU (default: warn above 90 % "
+		   "of its memory held)"),
+	GV_OPT_GROUP("history (see gpuvet history --help)"),
+	NO_HISTORY_OPTION("do not store this run (also GPUVET_NO_HISTORY=1); --facts runs are never stored"),
+	DB_OPTION,
+	GV_OPT_HELP,
+	GV_OPT_END,
+};
+
+const gv_command_cli check_cli = {
+	.name = "check",
+	.summary = "diagnose every layer of the GPU stack, with the fix for each problem",
+	.head = "usage: gpuvet check [options]\n"
+		"\n"
+		"Diagnoses every layer of the GPU stack: hardware and kernel driver, device nodes, driver\n"
+		"libraries, CUDA toolkits, the dynamic loader, environment variables, containers, Python and\n"
+		"PyTorch. Each problem is a finding with its evidence and the exact fix.\n"
+		"\n",
+	.opts = check_options,
+	.tail = "\n"
+		"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
+		"\n"
+		"exit status: 0 no failure, 1 a fail finding (or a warning with --strict), 2 usage, 3 internal\n",
+};
 
 /* Keeps the run in the history; a failure is only a warning, never the exit code. */
 static void record_check(const char *db, const facts *f, const findings *fs, int argc, char **argv)
@@ -74,31 +81,19 @@ static void list_rules(void)
 
 int cmd_check(int argc, char **argv)
 {
-	enum { OPT_JUNIT = 256, OPT_STRICT, OPT_REQUIRE, OPT_LIST, OPT_JSON, OPT_NO_HISTORY, OPT_DB, OPT_HEADROOM };
-	static const struct option longopts[] = {
-		{"json", no_argument, NULL, OPT_JSON},
-		{"junit", required_argument, NULL, OPT_JUNIT},
-		{"verbose", no_argument, NULL, 'v'},
-		{"strict", no_argument, NULL, OPT_STRICT},
-		{"require", required_argument, NULL, OPT_REQUIRE},
-		PROBE_LONGOPTS,
-		FACTS_LONGOPT,
-		{"memory-headroom", required_argument, NULL, OPT_HEADROOM},
-		{"list-rules", no_argument, NULL, OPT_LIST},
-		{"no-history", no_argument, NULL, OPT_NO_HISTORY},
-		{"db", required_argument, NULL, OPT_DB},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	const char *check_usage = gv_usage(&check_cli);
+	struct option longopts[GV_OPTIONS_MAX + 1];
+	char shortopts[3 * GV_OPTIONS_MAX + 4];
+	gv_getopt_arrays(&check_cli, longopts, shortopts);
 	bool json = false, verbose = false, strict = false, no_history = false;
 	const char *junit = NULL, *facts_file = NULL, *db = NULL;
 	strlist requires = {0};
 	long headroom_mib = -1;
-	probe_opts po = {false, false, NULL, 20000};
+	probe_opts po = {.python_timeout_ms = 20000};
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		int taken = probe_option(c, optarg, &po, &facts_file);
 		if (taken) {
 			if (taken < 0) {
@@ -129,8 +124,8 @@ int cmd_check(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		case OPT_NO_HISTORY: no_history = true; break;
-		case OPT_DB: db = optarg; break;
+		case OPT_HIST_NO: no_history = true; break;
+		case OPT_HIST_DB: db = optarg; break;
 		case OPT_LIST: list_rules(); sl_free(&requires); return EXIT_OK;
 		case 'h': fputs(check_usage, stdout); sl_free(&requires); return EXIT_OK;
 		case ':': sl_free(&requires); return usage_error(check_usage, "option %s needs a value", argv[optind - 1]);
@@ -173,14 +168,15 @@ int cmd_check(int argc, char **argv)
 
 	int rc = EXIT_OK;
 	if (junit) {
-		FILE *jf = strcmp(junit, "-") == 0 ? stdout : fopen(junit, "w");
-		if (!jf) {
-			gv_error("cannot write JUnit report %s: %m", junit);
-			rc = EXIT_INTERNAL;
+		if (strcmp(junit, "-") == 0) {
+			render_check_junit(stdout, &fs, &requires, &ro);
 		} else {
-			render_check_junit(jf, &fs, &requires, &ro);
-			if (jf != stdout && fclose(jf) != 0) {
-				gv_error("cannot write JUnit report %s: %m", junit);
+			char err[PATH_MAX + 256];
+			atomic_file *a = atomic_file_open(junit, 0666, err, sizeof(err));
+			if (a)
+				render_check_junit(atomic_file_stream(a), &fs, &requires, &ro);
+			if (!a || !atomic_file_commit(a, err, sizeof(err))) {
+				gv_error("JUnit report: %s", err); /* "cannot write FILE: why" */
 				rc = EXIT_INTERNAL;
 			}
 		}

@@ -19,42 +19,57 @@
 #include "toolkit/libscan.h"
 #include "toolkit/toolkits.h"
 
-static const char env_usage[] =
-	"usage: gpuvet env [--json]\n"
-	"       gpuvet env use VERSION|DIR [--json]\n"
-	"       gpuvet env --scan [DIR...] [--max-depth N] [--max-entries N] [--time-limit S] [--json]\n"
-	"\n"
-	"The CUDA installs on this machine (/usr/local/cuda-*, /opt/cuda*, the NVIDIA HPC SDK, conda\n"
-	"environments), each with its version, and which one PATH's nvcc, CUDA_HOME and the\n"
-	"/usr/local/cuda link point to. gpuvet only prints: it never edits files or links.\n"
-	"\n"
-	"  use VERSION|DIR  print the export lines (PATH, LD_LIBRARY_PATH without other CUDA\n"
-	"                   installs' entries, CUDA_HOME) that switch this shell to one install:\n"
-	"                       eval \"$(gpuvet env use 12.4)\"\n"
-	"                   VERSION is X.Y (or X.Y.Z, or just X when only one install matches);\n"
-	"                   put the same line in ~/.bashrc to keep it\n"
-	"  --scan [DIR...]  look through DIR (default /usr, /opt, /home, /root, /srv and HOME;\n"
-	"                   / for the whole disk) for copies of the CUDA libraries\n"
-	"                   (cudart, cuBLAS, cuDNN, NCCL, nvrtc, nvJitLink, cuSPARSE, libcuda,\n"
-	"                   NVML) and say which are in use: in a toolkit, on the loader's search\n"
-	"                   path, in a Python environment; the rest are leftovers to review.\n"
-	"                   Skips /proc, /sys, /dev, /run, container storage and network file\n"
-	"                   systems; does not follow symlinked directories\n"
-	"  --max-depth N    directory levels below each DIR (default 16)\n"
-	"  --max-entries N  directory entries to read in all (default 2000000)\n"
-	"  --time-limit S   seconds the scan may take (default 30)\n"
-	"  --json           JSON instead of text (schemas gpuvet.env/1, gpuvet.env.use/1,\n"
-	"                   gpuvet.env.scan/1)\n"
-	"\n"
-	"examples\n"
-	"  gpuvet env                       what is installed, and what is in use\n"
-	"  eval \"$(gpuvet env use 12.4)\"    switch this shell to CUDA 12.4\n"
-	"  gpuvet env --scan /opt /home     find stray cuDNN and CUDA copies there\n"
-	"\n"
-	"common options: --root DIR, --color WHEN (see gpuvet --help)\n"
-	"\n"
-	"exit status: 0 done, 2 usage (an unknown version: the installed ones are listed; an install\n"
-	"or PATH entry whose path no shell quoting makes safe), 3 internal\n";
+enum { OPT_JSON = 256, OPT_SCAN, OPT_DEPTH, OPT_ENTRIES, OPT_TIME };
+
+static const gv_subcommand env_subs[] = {
+	{"use", "VERSION|DIR",
+	 "print the export lines (PATH, LD_LIBRARY_PATH without other CUDA installs' entries, CUDA_HOME) that switch "
+	 "this shell to one install:\n    eval \"$(gpuvet env use 12.4)\"\nVERSION is X.Y (or X.Y.Z, or just X when only "
+	 "one install matches); put the same line in ~/.bashrc to keep it",
+	 GV_VAL_DIR, NULL},
+	{NULL, NULL, NULL, GV_VAL_NONE, NULL},
+};
+
+static const gv_option env_options[] = {
+	{"scan", OPT_SCAN, "[DIR...]", GV_VAL_DIR, NULL, NULL,
+	 "look through DIR (default /usr, /opt, /home, /root, /srv and HOME; / for the whole disk) for copies of the "
+	 "CUDA libraries (cudart, cuBLAS, cuDNN, NCCL, nvrtc, nvJitLink, cuSPARSE, libcuda, NVML) and say which are in "
+	 "use: in a toolkit, on the loader's search path, in a Python environment; the rest are leftovers to review. "
+	 "Skips /proc, /sys, /dev, /run, container storage and network file systems; does not follow symlinked "
+	 "directories",
+	 GV_OPT_OPERANDS},
+	GV_OPT_ARG("max-depth", OPT_DEPTH, "N", GV_VAL_NUMBER, "directory levels below each DIR (default 16)"),
+	GV_OPT_ARG("max-entries", OPT_ENTRIES, "N", GV_VAL_NUMBER, "directory entries to read in all (default 2000000)"),
+	GV_OPT_ARG("time-limit", OPT_TIME, "S", GV_VAL_NUMBER, "seconds the scan may take (default 30)"),
+	GV_OPT_FLAG("json", OPT_JSON, "JSON instead of text (schemas gpuvet.env/1, gpuvet.env.use/1, gpuvet.env.scan/1)"),
+	GV_OPT_HELP,
+	GV_OPT_END,
+};
+
+const gv_command_cli env_cli = {
+	.name = "env",
+	.summary = "the CUDA installs on this machine; `env use X.Y` prints the lines to switch",
+	.head = "usage: gpuvet env [--json]\n"
+		"       gpuvet env use VERSION|DIR [--json]\n"
+		"       gpuvet env --scan [DIR...] [--max-depth N] [--max-entries N] [--time-limit S] [--json]\n"
+		"\n"
+		"The CUDA installs on this machine (/usr/local/cuda-*, /opt/cuda*, the NVIDIA HPC SDK, conda\n"
+		"environments), each with its version, and which one PATH's nvcc, CUDA_HOME and the\n"
+		"/usr/local/cuda link point to. gpuvet only prints: it never edits files or links.\n"
+		"\n",
+	.subs = env_subs,
+	.opts = env_options,
+	.tail = "\n"
+		"examples\n"
+		"  gpuvet env                       what is installed, and what is in use\n"
+		"  eval \"$(gpuvet env use 12.4)\"    switch this shell to CUDA 12.4\n"
+		"  gpuvet env --scan /opt /home     find stray cuDNN and CUDA copies there\n"
+		"\n"
+		"common options: --root DIR, --color WHEN (see gpuvet --help)\n"
+		"\n"
+		"exit status: 0 done, 2 usage (an unknown version: the installed ones are listed; an install\n"
+		"or PATH entry whose path no shell quoting makes safe), 3 internal\n",
+};
 
 /* ---- helpers ---- */
 
@@ -338,7 +353,7 @@ static int env_use(const char *want, bool json)
 		int a;
 		if (version_parse(want, &a, NULL, NULL) < 1 || want[strspn(want, "0123456789.")] != '\0') {
 			cuda_env_free(&e);
-			return usage_error(env_usage, "env use: '%s' is not a version (X.Y) or a directory", want);
+			return usage_error(gv_usage(&env_cli), "env use: '%s' is not a version (X.Y) or a directory", want);
 		}
 		/* several installs of the same X.Y (or of the same X when only X is given): ambiguous */
 		strlist mms = {0};
@@ -648,23 +663,17 @@ static int env_scan(const strlist *dirs, libscan_opts *so, bool json)
 
 int cmd_env(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_SCAN, OPT_DEPTH, OPT_ENTRIES, OPT_TIME };
-	static const struct option longopts[] = {
-		{"json", no_argument, NULL, OPT_JSON},
-		{"scan", no_argument, NULL, OPT_SCAN},
-		{"max-depth", required_argument, NULL, OPT_DEPTH},
-		{"max-entries", required_argument, NULL, OPT_ENTRIES},
-		{"time-limit", required_argument, NULL, OPT_TIME},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	const char *env_usage = gv_usage(&env_cli);
+	struct option longopts[GV_OPTIONS_MAX + 1];
+	char shortopts[3 * GV_OPTIONS_MAX + 4];
+	gv_getopt_arrays(&env_cli, longopts, shortopts);
 	bool json = false, scan = false;
 	libscan_opts so;
 	libscan_defaults(&so);
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		long v;
 		double d;
 		switch (c) {
@@ -706,7 +715,7 @@ int cmd_env(int argc, char **argv)
 		sl_free(&dirs);
 		return rc;
 	}
-	if (optind < argc && strcmp(argv[optind], "use") == 0) {
+	if (optind < argc && strcmp(argv[optind], env_subs[0].name) == 0) {
 		if (optind + 1 >= argc)
 			return usage_error(env_usage, "env use: which install? give a version (12.4) or a directory");
 		if (optind + 2 < argc)

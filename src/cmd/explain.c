@@ -15,37 +15,47 @@
 #include "render/render.h"
 #include "rules/rules.h"
 
-static const char explain_usage[] =
-	"usage: gpuvet explain [options] TEXT...\n"
-	"       gpuvet explain [options] -            (the text on standard input: a log, a traceback)\n"
-	"       gpuvet explain [options] --file LOG\n"
-	"\n"
-	"Finds every known error signature in the text (data/errors.csv: CUDA, PyTorch, cuDNN, cuBLAS,\n"
-	"NCCL, NVML, nvidia-smi, the loader, pip/conda, Xid lines), runs the probes that decide between\n"
-	"each signature's candidate causes, and prints the cause that holds here with its evidence and\n"
-	"fix, and the causes ruled out. When no candidate holds, or nothing is recognised, the whole\n"
-	"check runs. ANSI colours, line wraps, traceback framing and repeated lines are tolerated.\n"
-	"\n"
-	"  --file FILE          read the text from FILE (- for standard input)\n"
-	"  --json               one JSON document (schema gpuvet.explain/1, see docs/explain.md)\n"
-	"  --list               list the error signatures and exit\n"
-	"  -v, --verbose        also list the facts collected\n"
-	"\n"
-	"probing, as for check (by default the live Python probe runs only when a cause needs it)\n"
-	"  --fast               NVML and files only: no cuInit, no Python\n"
-	"  --no-python          skip the live Python/PyTorch probe\n"
-	"  --python PATH        the interpreter to examine\n"
-	"  --python-timeout S   seconds the Python probe may take (default 20)\n"
-	"  --facts FILE         judge facts recorded earlier (a check --json document) instead of probing\n"
-	"\n"
-	"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
-	"\n"
-	"exit status: as check's: 0 no failure, 1 a fail finding, 2 usage, 3 internal\n";
+enum { OPT_FILE = 256, OPT_JSON, OPT_LIST };
+
+static const gv_option explain_options[] = {
+	GV_OPT_ARG("file", OPT_FILE, "FILE", GV_VAL_FILE, "read the text from FILE (- for standard input)"),
+	GV_OPT_FLAG("json", OPT_JSON, "one JSON document (schema gpuvet.explain/1, see docs/explain.md)"),
+	GV_OPT_FLAG("list", OPT_LIST, "list the error signatures and exit (with --json: the whole catalogue)"),
+	GV_OPT_FLAG("verbose", 'v', "also list the facts collected"),
+	GV_OPT_GROUP("probing, as for check (by default the live Python probe runs only when a cause needs it)"),
+	PROBE_OPTIONS,
+	FACTS_OPTION("judge facts recorded earlier (a check --json document) instead of probing"),
+	GV_OPT_HELP,
+	GV_OPT_END,
+};
+
+const gv_command_cli explain_cli = {
+	.name = "explain",
+	.summary = "from an error message or a log to its cause on this machine",
+	.head = "usage: gpuvet explain [options] TEXT...\n"
+		"       gpuvet explain [options] -            (the text on standard input: a log, a traceback)\n"
+		"       gpuvet explain [options] --file LOG\n"
+		"\n"
+		"Finds every known error signature in the text (data/errors.csv, the CUDA and NVML codes of\n"
+		"data/error_codes.csv, the Xids of data/xid.csv: CUDA, PyTorch, NCCL, NVML, containers, builds,\n"
+		"the libraries around them), runs the probes that decide between\n"
+		"each signature's candidate causes, and prints the cause that holds here with its evidence and\n"
+		"fix, and the causes ruled out. When no candidate holds, or nothing is recognised, the whole\n"
+		"check runs. ANSI colours, line wraps, traceback framing and repeated lines are tolerated.\n"
+		"\n",
+	.opts = explain_options,
+	.tail = "\n"
+		"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
+		"\n"
+		"exit status: as check's: 0 no failure, 1 a fail finding, 2 usage, 3 internal\n",
+	.operands = GV_VAL_TEXT,
+	.getopt_prefix = "+",
+};
 
 sig_catalogue *explain_catalogue(void)
 {
 	char *err = NULL;
-	sig_catalogue *c = sig_catalogue_new(kb_table(kb_global(), "errors"), &err);
+	sig_catalogue *c = sig_catalogue_new(kb_global(), &err);
 	if (!c) {
 		gv_error("error catalogue: %s", err);
 		free(err);
@@ -110,7 +120,10 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 		facts *f2 = facts_new();
 		findings fs2;
 		findings_init(&fs2);
-		diagnose_opts full = {.probes = &o->po};
+		probe_opts full_po = o->po;
+		if (!full_po.driver_hung && probes_driver_hung(f))
+			full_po.driver_hung = f; /* it hung a moment ago: not waited for twice */
+		diagnose_opts full = {.probes = &full_po};
 		diagnose(f2, &full, &fs2);
 		/* the verdicts point into fs: decide again on the full facts */
 		for (size_t i = 0; i < nhits; i++) {
@@ -142,6 +155,14 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 			cJSON_AddStringToObject(e, "source", s->source);
 			cJSON_AddNumberToObject(e, "line", (double)hits[i].line);
 			cJSON_AddNumberToObject(e, "count", (double)hits[i].count);
+			if (s->code >= 0) {
+				cJSON_AddStringToObject(e, "api", s->api);
+				cJSON_AddNumberToObject(e, "code", (double)s->code);
+			}
+			cJSON *ranks = cJSON_AddArrayToObject(e, "ranks");
+			for (int r = 0; r < SIG_RANKS; r++)
+				if (hits[i].ranks[r / 8] & (1u << (r % 8)))
+					cJSON_AddItemToArray(ranks, cJSON_CreateNumber(r));
 			cJSON_AddStringToObject(e, "text", hits[i].excerpt);
 			cJSON *holds = cJSON_AddArrayToObject(e, "holds");
 			cJSON *causes = cJSON_AddArrayToObject(e, "causes");
@@ -172,11 +193,20 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 		else
 			fprintf(out, "gpuvet %s: %zu error%s recognised%s\n", o->command, nhits, nhits == 1 ? "" : "s",
 				nhits > 1 ? ", in the order they appear" : "");
+		/* a cause explained for an earlier error is named again, not printed again: many ranks or
+		 * many signatures that one fault produced read as one explanation */
+		strlist printed = {0};
 		for (size_t i = 0; i < nhits; i++) {
 			const signature *s = sig_at(c, hits[i].sig);
-			char times[48] = "";
+			char times[160] = "", rk[96];
+			size_t tl = 0;
 			if (hits[i].count > 1)
-				snprintf(times, sizeof(times), ", %lu times", hits[i].count);
+				tl += (size_t)snprintf(times + tl, sizeof(times) - tl, ", on %lu lines", hits[i].count);
+			if (hits[i].nranks > 1)
+				snprintf(times + tl, sizeof(times) - tl, ", by %lu ranks (%s)", hits[i].nranks,
+					 sig_hit_ranks(&hits[i], rk, sizeof(rk)));
+			else if (hits[i].nranks == 1)
+				snprintf(times + tl, sizeof(times) - tl, ", by rank %s", sig_hit_ranks(&hits[i], rk, sizeof(rk)));
 			fprintf(out, "\n%s%zu. %s%s  %s[%s; %s, line %lu%s]%s\n", col_bold(on), i + 1, s->title, col_reset(on),
 				col_dim(on), s->id, s->library, hits[i].line, times, col_reset(on));
 			fprintf(out, "   \"%s\"\n", hits[i].excerpt);
@@ -186,7 +216,17 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 			for (size_t k = 0; k < s->ncauses; k++)
 				if (cv[i][k].state == CAUSE_HOLDS) {
 					fprintf(out, "   %s%s:%s ", col_fail(on), held ? "also holds" : "the cause here", col_reset(on));
-					print_finding(out, cv[i][k].finding, on, "     ");
+					size_t before = 0;
+					for (size_t j = 0; j < printed.n && !before; j++)
+						if (strcmp(printed.v[j] + 4, cv[i][k].id) == 0)
+							before = (size_t)atoi(printed.v[j]);
+					if (before)
+						fprintf(out, "%s%s%s %s[%s]%s, as for error %zu above\n", col_bold(on),
+							cv[i][k].finding->title, col_reset(on), col_dim(on), cv[i][k].id, col_reset(on), before);
+					else
+						print_finding(out, cv[i][k].finding, on, "     ");
+					if (!before)
+						sl_pushf(&printed, "%03zu %s", i + 1, cv[i][k].id);
 					held = true;
 				}
 			if (!held)
@@ -212,6 +252,7 @@ int explain_report(const sig_catalogue *c, const sig_hit *hits, size_t nhits, un
 				}
 			fprintf(out, "   %ssource: %s%s\n", col_dim(on), s->source, col_reset(on));
 		}
+		sl_free(&printed);
 		if (fallback) {
 			fprintf(out, "\n%s%s%s\n\n", col_bold(on),
 				nhits ? (reran ? "no candidate cause holds: the whole check" : "no candidate cause holds: the check")
@@ -250,35 +291,64 @@ static bool feed_file(sig_scan *s, const char *path)
 	return ok;
 }
 
-static void list_signatures(const sig_catalogue *c)
+static void list_signatures(const sig_catalogue *c, bool json)
 {
+	if (!json) {
+		for (size_t i = 0; i < sig_count(c); i++) {
+			const signature *s = sig_at(c, i);
+			printf("%-34s %-14s %s\n", s->id, s->library, s->title);
+		}
+		return;
+	}
+	/* the whole catalogue, generated signatures included: docs/explain.md and the tests read it */
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "schema", "gpuvet.explain-catalogue/1");
+	cJSON *arr = cJSON_AddArrayToObject(doc, "signatures");
 	for (size_t i = 0; i < sig_count(c); i++) {
 		const signature *s = sig_at(c, i);
-		printf("%-34s %-14s %s\n", s->id, s->library, s->title);
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "id", s->id);
+		cJSON_AddStringToObject(e, "table", s->table);
+		cJSON_AddStringToObject(e, "library", s->library);
+		cJSON_AddStringToObject(e, "versions", s->versions);
+		cJSON_AddStringToObject(e, "title", s->title);
+		cJSON_AddStringToObject(e, "pattern", s->pattern);
+		cJSON *causes = cJSON_AddArrayToObject(e, "causes");
+		for (size_t k = 0; k < s->ncauses; k++)
+			cJSON_AddItemToArray(causes, cJSON_CreateString(s->causes[k]));
+		cJSON_AddStringToObject(e, "advice", s->advice);
+		cJSON_AddStringToObject(e, "example", s->example);
+		cJSON_AddStringToObject(e, "source", s->source);
+		if (s->code >= 0) {
+			cJSON_AddStringToObject(e, "api", s->api);
+			cJSON_AddNumberToObject(e, "code", (double)s->code);
+		}
+		if (*s->codes)
+			cJSON_AddStringToObject(e, "codes", s->codes);
+		cJSON_AddItemToArray(arr, e);
 	}
+	cJSON_AddNumberToObject(doc, "patterns", (double)sig_pattern_count(c));
+	cJSON_AddNumberToObject(doc, "literal_words", (double)sig_anchor_count(c));
+	char *txt = cJSON_Print(doc);
+	printf("%s\n", txt);
+	free(txt);
+	cJSON_Delete(doc);
 }
 
 int cmd_explain(int argc, char **argv)
 {
-	enum { OPT_FILE = 256, OPT_JSON, OPT_LIST };
-	static const struct option longopts[] = {
-		{"file", required_argument, NULL, OPT_FILE},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"list", no_argument, NULL, OPT_LIST},
-		{"verbose", no_argument, NULL, 'v'},
-		PROBE_LONGOPTS,
-		FACTS_LONGOPT,
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	explain_opts o = {{false, false, NULL, 20000}, NULL, false, false, false, stdout, "explain"};
+	const char *explain_usage = gv_usage(&explain_cli);
+	struct option longopts[GV_OPTIONS_MAX + 1];
+	char shortopts[3 * GV_OPTIONS_MAX + 4];
+	gv_getopt_arrays(&explain_cli, longopts, shortopts);
+	explain_opts o = {.po = {.python_timeout_ms = 20000}, .out = stdout, .command = "explain"};
 	const char *file = NULL;
 	bool list = false;
 	int c;
 	optind = 1;
 	opterr = 0;
 	/* "+": options stop at the first word of the text, which may start with '-' only as "-" */
-	while ((c = getopt_long(argc, argv, "+:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		int taken = probe_option(c, optarg, &o.po, &o.facts_file);
 		if (taken < 0)
 			return EXIT_USAGE;
@@ -298,7 +368,7 @@ int cmd_explain(int argc, char **argv)
 	if (!cat)
 		return gopts.kb_dir ? EXIT_USAGE : EXIT_INTERNAL; /* --kb DIR/errors.csv that does not load */
 	if (list) {
-		list_signatures(cat);
+		list_signatures(cat, o.json);
 		sig_catalogue_free(cat);
 		return EXIT_OK;
 	}

@@ -23,31 +23,38 @@
 #include "core/text.h"
 #include "rules/rules.h"
 
-static const char fix_usage[] =
-	"usage: gpuvet fix [options]\n"
-	"\n"
-	"Prints what to run to make PyTorch work on this machine: the pip command for the newest PyTorch\n"
-	"build this driver runs whose architecture list covers every GPU here, the conda alternative,\n"
-	"the driver upgrade when no build fits, the export/unset lines for library shadowing and GPU\n"
-	"visibility problems, and a Dockerfile on a CUDA base image this driver runs. gpuvet never runs\n"
-	"any of it: review it, then run it yourself.\n"
-	"\n"
-	"output\n"
-	"  --json               one JSON document (schema gpuvet.fix/1)\n"
-	"  --shell              a shell script to review and run (source it for the export lines to last)\n"
-	"  --dockerfile         only the Dockerfile\n"
-	"\n"
-	"probing (as for check)\n"
-	"  --fast               NVML and files only: no cuInit, no Python\n"
-	"  --no-python          skip the live Python/PyTorch probe\n"
-	"  --python PATH        the interpreter to fix (default: the active venv/conda, then PATH)\n"
-	"  --python-timeout S   seconds the Python probe may take (default 20)\n"
-	"  --facts FILE         plan from facts recorded earlier (a check --json document)\n"
-	"\n"
-	"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
-	"\n"
-	"exit status: 0 a plan was printed (even an empty one), 1 --dockerfile and no build fits, 2 usage,\n"
-	"3 internal\n";
+enum { OPT_JSON = 256, OPT_SHELL, OPT_DOCKERFILE };
+
+static const gv_option fix_options[] = {
+	GV_OPT_GROUP("output"),
+	GV_OPT_FLAG("json", OPT_JSON, "one JSON document (schema gpuvet.fix/1)"),
+	GV_OPT_FLAG("shell", OPT_SHELL, "a shell script to review and run (source it for the export lines to last)"),
+	GV_OPT_FLAG("dockerfile", OPT_DOCKERFILE, "only the Dockerfile"),
+	GV_OPT_GROUP("probing (as for check)"),
+	PROBE_OPTIONS,
+	FACTS_OPTION("plan from facts recorded earlier (a check --json document)"),
+	GV_OPT_HELP,
+	GV_OPT_END,
+};
+
+const gv_command_cli fix_cli = {
+	.name = "fix",
+	.summary = "the remediation plan: the PyTorch build that fits, environment lines, a Dockerfile",
+	.head = "usage: gpuvet fix [options]\n"
+		"\n"
+		"Prints what to run to make PyTorch work on this machine: the pip command for the newest PyTorch\n"
+		"build this driver runs whose architecture list covers every GPU here, the conda alternative,\n"
+		"the driver upgrade when no build fits, the export/unset lines for library shadowing and GPU\n"
+		"visibility problems, and a Dockerfile on a CUDA base image this driver runs. gpuvet never runs\n"
+		"any of it: review it, then run it yourself.\n"
+		"\n",
+	.opts = fix_options,
+	.tail = "\n"
+		"common options: --root DIR, --kb DIR, --color WHEN (see gpuvet --help)\n"
+		"\n"
+		"exit status: 0 a plan was printed (even an empty one), 1 --dockerfile and no build fits, 2 usage,\n"
+		"3 internal\n",
+};
 
 typedef struct plan_step {
 	const char *id;       /* "torch", "driver", "environment" */
@@ -544,24 +551,18 @@ static cJSON *build_json(const plan *p)
 
 int cmd_fix(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_SHELL, OPT_DOCKERFILE };
-	static const struct option longopts[] = {
-		{"json", no_argument, NULL, OPT_JSON},
-		{"shell", no_argument, NULL, OPT_SHELL},
-		{"dockerfile", no_argument, NULL, OPT_DOCKERFILE},
-		PROBE_LONGOPTS,
-		FACTS_LONGOPT,
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	const char *fix_usage = gv_usage(&fix_cli);
+	struct option longopts[GV_OPTIONS_MAX + 1];
+	char shortopts[3 * GV_OPTIONS_MAX + 4];
+	gv_getopt_arrays(&fix_cli, longopts, shortopts);
 	enum { OUT_TEXT, OUT_JSON, OUT_SHELL, OUT_DOCKER } mode = OUT_TEXT;
 	int modes = 0;
 	const char *facts_file = NULL;
-	probe_opts po = {false, false, NULL, 20000};
+	probe_opts po = {.python_timeout_ms = 20000};
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		int taken = probe_option(c, optarg, &po, &facts_file);
 		if (taken < 0)
 			return EXIT_USAGE;

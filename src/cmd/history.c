@@ -2,6 +2,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,58 +10,15 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "core/atomicfile.h"
+#include "cmd/history_record.h"
 #include "render/render.h"
 #include "core/json.h"
 #include "core/text.h"
 #include "store/history.h"
 #include "store/history_export.h"
 
-static const char history_usage[] =
-	"usage: gpuvet history [SUBCOMMAND] [options]\n"
-	"\n"
-	"Every `gpuvet check`, `bench`, `tune` and `watch --record` run is kept in a SQLite file, with\n"
-	"the machine it ran on (GPUs, driver, CUDA and library versions) and the clocks, temperature and\n"
-	"power seen during the run. This command reads it back, compares runs and catches regressions.\n"
-	"\n"
-	"subcommands\n"
-	"  list                     the runs, newest first (the default): id, local date, kind, host,\n"
-	"                           GPUs and the headline figures\n"
-	"  show ID|latest           one run: machine, GPUs and their conditions, results, findings\n"
-	"  compare A B              each result of run A (the reference) against run B: both values,\n"
-	"                           the change in %, REGRESSION where B is worse than A by more than\n"
-	"                           --threshold in the figure's own direction (higher or lower is better)\n"
-	"  compare                  the latest run against the run of the same kind before it\n"
-	"  compare --baseline NAME [ID|latest]\n"
-	"                           a run (default: the latest of the baseline's kind) against a baseline\n"
-	"  baseline set NAME ID|latest   name a run as a reference (\"h200-golden\")\n"
-	"  baseline list | baseline delete NAME\n"
-	"  export [--format csv|json] [--output FILE]\n"
-	"                           every run; CSV has one row per result, JSON every detail\n"
-	"  samples ID|latest        a watch --record run's samples as CSV (t in Unix seconds, gpu,\n"
-	"                           metric, value), or JSON with --json\n"
-	"  gc --keep N              delete all but the newest N runs (baselines' runs are kept)\n"
-	"  path                     print the database file's path\n"
-	"\n"
-	"options\n"
-	"  --db PATH                the database (default $GPUVET_DB, else $XDG_DATA_HOME/gpuvet/history.db,\n"
-	"                           else ~/.local/share/gpuvet/history.db)\n"
-	"  --kind KIND              only runs of check, bench, tune or watch (list, export, latest)\n"
-	"  --limit N                list at most N runs (default 20; 0 for all)\n"
-	"  --all                    also list interrupted runs (a killed watch --record)\n"
-	"  --threshold PCT          the change that counts as a regression (default 5)\n"
-	"  --json                   machine-readable output (list, show, compare, baseline list, samples, gc)\n"
-	"\n"
-	"examples\n"
-	"  gpuvet bench && gpuvet history baseline set golden latest\n"
-	"  gpuvet bench && gpuvet history compare --baseline golden     # in CI: exit 1 on a regression\n"
-	"  gpuvet history compare 12 15 --threshold 3\n"
-	"  gpuvet history export --format csv --kind bench > bench.csv\n"
-	"\n"
-	"Times are shown in local time and stored in UTC (ISO 8601). The schema is in docs/history.md.\n"
-	"\n"
-	"exit status: 0 ok, 1 compare found a regression beyond --threshold, 2 usage error or an unknown\n"
-	"run or baseline, 3 the database cannot be opened or read (it is never overwritten)\n";
-
+enum { OPT_JSON = 256, OPT_KIND, OPT_LIMIT, OPT_ALL, OPT_THRESHOLD, OPT_FORMAT, OPT_BASELINE, OPT_KEEP };
 typedef struct hopts {
 	const char *db;
 	bool json, all, color;
@@ -90,7 +48,9 @@ static history *open_db(const hopts *o, history_mode mode, int *rc)
 		gv_warning("%s", history_notice(h));
 	free(path);
 	if (!h) {
-		gv_error("%s", err ? err : "cannot open the history database");
+		char limit[96];
+		gv_error("%s%s", err ? err : "cannot open the history database",
+			 history_limit_hint(limit, sizeof(limit)));
 		*rc = missing ? EXIT_USAGE : EXIT_INTERNAL;
 	}
 	free(err);
@@ -149,15 +109,43 @@ static char *headline(const hist_run_row *r)
 	return sb_steal(&sb);
 }
 
-/* history_list, the error said when it fails. */
-static bool list_runs(history *h, const hist_query *q, hist_run_row **v, size_t *n)
+/* history_each, the error said when it fails. */
+static bool each_run(history *h, const hist_query *q, history_run_cb cb, void *ctx)
 {
 	char *err = NULL;
-	bool ok = history_list(h, q, v, n, &err);
+	bool ok = history_each(h, q, cb, ctx, &err);
 	if (!ok)
 		gv_error("%s", err);
 	free(err);
 	return ok;
+}
+
+typedef struct list_ctx {
+	const hopts *o;
+	hist_json_writer json;
+	size_t n;
+} list_ctx;
+
+static bool list_row(void *ctx, hist_run_row *r)
+{
+	list_ctx *l = ctx;
+	if (l->o->json) {
+		history_json_run(&l->json, r);
+	} else {
+		if (!l->n)
+			printf("%s%5s  %-19s  %-5s  %-16s  %-24s  %s%s\n", col_bold(l->o->color), "ID", "DATE (local)", "KIND",
+			       "HOST", "GPU", "HEADLINE", col_reset(l->o->color));
+		char date[32];
+		char *gpu = gpu_label(r);
+		char *head = headline(r);
+		printf("%5lld  %-19s  %-5s  %-16.16s  %-24.24s  %s%s\n", r->id,
+		       hist_utc_to_local(r->started_utc, date, sizeof(date)), hist_kind_name(r->kind),
+		       r->host ? TEXT(r->host) : "", TEXT(gpu), r->complete ? "" : "(interrupted) ", TEXT(head));
+		free(gpu);
+		free(head);
+	}
+	l->n++;
+	return true;
 }
 
 static int sub_list(const hopts *o)
@@ -166,10 +154,13 @@ static int sub_list(const hopts *o)
 	struct stat st;
 	if (path && stat(path, &st) != 0 && errno == ENOENT) {
 		/* nothing recorded yet is not an error */
-		if (o->json)
-			print_json(history_export_json(NULL, 0));
-		else
+		if (o->json) {
+			hist_json_writer w;
+			history_json_begin(&w, stdout);
+			history_json_end(&w);
+		} else {
 			printf("no runs recorded yet (%s does not exist; gpuvet check, bench and tune record there)\n", path);
+		}
 		free(path);
 		return EXIT_OK;
 	}
@@ -179,32 +170,19 @@ static int sub_list(const hopts *o)
 	if (!h)
 		return rc;
 	hist_query q = {.any_kind = !o->have_kind, .kind = o->kind, .incomplete = o->all, .limit = o->limit};
-	hist_run_row *v = NULL;
-	size_t n = 0;
-	if (!list_runs(h, &q, &v, &n)) {
+	/* run by run: --limit 0 over a long history holds one page of runs, not all of them */
+	list_ctx l = {.o = o};
+	if (o->json)
+		history_json_begin(&l.json, stdout);
+	if (!each_run(h, &q, list_row, &l)) {
 		history_close(h);
 		return EXIT_INTERNAL;
 	}
-	if (o->json) {
-		print_json(history_export_json(v, n));
-	} else if (n == 0) {
+	if (o->json)
+		history_json_end(&l.json);
+	else if (l.n == 0)
 		printf("no %s%sruns in %s\n", o->have_kind ? hist_kind_name(o->kind) : "", o->have_kind ? " " : "",
 		       history_path(h));
-	} else {
-		printf("%s%5s  %-19s  %-5s  %-16s  %-24s  %s%s\n", col_bold(o->color), "ID", "DATE (local)", "KIND", "HOST",
-		       "GPU", "HEADLINE", col_reset(o->color));
-		for (size_t i = 0; i < n; i++) {
-			char date[32];
-			char *gpu = gpu_label(&v[i]);
-			char *head = headline(&v[i]);
-			printf("%5lld  %-19s  %-5s  %-16.16s  %-24.24s  %s%s\n", v[i].id,
-			       hist_utc_to_local(v[i].started_utc, date, sizeof(date)), hist_kind_name(v[i].kind),
-			       v[i].host ? TEXT(v[i].host) : "", TEXT(gpu), v[i].complete ? "" : "(interrupted) ", TEXT(head));
-			free(gpu);
-			free(head);
-		}
-	}
-	hist_runs_free(v, n);
 	history_close(h);
 	return EXIT_OK;
 }
@@ -307,7 +285,7 @@ static history *open_run_arg(const hopts *o, int argc, char **argv, const char *
 			     hist_run_row *r, int *rc)
 {
 	if (argc != 1) {
-		*rc = usage_error(history_usage, "history %s needs one run id (or latest)", sub);
+		*rc = usage_error(gv_usage(&history_cli), "history %s needs one run id (or latest)", sub);
 		return NULL;
 	}
 	*rc = EXIT_OK;
@@ -326,10 +304,21 @@ static int sub_show(const hopts *o, int argc, char **argv)
 	history *h = open_run_arg(o, argc, argv, "show", o->have_kind, o->kind, &r, &rc);
 	if (!h)
 		return rc;
-	if (o->json)
-		print_json(history_run_json(&r));
-	else
+	if (o->json) {
+		/* the run as in gpuvet.history/1's runs, named as a document of its own */
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "schema", "gpuvet.history.run/1");
+		cJSON *run = history_run_json(&r);
+		for (cJSON *it = run->child; it;) {
+			cJSON *next = it->next;
+			cJSON_AddItemToObject(j, it->string, cJSON_DetachItemViaPointer(run, it));
+			it = next;
+		}
+		cJSON_Delete(run);
+		print_json(j);
+	} else {
 		print_show(o, &r);
+	}
 	hist_run_row_free(&r);
 	history_close(h);
 	return rc;
@@ -458,9 +447,11 @@ static int print_compare(const hopts *o, const hist_run_row *a, const hist_run_r
 			json_add_num(x, "a", ch->a);
 			json_add_num(x, "b", ch->b);
 			json_add_num(x, "change_pct", ch->pct);
+			json_add_num(x, "spread_pct", ch->spread_pct);
 			cJSON_AddBoolToObject(x, "from_zero", ch->in_a && ch->in_b && isinf(ch->pct));
 			cJSON_AddBoolToObject(x, "regression", ch->regression);
 			cJSON_AddBoolToObject(x, "improvement", ch->improvement);
+			cJSON_AddBoolToObject(x, "within_spread", ch->within_spread);
 			cJSON_AddItemToArray(arr, x);
 		}
 		context_changes(a, b, cJSON_AddArrayToObject(root, "context_changes"), NULL);
@@ -481,8 +472,9 @@ static int print_compare(const hopts *o, const hist_run_row *a, const hist_run_r
 		}
 		if (w > 60)
 			w = 60;
-		printf("%s  %-*s %12s %12s %-8s %10s%s\n", col_bold(c), (int)w, "RESULT", "A", "B", "UNIT", "CHANGE",
-		       col_reset(c));
+		printf("%s  %-*s %12s %12s %-8s %10s %9s%s\n", col_bold(c), (int)w, "RESULT", "A", "B", "UNIT", "CHANGE",
+		       "SPREAD", col_reset(c));
+		size_t nnoise = 0;
 		for (size_t i = 0; i < n; i++) {
 			const hist_change *ch = &v[i];
 			char name[200], na[32], nb[32], pct[32];
@@ -490,11 +482,15 @@ static int print_compare(const hopts *o, const hist_run_row *a, const hist_run_r
 				snprintf(name, sizeof(name), "%s [gpu %d]", ch->name, ch->gpu);
 			else
 				snprintf(name, sizeof(name), "%s", ch->name);
-			const char *flag = ch->regression ? "REGRESSION" : ch->improvement ? "better" : "";
-			const char *col = ch->regression ? col_fail(c) : ch->improvement ? col_ok(c) : "";
-			printf("  %-*s %12s %12s %-8s %10s  %s%s%s\n", (int)w, name, fmt_num(ch->a, na, sizeof(na)),
-			       fmt_num(ch->b, nb, sizeof(nb)), ch->unit ? ch->unit : "", pct_text(ch, pct, sizeof(pct)), col,
-			       flag, col_reset(c));
+			const char *flag = ch->regression ? "REGRESSION" : ch->improvement ? "better" : ch->within_spread ? "within spread" : "";
+			const char *col = ch->regression ? col_fail(c) : ch->improvement ? col_ok(c) : ch->within_spread ? col_dim(c) : "";
+			char spread[32] = "-";
+			if (isfinite(ch->spread_pct))
+				snprintf(spread, sizeof(spread), "%.1f%%", ch->spread_pct);
+			nnoise += ch->within_spread;
+			printf("  %-*s %12s %12s %-8s %10s %9s  %s%s%s\n", (int)w, name, fmt_num(ch->a, na, sizeof(na)),
+			       fmt_num(ch->b, nb, sizeof(nb)), ch->unit ? ch->unit : "", pct_text(ch, pct, sizeof(pct)), spread,
+			       col, flag, col_reset(c));
 		}
 		if (n == 0)
 			printf("  (neither run has results)\n");
@@ -505,9 +501,13 @@ static int print_compare(const hopts *o, const hist_run_row *a, const hist_run_r
 		if (a->kind != b->kind)
 			printf("  note: the runs are of different kinds (%s, %s)\n", hist_kind_name(a->kind),
 			       hist_kind_name(b->kind));
+		if (nnoise)
+			printf("%zu change%s past %g%% within the figure's own spread (SPREAD: max/min - 1 over the repeats "
+			       "of the noisier run): not counted\n",
+			       nnoise, nnoise == 1 ? "" : "s", o->threshold);
 		if (nreg)
-			printf("%s%zu regression%s beyond %g%%%s\n", col_fail(c), nreg, nreg == 1 ? "" : "s", o->threshold,
-			       col_reset(c));
+			printf("%s%zu regression%s beyond %g%% and beyond the figure's spread%s\n", col_fail(c), nreg,
+			       nreg == 1 ? "" : "s", o->threshold, col_reset(c));
 		else
 			printf("%sno regression beyond %g%%%s\n", col_ok(c), o->threshold, col_reset(c));
 	}
@@ -518,7 +518,7 @@ static int print_compare(const hopts *o, const hist_run_row *a, const hist_run_r
 static int sub_compare(const hopts *o, int argc, char **argv)
 {
 	if (o->baseline ? argc > 1 : (argc != 0 && argc != 2))
-		return usage_error(history_usage, o->baseline ? "history compare --baseline NAME takes at most one run id"
+		return usage_error(gv_usage(&history_cli), o->baseline ? "history compare --baseline NAME takes at most one run id"
 							      : "history compare takes two run ids (A, the reference, then B), or none");
 	int rc = EXIT_OK;
 	history *h = open_db(o, HISTORY_READ, &rc);
@@ -623,13 +623,13 @@ static void baseline_row(void *ctx, const char *name, long long run_id, const ch
 static int sub_baseline(const hopts *o, int argc, char **argv)
 {
 	if (argc < 1)
-		return usage_error(history_usage, "history baseline needs set, list or delete");
+		return usage_error(gv_usage(&history_cli), "history baseline needs set, list or delete");
 	const char *what = argv[0];
 	bool set = strcmp(what, "set") == 0, list = strcmp(what, "list") == 0, del = strcmp(what, "delete") == 0;
 	if (!set && !list && !del)
-		return usage_error(history_usage, "unknown history baseline action '%s' (set, list, delete)", what);
+		return usage_error(gv_usage(&history_cli), "unknown history baseline action '%s' (set, list, delete)", what);
 	if ((set && argc != 3) || (list && argc != 1) || (del && argc != 2))
-		return usage_error(history_usage, set ? "usage: gpuvet history baseline set NAME ID|latest"
+		return usage_error(gv_usage(&history_cli), set ? "usage: gpuvet history baseline set NAME ID|latest"
 					       : del ? "usage: gpuvet history baseline delete NAME"
 						     : "usage: gpuvet history baseline list");
 	int rc = EXIT_OK;
@@ -678,45 +678,56 @@ static int sub_baseline(const hopts *o, int argc, char **argv)
 	return rc;
 }
 
+typedef struct export_ctx {
+	FILE *out;
+	bool csv;
+	hist_json_writer json;
+} export_ctx;
+
+static bool export_row(void *ctx, hist_run_row *r)
+{
+	export_ctx *e = ctx;
+	if (e->csv)
+		history_export_csv_run(e->out, r);
+	else
+		history_json_run(&e->json, r);
+	return !ferror(e->out); /* a full disk: stop reading; the commit below reports it */
+}
+
 static int sub_export(const hopts *o, int argc, char **argv)
 {
 	(void)argv;
 	if (argc != 0)
-		return usage_error(history_usage, "history export takes no arguments");
+		return usage_error(gv_usage(&history_cli), "history export takes no arguments");
 	const char *fmt = o->format ? o->format : "csv";
-	if (strcmp(fmt, "csv") != 0 && strcmp(fmt, "json") != 0)
-		return usage_error(history_usage, "--format: expected csv or json, got '%s'", fmt);
 	int rc = EXIT_OK;
 	history *h = open_db(o, HISTORY_READ, &rc);
 	if (!h)
 		return rc;
 	hist_query q = {.any_kind = !o->have_kind, .kind = o->kind, .incomplete = o->all, .oldest_first = true};
-	hist_run_row *v = NULL;
-	size_t n = 0;
-	if (!list_runs(h, &q, &v, &n)) {
-		history_close(h);
-		return EXIT_INTERNAL;
+	char err[PATH_MAX + 256];
+	bool to_file = o->output && strcmp(o->output, "-") != 0;
+	atomic_file *a = to_file ? atomic_file_open(o->output, 0666, err, sizeof(err)) : NULL;
+	export_ctx e = {.out = to_file ? (a ? atomic_file_stream(a) : NULL) : stdout, .csv = strcmp(fmt, "csv") == 0};
+	bool read_ok = true;
+	if (e.out) {
+		/* run by run from the store to the file: a history of any size holds one page of runs */
+		if (e.csv)
+			history_export_csv_header(e.out);
+		else
+			history_json_begin(&e.json, e.out);
+		read_ok = each_run(h, &q, export_row, &e);
+		if (!e.csv)
+			history_json_end(&e.json);
 	}
-	FILE *out = o->output && strcmp(o->output, "-") != 0 ? fopen(o->output, "w") : stdout;
-	if (!out) {
-		gv_error("cannot write %s: %s", o->output, strerror(errno));
+	if (to_file && a && !read_ok) {
+		atomic_file_abort(a); /* half an export never takes the name */
+	} else if (to_file && (!a || !atomic_file_commit(a, err, sizeof(err)))) {
+		gv_error("%s", err);
 		rc = EXIT_INTERNAL;
-	} else {
-		if (strcmp(fmt, "csv") == 0) {
-			history_export_csv(out, v, n);
-		} else {
-			cJSON *j = history_export_json(v, n);
-			char *s = cJSON_Print(j);
-			fprintf(out, "%s\n", s ? s : "null");
-			cJSON_free(s);
-			cJSON_Delete(j);
-		}
-		if (out != stdout && fclose(out) != 0) {
-			gv_error("cannot write %s: %s", o->output, strerror(errno));
-			rc = EXIT_INTERNAL;
-		}
 	}
-	hist_runs_free(v, n);
+	if (!read_ok)
+		rc = EXIT_INTERNAL;
 	history_close(h);
 	return rc;
 }
@@ -778,7 +789,7 @@ static int sub_samples(const hopts *o, int argc, char **argv)
 static int sub_gc(const hopts *o, int argc)
 {
 	if (argc != 0 || o->keep < 0)
-		return usage_error(history_usage, "usage: gpuvet history gc --keep N");
+		return usage_error(gv_usage(&history_cli), "usage: gpuvet history gc --keep N");
 	int rc = EXIT_OK;
 	history *h = open_db(o, HISTORY_WRITE, &rc);
 	if (!h)
@@ -790,6 +801,7 @@ static int sub_gc(const hopts *o, int argc)
 		rc = EXIT_INTERNAL;
 	} else if (o->json) {
 		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "schema", "gpuvet.history.gc/1");
 		cJSON_AddNumberToObject(j, "deleted", (double)deleted);
 		cJSON_AddNumberToObject(j, "kept", (double)o->keep);
 		print_json(j);
@@ -802,36 +814,132 @@ static int sub_gc(const hopts *o, int argc)
 	return rc;
 }
 
+static int run_list(const void *o, int argc, char **argv)
+{
+	if (argc)
+		return usage_error(gv_usage(&history_cli), "history list takes no arguments (did you mean show %s?)", argv[0]);
+	return sub_list(o);
+}
+static int run_show(const void *o, int argc, char **argv) { return sub_show(o, argc, argv); }
+static int run_compare(const void *o, int argc, char **argv) { return sub_compare(o, argc, argv); }
+static int run_baseline(const void *o, int argc, char **argv) { return sub_baseline(o, argc, argv); }
+static int run_export(const void *o, int argc, char **argv) { return sub_export(o, argc, argv); }
+static int run_samples(const void *o, int argc, char **argv) { return sub_samples(o, argc, argv); }
+static int run_gc(const void *o, int argc, char **argv)
+{
+	(void)argv;
+	return sub_gc(o, argc);
+}
+static int run_path(const void *vo, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	const hopts *o = vo;
+	char *p = history_default_path(o->db);
+	if (!p) {
+		gv_error("no place for the history database: set HOME, XDG_DATA_HOME or GPUVET_DB, or use --db");
+		return EXIT_USAGE;
+	}
+	puts(p);
+	free(p);
+	return EXIT_OK;
+}
+
+static const gv_subcommand history_subs[] = {
+	{"list", NULL, "the runs, newest first (the default): id, local date, kind, host, GPUs and the headline figures",
+	 GV_VAL_NONE, run_list},
+	{"show", "ID|latest", "one run: machine, GPUs and their conditions, results, findings", GV_VAL_TEXT, run_show},
+	{"compare", "A B",
+	 "each result of run A (the reference) against run B: both values, the change in %, the figure's spread over "
+	 "its repeats (max/min - 1, the noisier run's), REGRESSION where B is worse than A by more than --threshold "
+	 "in the figure's own direction (higher or lower is better) and by more than that spread; a change within "
+	 "the spread is noise, not a regression",
+	 GV_VAL_TEXT, run_compare},
+	{"compare", NULL, "the latest run against the run of the same kind before it", GV_VAL_TEXT, NULL},
+	{"compare", "--baseline NAME [ID|latest]", "a run (default: the latest of the baseline's kind) against a baseline",
+	 GV_VAL_TEXT, NULL},
+	{"baseline", "set NAME ID|latest", "name a run as a reference (\"h200-golden\")", GV_VAL_TEXT, run_baseline},
+	{"baseline", "list", "the baselines and their runs", GV_VAL_TEXT, NULL},
+	{"baseline", "delete NAME", "forget a baseline (its run stays)", GV_VAL_TEXT, NULL},
+	{"export", "[--format csv|json] [--output FILE]",
+	 "every run, oldest first; CSV has one row per result, JSON every detail, one run a line (written, and read "
+	 "back by gpuvet report, run by run, whatever the history's size)",
+	 GV_VAL_NONE, run_export},
+	{"samples", "ID|latest",
+	 "a watch --record run's samples as CSV (t in Unix seconds, gpu, metric, value), or JSON with --json", GV_VAL_TEXT,
+	 run_samples},
+	{"gc", "--keep N", "delete all but the newest N runs (baselines' runs are kept)", GV_VAL_NONE, run_gc},
+	{"path", NULL, "print the database file's path", GV_VAL_NONE, run_path},
+	{NULL, NULL, NULL, GV_VAL_NONE, NULL},
+};
+
+/* --kind's words: the kinds of runs */
+static const char *kind_word(size_t i)
+{
+	return (int)i + HIST_CHECK <= HIST_KIND_LAST ? hist_kind_name((hist_kind)((int)i + HIST_CHECK)) : NULL;
+}
+
+static const char *const format_words[] = {"csv", "json", NULL};
+
+static const gv_option history_options[] = {
+	GV_OPT_GROUP("options"),
+	DB_OPTION,
+	GV_OPT_WORD_FN("kind", OPT_KIND, "KIND", GV_VAL_WORD, kind_word, "only runs of {values} (list, export, latest)"),
+	GV_OPT_ARG("limit", OPT_LIMIT, "N", GV_VAL_NUMBER, "list at most N runs (default 20; 0 for all)"),
+	GV_OPT_FLAG("all", OPT_ALL, "also list interrupted runs (a killed watch --record)"),
+	GV_OPT_ARG("threshold", OPT_THRESHOLD, "PCT", GV_VAL_NUMBER,
+		   "the change that counts as a regression (default 5), when it is also beyond the figure's own spread"),
+	GV_OPT_WORDS("format", OPT_FORMAT, "FORMAT", GV_VAL_WORD, format_words, "export as {values} (default csv)"),
+	GV_OPT_ARG("output", 'o', "FILE", GV_VAL_FILE, "export to FILE instead of standard output"),
+	GV_OPT_ARG("baseline", OPT_BASELINE, "NAME", GV_VAL_TEXT, "compare against this baseline (compare --baseline NAME)"),
+	GV_OPT_ARG("keep", OPT_KEEP, "N", GV_VAL_NUMBER, "with gc: the newest runs to keep"),
+	GV_OPT_FLAG("json", OPT_JSON, "machine-readable output (list, show, compare, baseline list, samples, gc)"),
+	GV_OPT_HELP,
+	GV_OPT_END,
+};
+
+const gv_command_cli history_cli = {
+	.name = "history",
+	.summary = "stored check, bench and tune results: list, compare, regressions",
+	.head = "usage: gpuvet history [SUBCOMMAND] [options]\n"
+		"\n"
+		"Every `gpuvet check`, `bench`, `diag`, `tune` and `watch --record` run is kept in a SQLite file,\n"
+		"with the machine it ran on (GPUs, driver, CUDA and library versions) and the clocks, temperature\n"
+		"and power seen during the run. This command reads it back, compares runs and catches regressions.\n"
+		"\n",
+	.subs_title = "subcommands",
+	.subs = history_subs,
+	.opts = history_options,
+	.tail = "\n"
+		"examples\n"
+		"  gpuvet bench && gpuvet history baseline set golden latest\n"
+		"  gpuvet bench && gpuvet history compare --baseline golden     # in CI: exit 1 on a regression\n"
+		"  gpuvet history compare 12 15 --threshold 3\n"
+		"  gpuvet history export --format csv --kind bench > bench.csv\n"
+		"\n"
+		"Times are shown in local time and stored in UTC (ISO 8601). The schema is in docs/history.md.\n"
+		"\n"
+		"exit status: 0 ok, 1 compare found a regression beyond --threshold, 2 usage error or an unknown\n"
+		"run or baseline, 3 the database cannot be opened or read (it is never overwritten)\n",
+};
+
 int cmd_history(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_JSON, OPT_KIND, OPT_LIMIT, OPT_ALL, OPT_THRESHOLD, OPT_FORMAT, OPT_OUTPUT,
-	       OPT_BASELINE, OPT_KEEP };
-	static const struct option longopts[] = {
-		{"db", required_argument, NULL, OPT_DB},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"kind", required_argument, NULL, OPT_KIND},
-		{"limit", required_argument, NULL, OPT_LIMIT},
-		{"all", no_argument, NULL, OPT_ALL},
-		{"threshold", required_argument, NULL, OPT_THRESHOLD},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"output", required_argument, NULL, OPT_OUTPUT},
-		{"baseline", required_argument, NULL, OPT_BASELINE},
-		{"keep", required_argument, NULL, OPT_KEEP},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct option longopts[GV_OPTIONS_MAX + 1];
+	char shortopts[3 * GV_OPTIONS_MAX + 4];
+	gv_getopt_arrays(&history_cli, longopts, shortopts);
 	hopts o = {.limit = 20, .threshold = 5.0, .keep = -1};
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		long v;
 		switch (c) {
-		case OPT_DB: o.db = optarg; break;
+		case OPT_HIST_DB: o.db = optarg; break;
 		case OPT_JSON: o.json = true; break;
 		case OPT_KIND:
-			if (!hist_kind_parse(optarg, &o.kind))
-				return usage_error(history_usage, "--kind: expected check, bench, tune or watch, got '%s'", optarg);
+			if (!gv_option_check(gv_option_by_id(&history_cli, OPT_KIND), optarg) || !hist_kind_parse(optarg, &o.kind))
+				return EXIT_USAGE;
 			o.have_kind = true;
 			break;
 		case OPT_LIMIT:
@@ -844,16 +952,19 @@ int cmd_history(int argc, char **argv)
 			if (!parse_double_opt("--threshold", optarg, 0, 1e6, &o.threshold))
 				return EXIT_USAGE;
 			break;
-		case OPT_FORMAT: o.format = optarg; break;
-		case 'o':
-		case OPT_OUTPUT: o.output = optarg; break;
+		case OPT_FORMAT:
+			if (!gv_option_check(gv_option_by_id(&history_cli, OPT_FORMAT), optarg))
+				return EXIT_USAGE;
+			o.format = optarg;
+			break;
+		case 'o': o.output = optarg; break;
 		case OPT_BASELINE: o.baseline = optarg; break;
 		case OPT_KEEP:
 			if (!parse_int_opt("--keep", optarg, 0, 1000000000L, &v))
 				return EXIT_USAGE;
 			o.keep = v;
 			break;
-		default: return usage_getopt_rest(c, history_usage, argv);
+		default: return usage_getopt_rest(c, gv_usage(&history_cli), argv);
 		}
 	}
 	o.color = color_wanted(stdout, gopts.color);
@@ -863,38 +974,14 @@ int cmd_history(int argc, char **argv)
 	bool is_compare = strcmp(sub, "compare") == 0, is_export = strcmp(sub, "export") == 0,
 	     is_gc = strcmp(sub, "gc") == 0;
 	if (o.baseline && !is_compare)
-		return usage_error(history_usage, "--baseline goes with history compare");
+		return usage_error(gv_usage(&history_cli), "--baseline goes with history compare");
 	if ((o.format || o.output) && !is_export)
-		return usage_error(history_usage, "--format and --output go with history export");
+		return usage_error(gv_usage(&history_cli), "--format and --output go with history export");
 	if (o.keep >= 0 && !is_gc)
-		return usage_error(history_usage, "--keep goes with history gc");
+		return usage_error(gv_usage(&history_cli), "--keep goes with history gc");
 
-	if (strcmp(sub, "list") == 0) {
-		if (nargs)
-			return usage_error(history_usage, "history list takes no arguments (did you mean show %s?)", args[0]);
-		return sub_list(&o);
-	}
-	if (strcmp(sub, "show") == 0)
-		return sub_show(&o, nargs, args);
-	if (is_compare)
-		return sub_compare(&o, nargs, args);
-	if (strcmp(sub, "baseline") == 0 || strcmp(sub, "baselines") == 0)
-		return sub_baseline(&o, nargs, args);
-	if (is_export)
-		return sub_export(&o, nargs, args);
-	if (is_gc)
-		return sub_gc(&o, nargs);
-	if (strcmp(sub, "samples") == 0)
-		return sub_samples(&o, nargs, args);
-	if (strcmp(sub, "path") == 0) {
-		char *p = history_default_path(o.db);
-		if (!p) {
-			gv_error("no place for the history database: set HOME, XDG_DATA_HOME or GPUVET_DB, or use --db");
-			return EXIT_USAGE;
-		}
-		puts(p);
-		free(p);
-		return EXIT_OK;
-	}
-	return usage_error(history_usage, "unknown history subcommand '%s'", sub);
+	const gv_subcommand *run = gv_subcommand_find(&history_cli, strcmp(sub, "baselines") == 0 ? "baseline" : sub);
+	if (run)
+		return run->run(&o, nargs, args);
+	return usage_error(gv_usage(&history_cli), "unknown history subcommand '%s'", sub);
 }

@@ -16,6 +16,16 @@ bool history_wanted(bool no_history_opt)
 	return !env || !*env || strcmp(env, "0") == 0;
 }
 
+const char *history_limit_hint(char *buf, size_t size)
+{
+	/* SQLite says "disk I/O error" for EFBIG (even to read: its -shm file): name the likely cause */
+	struct rlimit rl;
+	buf[0] = '\0';
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		snprintf(buf, size, " (a file-size limit is set: ulimit -f %llu)", (unsigned long long)rl.rlim_cur / 1024);
+	return buf;
+}
+
 long long history_record(const char *db_path, hist_run *r)
 {
 	if (!r)
@@ -37,13 +47,9 @@ long long history_record(const char *db_path, hist_run *r)
 		id = 0;
 	}
 	if (!id) {
-		/* SQLite says "disk I/O error" for EFBIG: name the likely cause */
-		struct rlimit rl;
-		char limit[96] = "";
-		if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-			snprintf(limit, sizeof(limit), " (a file-size limit is set: ulimit -f %llu)",
-				 (unsigned long long)rl.rlim_cur / 1024);
-		gv_warning("run not stored in the history: %s%s", err ? err : "unknown error", limit);
+		char limit[96];
+		gv_warning("run not stored in the history: %s%s", err ? err : "unknown error",
+			   history_limit_hint(limit, sizeof(limit)));
 	}
 	free(err);
 	history_close(h);

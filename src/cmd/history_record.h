@@ -21,4 +21,7 @@ bool history_wanted(bool no_history_opt);
  * not a killed command); adds the --root in use (meta "root"), writes r in one transaction, frees
  * r. Returns the run id, or 0 after a warning ("gpuvet: warning: run not stored in the history: ...") on failure. */
 long long history_record(const char *db_path, hist_run *r);
+/* " (a file-size limit is set: ulimit -f N)" when one is (SQLite's "disk I/O error" for EFBIG,
+ * even to read), else "": for the messages of a history that cannot be opened or written. */
+const char *history_limit_hint(char *buf, size_t size);
 #endif

@@ -16,54 +16,77 @@
 #include "serve/http.h"
 #include "serve/textfile.h"
 
-static const char serve_usage[] =
-	"usage: gpuvet serve [options]\n"
-	"\n"
-	"Prometheus exporter: samples every GPU through NVML each --interval in a thread of its own\n"
-	"and serves the last sample at /metrics, so a scrape never waits on the driver. Health states\n"
-	"(gpuvet_gpu_health) and the findings of a periodic check (gpuvet_finding) come with it.\n"
-	"Metric names and labels: docs/serve.md.\n"
-	"\n"
-	"  --listen ADDR             HOST:PORT, [IPv6]:PORT, or :PORT for every interface\n"
-	"                            (default 127.0.0.1:10134: loopback only)\n"
-	"  --allow NET               only clients in NET (ADDRESS or ADDRESS/PREFIX, IPv4 or IPv6) may\n"
-	"                            connect; repeat for more (default: every client that reaches --listen)\n"
-	"  --interval S              seconds between samples (default 1)\n"
-	"  --dcgm-compat             also the DCGM exporter's names and labels (DCGM_FI_DEV_GPU_UTIL ...),\n"
-	"                            for dashboards built on dcgm-exporter (Grafana 12239); labels gpu,\n"
-	"                            UUID, pci_bus_id, device, Hostname, DCGM_FI_DRIVER_VERSION; the\n"
-	"                            profiling fields (DCGM_FI_PROF_SM_ACTIVE, _PIPE_TENSOR_ACTIVE,\n"
-	"                            _DRAM_ACTIVE ...) from NVML's GPM counters where the GPU has them\n"
-	"  --dcgm-model-name         with --dcgm-compat, DCGM's modelName label too (camelCase, which\n"
-	"                            promtool's lint reports; Prometheus accepts it)\n"
-	"  --no-gpm                  do not read the GPM activity counters (SM, tensor, DRAM ...)\n"
-	"  --processes               per-process series (pid, name, memory, and the pod, namespace and\n"
-	"                            container or the Slurm hpc_job it belongs to); off by default: one\n"
-	"                            series per process and GPU\n"
-	"  --process-series N        at most N per-process series (default 256); the rest of a GPU's\n"
-	"                            processes are summed in one pid=\"other\" series\n"
-	"  --hostname NAME           the DCGM Hostname label (default: $NODE_NAME, else the host name)\n"
-	"  --check-interval S        run the check's probes and rules every S seconds (default 300;\n"
-	"                            0: never); NVML and files only unless --check-full\n"
-	"  --check-full              the check's cuInit and Python probes too\n"
-	"  --low-util-seconds S      utilization under 70% this long while a process holds the GPU\n"
-	"                            makes it degraded (default 60)\n"
-	"  --textfile DIR            write DIR/gpuvet.prom (node_exporter textfile collector) every\n"
-	"                            interval instead of serving; atomically (temporary file, rename)\n"
-	"  --once                    with --textfile: write once and exit\n"
-	"  -v, --verbose             log sampler errors on stderr\n"
-	"\n"
-	"limits (a scrape is answered whatever other clients do: docs/serve.md)\n"
-	"  --max-connections N       connections at once (default 512); a new one over it closes the\n"
-	"                            oldest idle one, then the oldest still sending its request\n"
-	"  --max-connections-per-ip N  the same budget for one address (an IPv6 /64) (default 64; 0: none)\n"
-	"  --timeout S               a whole request must arrive, and a whole answer be taken, within S;\n"
-	"                            an idle keep-alive connection is closed after S (default 10)\n"
-	"  --connection-memory BYTES request line and headers of one connection (default 16384)\n"
-	"\n"
-	"Endpoints: /metrics (text format 0.0.4, or OpenMetrics 1.0.0 when the Accept header asks),\n"
-	"/healthz (200 while the sampler thread makes progress, 503 when it is stuck).\n"
-	"Stops on SIGINT or SIGTERM.\n";
+enum { OPT_LISTEN = 256, OPT_INTERVAL, OPT_DCGM, OPT_PROCS, OPT_HOST, OPT_CHECK_INTERVAL, OPT_CHECK_FULL, OPT_LOWUTIL,
+       OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL, OPT_ALLOW, OPT_NO_GPM,
+       OPT_PROC_SERIES };
+
+static const gv_option serve_options[] = {
+	GV_OPT_ARG("listen", OPT_LISTEN, "ADDR", GV_VAL_TEXT,
+		   "HOST:PORT, [IPv6]:PORT, or :PORT for every interface (default 127.0.0.1:10134: loopback only)"),
+	GV_OPT_ARG("allow", OPT_ALLOW, "NET", GV_VAL_TEXT,
+		   "only clients in NET (ADDRESS or ADDRESS/PREFIX, IPv4 or IPv6) may connect; repeat for more (default: "
+		   "every client that reaches --listen)"),
+	GV_OPT_ARG("interval", OPT_INTERVAL, "S", GV_VAL_NUMBER, "seconds between samples (default 1)"),
+	GV_OPT_FLAG("dcgm-compat", OPT_DCGM,
+		    "also the DCGM exporter's names and labels (DCGM_FI_DEV_GPU_UTIL ...), for dashboards built on "
+		    "dcgm-exporter (Grafana 12239); labels gpu, UUID, pci_bus_id, device, Hostname, DCGM_FI_DRIVER_VERSION; "
+		    "the profiling fields (DCGM_FI_PROF_SM_ACTIVE, _PIPE_TENSOR_ACTIVE, _DRAM_ACTIVE ...) from NVML's GPM "
+		    "counters where the GPU has them"),
+	GV_OPT_FLAG("dcgm-model-name", OPT_DCGM_MODEL,
+		    "with --dcgm-compat, DCGM's modelName label too (camelCase, which promtool's lint reports; Prometheus "
+		    "accepts it)"),
+	GV_OPT_FLAG("no-gpm", OPT_NO_GPM, "do not read the GPM activity counters (SM, tensor, DRAM ...)"),
+	GV_OPT_FLAG("processes", OPT_PROCS,
+		    "per-process series (pid, name, memory, SM time, and its owner: pod, namespace and container, or the "
+		    "Slurm job_id and user); off by default: one series per process and GPU"),
+	GV_OPT_ARG("process-series", OPT_PROC_SERIES, "N", GV_VAL_NUMBER,
+		   "at most N per-process series (default 256); the rest of a GPU's processes are summed in one "
+		   "pid=\"other\" series"),
+	GV_OPT_ARG("hostname", OPT_HOST, "NAME", GV_VAL_TEXT, "the DCGM Hostname label (default: $NODE_NAME, else the host name)"),
+	GV_OPT_ARG("check-interval", OPT_CHECK_INTERVAL, "S", GV_VAL_NUMBER,
+		   "run the check's probes and rules every S seconds (default 300; 0: never); NVML and files only unless "
+		   "--check-full"),
+	GV_OPT_FLAG("check-full", OPT_CHECK_FULL, "the check's cuInit and Python probes too"),
+	GV_OPT_ARG("low-util-seconds", OPT_LOWUTIL, "S", GV_VAL_NUMBER,
+		   "utilization under 70% this long while a process holds the GPU makes it degraded (default 60)"),
+	GV_OPT_ARG("textfile", OPT_TEXTFILE, "DIR", GV_VAL_DIR,
+		   "write DIR/gpuvet.prom (node_exporter textfile collector) every interval instead of serving; atomically "
+		   "(temporary file, rename)"),
+	GV_OPT_FLAG("once", OPT_ONCE, "with --textfile: write once and exit"),
+	GV_OPT_FLAG("verbose", 'v', "log sampler errors on stderr"),
+	GV_OPT_GROUP("limits (a scrape is answered whatever other clients do: docs/serve.md)"),
+	GV_OPT_ARG("max-connections", OPT_MAXCONN, "N", GV_VAL_NUMBER,
+		   "connections at once (default 512); a new one over it closes the oldest idle one, then the oldest still "
+		   "sending its request"),
+	GV_OPT_ARG("max-connections-per-ip", OPT_MAXIP, "N", GV_VAL_NUMBER,
+		   "the same budget for one address (an IPv6 /64) (default 64; 0: none); connections over it are closed at "
+		   "once, not queued: a Prometheus holds one per scrape job (docs/serve.md)"),
+	GV_OPT_ARG("timeout", OPT_TIMEOUT, "S", GV_VAL_NUMBER,
+		   "a whole request must arrive, and a whole answer be taken, within S; an idle keep-alive connection is "
+		   "closed after S (default 10)"),
+	GV_OPT_ARG("connection-memory", OPT_CONNMEM, "BYTES", GV_VAL_NUMBER,
+		   "request line and headers of one connection (default 16384)"),
+	GV_OPT_HELP,
+	GV_OPT_END,
+};
+
+const gv_command_cli serve_cli = {
+	.name = "serve",
+	.summary = "Prometheus exporter (/metrics) for a fleet",
+	.head = "usage: gpuvet serve [options]\n"
+		"\n"
+		"Prometheus exporter: samples every GPU through NVML each --interval in a thread of its own\n"
+		"and serves the last sample at /metrics, so a scrape never waits on the driver. Health states\n"
+		"(gpuvet_gpu_health) and the findings of a periodic check (gpuvet_finding) come with it.\n"
+		"Metric names and labels: docs/serve.md.\n"
+		"\n",
+	.opts = serve_options,
+	.tail = "\n"
+		"Endpoints: /metrics (text format 0.0.4, or OpenMetrics 1.0.0 when the Accept header asks;\n"
+		"gzip when Accept-Encoding allows it),\n"
+		"/healthz (200 while the sampler thread makes progress, 503 when it is stuck).\n"
+		"Stops on SIGINT or SIGTERM.\n",
+};
 
 static snapshot *lazy_take(void *ctx, char *err, size_t errsize)
 {
@@ -163,35 +186,13 @@ static int run_textfile(const char *dir, bool once, const exporter_opts *eo, sam
 	return rc;
 }
 
-enum { OPT_NO_GPM = 1024, OPT_PROC_SERIES }; /* apart from the other options' enum */
 
 int cmd_serve(int argc, char **argv)
 {
-	enum { OPT_LISTEN = 256, OPT_INTERVAL, OPT_DCGM, OPT_PROCS, OPT_HOST, OPT_CHECK_INTERVAL, OPT_CHECK_FULL,
-	       OPT_LOWUTIL, OPT_TEXTFILE, OPT_ONCE, OPT_MAXCONN, OPT_MAXIP, OPT_TIMEOUT, OPT_CONNMEM, OPT_DCGM_MODEL, OPT_ALLOW };
-	static const struct option longopts[] = {
-		{"listen", required_argument, NULL, OPT_LISTEN},
-		{"allow", required_argument, NULL, OPT_ALLOW},
-		{"interval", required_argument, NULL, OPT_INTERVAL},
-		{"dcgm-compat", no_argument, NULL, OPT_DCGM},
-		{"dcgm-model-name", no_argument, NULL, OPT_DCGM_MODEL},
-		{"processes", no_argument, NULL, OPT_PROCS},
-		{"process-series", required_argument, NULL, OPT_PROC_SERIES},
-		{"no-gpm", no_argument, NULL, OPT_NO_GPM},
-		{"hostname", required_argument, NULL, OPT_HOST},
-		{"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
-		{"check-full", no_argument, NULL, OPT_CHECK_FULL},
-		{"low-util-seconds", required_argument, NULL, OPT_LOWUTIL},
-		{"textfile", required_argument, NULL, OPT_TEXTFILE},
-		{"once", no_argument, NULL, OPT_ONCE},
-		{"max-connections", required_argument, NULL, OPT_MAXCONN},
-		{"max-connections-per-ip", required_argument, NULL, OPT_MAXIP},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"connection-memory", required_argument, NULL, OPT_CONNMEM},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	const char *serve_usage = gv_usage(&serve_cli);
+	struct option longopts[GV_OPTIONS_MAX + 1];
+	char shortopts[3 * GV_OPTIONS_MAX + 4];
+	gv_getopt_arrays(&serve_cli, longopts, shortopts);
 	http_opts ho;
 	http_opts_default(&ho);
 	exporter_opts eo = {0};
@@ -208,7 +209,7 @@ int cmd_serve(int argc, char **argv)
 	bool no_gpm = false;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		long v;
 		double d;
 		switch (c) {
@@ -323,7 +324,10 @@ int cmd_serve(int argc, char **argv)
 		}
 		fprintf(stderr, "gpuvet: serving http://%s/metrics (interval %g s%s)\n", http_address(h), eo.interval,
 			eo.dcgm ? ", DCGM names too" : "");
-		wait_signal(&set, -1);
+		/* what a check or a probe left running and gpuvet adopted (core/reaper.h) is reaped when it
+		 * ends, so that a server running for months collects no zombies */
+		while (!wait_signal(&set, 5))
+			gv_child_collect_orphans(0);
 		gv_child_kill_all(); /* a first contact or a check's library child in progress */
 		http_stop(h);
 		if (!exporter_stop(ex)) {

@@ -19,54 +19,73 @@
 #include "tune/tune_probe.h"
 #include "tune/tune_render.h"
 
-static const char tune_usage[] =
-	"usage: gpuvet tune [options]\n"
-	"       gpuvet bench --torch [options]\n"
-	"\n"
-	"Times real PyTorch training steps (forward, backward, optimizer step) of ResNet-50, BERT-base\n"
-	"and a small MLP through the selected Python interpreter, on the GPU under each setting that\n"
-	"decides training speed (fp32, TF32, AMP fp16 and bf16, channels_last, cudnn.benchmark,\n"
-	"torch.compile) and on the CPU; feeds a DataLoader into the GPU with pin_memory and workers;\n"
-	"runs a DistributedDataParallel step over all GPUs. Says what to switch on, with the measured\n"
-	"gain and the line of code to add, and how the figures compare with what this GPU class\n"
-	"reaches. Random weights, synthetic data: nothing is downloaded.\n"
-	"\n"
-	"what to run\n"
-	"  --models LIST        resnet50,bert,mlp (default: all three)\n"
-	"  --batch N|M=N,...    batch size for every model, or per model (default resnet50=64,\n"
-	"                       bert=32, mlp=256)\n"
-	"  --image-size N       ResNet-50's input size (default 224)\n"
-	"  --seq-len N          BERT's sequence length (default 128)\n"
-	"  --settings LIST      GPU settings to time (default all but compile): fp32,tf32,amp_fp16,\n"
-	"                       amp_bf16,channels_last,cudnn_benchmark,ref_fp32,ref_amp_fp16,compile\n"
-	"  --compile            also time torch.compile (its compile time is reported apart)\n"
-	"  --workers LIST       DataLoader num_workers to try (default 0,2,4,8 up to the CPUs)\n"
-	"  --no-cpu             skip the CPU steps (the slowest part on small machines)\n"
-	"  --no-pipeline        skip the DataLoader test\n"
-	"  --no-ddp             skip the multi-GPU step\n"
-	"  --impl WHICH         auto (default): torchvision/transformers when installed, else the probe's\n"
-	"                       own definitions of the same networks; library; builtin\n"
-	"  --budget SECONDS     time for everything (default 300); what does not fit is skipped\n"
-	"  --python PATH        the interpreter (default: the active venv/conda, then python3 on PATH)\n"
-	"\n"
-	"output\n"
-	"  --json               one JSON document (schema gpuvet.tune/1, see docs/tune.md)\n"
-	"  -v, --verbose        every run's configuration, spread and GPU utilization; the probe's\n"
-	"                       own messages as they come\n"
-	"  -q, --quiet          no progress line\n"
-	"  --save-raw FILE      keep the probe's own document (schema gpuvet.tune-probe/1)\n"
-	"  --from FILE          report on a probe document (or its RESULT lines) saved earlier\n"
-	"                       instead of measuring\n"
-	"  --db PATH            the history database (default $XDG_DATA_HOME/gpuvet/history.db)\n"
-	"  --no-history         do not store the result (also GPUVET_NO_HISTORY=1); --from results\n"
-	"                       are never stored\n"
-	"  --list               the table over the tune runs stored in the history (date | model |\n"
-	"                       batch | GPU ms | CPU ms | speedup), oldest first; with --json as JSON\n"
-	"\n"
-	"Ctrl-C stops the probe and reports the steps that finished.\n"
-	"\n"
-	"exit status: 0 measured; 1 no GPU step could be measured, or a step was more than 10% slower\n"
-	"than the knowledge base's figure for this GPU; 2 usage; 3 internal error; 130 interrupted\n";
+enum { OPT_MODELS = 256, OPT_BATCH, OPT_IMAGE, OPT_SEQ, OPT_SETTINGS, OPT_COMPILE, OPT_WORKERS, OPT_NO_CPU, OPT_NO_PIPE,
+       OPT_NO_DDP, OPT_IMPL, OPT_BUDGET, OPT_PYTHON, OPT_JSON, OPT_SAVE, OPT_FROM, OPT_TORCH, OPT_LIST };
+
+/* the models and settings the probe (data/tune_torch.py) knows */
+static const char *const tune_models[] = {"resnet50", "bert", "mlp", NULL};
+static const char *const tune_settings[] = {"fp32",     "tf32",         "amp_fp16", "amp_bf16", "channels_last", "cudnn_benchmark",
+					    "ref_fp32", "ref_amp_fp16", "compile",  NULL};
+static const char *const tune_impls[] = {"auto", "library", "builtin", NULL};
+
+static const gv_option tune_options[] = {
+	GV_OPT_GROUP("what to run"),
+	GV_OPT_WORDS("models", OPT_MODELS, "LIST", GV_VAL_LIST, tune_models, "{values} (default: all three)"),
+	GV_OPT_ARG("batch", OPT_BATCH, "N|M=N,...", GV_VAL_TEXT,
+		   "batch size for every model, or per model (default resnet50=64, bert=32, mlp=256)"),
+	GV_OPT_ARG("image-size", OPT_IMAGE, "N", GV_VAL_NUMBER, "ResNet-50's input size (default 224)"),
+	GV_OPT_ARG("seq-len", OPT_SEQ, "N", GV_VAL_NUMBER, "BERT's sequence length (default 128)"),
+	GV_OPT_WORDS("settings", OPT_SETTINGS, "LIST", GV_VAL_LIST, tune_settings,
+		     "GPU settings to time (default all but compile): {values}"),
+	GV_OPT_FLAG("compile", OPT_COMPILE, "also time torch.compile (its compile time is reported apart)"),
+	GV_OPT_ARG("workers", OPT_WORKERS, "LIST", GV_VAL_TEXT, "DataLoader num_workers to try (default 0,2,4,8 up to the CPUs)"),
+	GV_OPT_FLAG("no-cpu", OPT_NO_CPU, "skip the CPU steps (the slowest part on small machines)"),
+	GV_OPT_FLAG("no-pipeline", OPT_NO_PIPE, "skip the DataLoader test"),
+	GV_OPT_FLAG("no-ddp", OPT_NO_DDP, "skip the multi-GPU step"),
+	GV_OPT_WORDS("impl", OPT_IMPL, "WHICH", GV_VAL_WORD, tune_impls,
+		     "auto (default): torchvision/transformers when installed, else the probe's own definitions of the same "
+		     "networks; library; builtin"),
+	GV_OPT_ARG("budget", OPT_BUDGET, "SECONDS", GV_VAL_NUMBER, "time for everything (default 300); what does not fit is skipped"),
+	GV_OPT_ARG("python", OPT_PYTHON, "PATH", GV_VAL_FILE, "the interpreter (default: the active venv/conda, then python3 on PATH)"),
+	{"torch", OPT_TORCH, NULL, GV_VAL_NONE, NULL, NULL, "bench --torch lands here", GV_OPT_HIDDEN},
+	GV_OPT_GROUP("output"),
+	GV_OPT_FLAG("json", OPT_JSON, "one JSON document (schema gpuvet.tune/1, see docs/tune.md)"),
+	GV_OPT_FLAG("verbose", 'v',
+		    "every run's configuration, spread and GPU utilization; the probe's own messages as they come"),
+	GV_OPT_FLAG("quiet", 'q', "no progress line"),
+	GV_OPT_ARG("save-raw", OPT_SAVE, "FILE", GV_VAL_FILE, "keep the probe's own document (schema gpuvet.tune-probe/1)"),
+	GV_OPT_ARG("from", OPT_FROM, "FILE", GV_VAL_FILE,
+		   "report on a probe document (or its RESULT lines) saved earlier instead of measuring"),
+	DB_OPTION,
+	NO_HISTORY_OPTION("do not store the result (also GPUVET_NO_HISTORY=1); --from results are never stored"),
+	GV_OPT_FLAG("list", OPT_LIST,
+		    "the table over the tune runs stored in the history (date | model | batch | GPU ms | CPU ms | speedup), "
+		    "oldest first; with --json as JSON"),
+	GV_OPT_HELP,
+	GV_OPT_END,
+};
+
+const gv_command_cli tune_cli = {
+	.name = "tune",
+	.summary = "PyTorch training steps: which settings (AMP, channels_last, ...) gain what here",
+	.head = "usage: gpuvet tune [options]\n"
+		"       gpuvet bench --torch [options]\n"
+		"\n"
+		"Times real PyTorch training steps (forward, backward, optimizer step) of ResNet-50, BERT-base\n"
+		"and a small MLP through the selected Python interpreter, on the GPU under each setting that\n"
+		"decides training speed (fp32, TF32, AMP fp16 and bf16, channels_last, cudnn.benchmark,\n"
+		"torch.compile) and on the CPU; feeds a DataLoader into the GPU with pin_memory and workers;\n"
+		"runs a DistributedDataParallel step over all GPUs. Says what to switch on, with the measured\n"
+		"gain and the line of code to add, and how the figures compare with what this GPU class\n"
+		"reaches. Random weights, synthetic data: nothing is downloaded.\n"
+		"\n",
+	.opts = tune_options,
+	.tail = "\n"
+		"Ctrl-C stops the probe and reports the steps that finished.\n"
+		"\n"
+		"exit status: 0 measured; 1 no GPU step could be measured, or a step was more than 10% slower\n"
+		"than the knowledge base's figure for this GPU; 2 usage; 3 internal error; 130 interrupted\n",
+};
 
 static volatile sig_atomic_t stop_flag;
 
@@ -77,34 +96,8 @@ static void on_signal(int sig)
 		stop_flag++;
 }
 
-static bool check_list(const char *opt, const char *value, const char *const *allowed, size_t n)
-{
-	strlist l = {0};
-	sl_split(&l, value, ",", false);
-	bool ok = l.n > 0;
-	for (size_t i = 0; ok && i < l.n; i++) {
-		bool found = false;
-		for (size_t j = 0; j < n; j++)
-			found |= strcmp(l.v[i], allowed[j]) == 0;
-		if (!found) {
-			strbuf sb;
-			sb_init(&sb);
-			for (size_t j = 0; j < n; j++)
-				sb_addf(&sb, "%s%s", j ? "," : "", allowed[j]);
-			gv_error("%s: unknown '%s'; choose from %s", opt, l.v[i], sb.buf);
-			sb_free(&sb);
-			ok = false;
-		}
-	}
-	if (l.n == 0)
-		gv_error("%s: expected a list like %s", opt, allowed[0]);
-	sl_free(&l);
-	return ok;
-}
-
 static bool check_batch(const char *value)
 {
-	static const char *const models[] = {"resnet50", "bert", "mlp"};
 	strlist l = {0};
 	sl_split(&l, value, ",", false);
 	bool ok = l.n > 0;
@@ -113,11 +106,7 @@ static bool check_batch(const char *value)
 		const char *num = eq ? eq + 1 : l.v[i];
 		if (eq) {
 			*eq = '\0';
-			bool known = false;
-			for (size_t j = 0; j < GV_ARRAY_LEN(models); j++)
-				known |= strcmp(l.v[i], models[j]) == 0;
-			if (!known) {
-				gv_error("--batch: unknown model '%s'; choose from resnet50,bert,mlp", l.v[i]);
+			if (!gv_option_check(gv_option_by_id(&tune_cli, OPT_MODELS), l.v[i])) {
 				ok = false;
 				break;
 			}
@@ -185,38 +174,10 @@ static void today(char *out, size_t n, const tune_report *r)
 
 static int run_tune(int argc, char **argv, const char *usage_name)
 {
-	enum { OPT_MODELS = 256, OPT_BATCH, OPT_IMAGE, OPT_SEQ, OPT_SETTINGS, OPT_COMPILE, OPT_WORKERS, OPT_NO_CPU,
-	       OPT_NO_PIPE, OPT_NO_DDP, OPT_IMPL, OPT_BUDGET, OPT_PYTHON, OPT_JSON, OPT_SAVE, OPT_FROM, OPT_DB,
-	       OPT_NO_HISTORY, OPT_TORCH, OPT_LIST };
-	static const struct option longopts[] = {
-		{"models", required_argument, NULL, OPT_MODELS},
-		{"batch", required_argument, NULL, OPT_BATCH},
-		{"image-size", required_argument, NULL, OPT_IMAGE},
-		{"seq-len", required_argument, NULL, OPT_SEQ},
-		{"settings", required_argument, NULL, OPT_SETTINGS},
-		{"compile", no_argument, NULL, OPT_COMPILE},
-		{"workers", required_argument, NULL, OPT_WORKERS},
-		{"no-cpu", no_argument, NULL, OPT_NO_CPU},
-		{"no-pipeline", no_argument, NULL, OPT_NO_PIPE},
-		{"no-ddp", no_argument, NULL, OPT_NO_DDP},
-		{"impl", required_argument, NULL, OPT_IMPL},
-		{"budget", required_argument, NULL, OPT_BUDGET},
-		{"python", required_argument, NULL, OPT_PYTHON},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"verbose", no_argument, NULL, 'v'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"save-raw", required_argument, NULL, OPT_SAVE},
-		{"from", required_argument, NULL, OPT_FROM},
-		{"db", required_argument, NULL, OPT_DB},
-		{"no-history", no_argument, NULL, OPT_NO_HISTORY},
-		{"torch", no_argument, NULL, OPT_TORCH}, /* bench --torch lands here */
-		{"list", no_argument, NULL, OPT_LIST},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	static const char *const models[] = {"resnet50", "bert", "mlp"};
-	static const char *const settings[] = {"fp32",    "tf32",     "amp_fp16",     "amp_bf16", "channels_last",
-					       "cudnn_benchmark", "ref_fp32", "ref_amp_fp16", "compile"};
+	const char *tune_usage = gv_usage(&tune_cli);
+	struct option longopts[GV_OPTIONS_MAX + 1];
+	char shortopts[3 * GV_OPTIONS_MAX + 4];
+	gv_getopt_arrays(&tune_cli, longopts, shortopts);
 	bool json = false, verbose = false, quiet = false, no_history = false, list = false;
 	const char *python_opt = NULL, *save = NULL, *from = NULL, *db = NULL;
 	double budget = 300;
@@ -225,11 +186,11 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 	optind = 1;
 	opterr = 0;
 	int rc = EXIT_OK;
-	while ((c = getopt_long(argc, argv, ":vqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		long v;
 		switch (c) {
 		case OPT_MODELS:
-			if (!check_list("--models", optarg, models, GV_ARRAY_LEN(models)))
+			if (!gv_option_check(gv_option_by_id(&tune_cli, OPT_MODELS), optarg))
 				goto usage;
 			sl_pushf(&args, "--models=%s", optarg);
 			break;
@@ -249,7 +210,7 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 			sl_pushf(&args, "--seq-len=%ld", v);
 			break;
 		case OPT_SETTINGS:
-			if (!check_list("--settings", optarg, settings, GV_ARRAY_LEN(settings)))
+			if (!gv_option_check(gv_option_by_id(&tune_cli, OPT_SETTINGS), optarg))
 				goto usage;
 			sl_pushf(&args, "--settings=%s", optarg);
 			break;
@@ -263,10 +224,8 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 		case OPT_NO_PIPE: sl_push(&args, "--no-pipeline"); break;
 		case OPT_NO_DDP: sl_push(&args, "--no-ddp"); break;
 		case OPT_IMPL:
-			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "library") != 0 && strcmp(optarg, "builtin") != 0) {
-				gv_error("--impl: expected auto, library or builtin, got '%s'", optarg);
+			if (!gv_option_check(gv_option_by_id(&tune_cli, OPT_IMPL), optarg))
 				goto usage;
-			}
 			sl_pushf(&args, "--impl=%s", optarg);
 			break;
 		case OPT_BUDGET:
@@ -279,8 +238,8 @@ static int run_tune(int argc, char **argv, const char *usage_name)
 		case 'q': quiet = true; break;
 		case OPT_SAVE: save = optarg; break;
 		case OPT_FROM: from = optarg; break;
-		case OPT_DB: db = optarg; break;
-		case OPT_NO_HISTORY: no_history = true; break;
+		case OPT_HIST_DB: db = optarg; break;
+		case OPT_HIST_NO: no_history = true; break;
 		case OPT_TORCH: break;
 		case OPT_LIST: list = true; break;
 		default:

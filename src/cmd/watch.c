@@ -14,54 +14,79 @@
 #include "nvidia/nvml.h"
 #include "render/render.h"
 #include "sampler/fields.h"
+#include "sampler/bounded.h"
 #include "sampler/sampler.h"
+#include "sampler/summary.h"
 #include "store/history.h"
+#include "watch/keys.h"
 #include "watch/tui.h"
 #include "watch/view.h"
 
 /* the job doctor (--diagnose, the running verdict of --pid) */
 #include "doctor/doctor.h"
 
-static const char watch_usage[] =
-	"usage: gpuvet watch [options]\n"
-	"\n"
-	"Live view of every GPU through NVML: utilization and memory bars, sparklines of the last\n"
-	"minutes, temperature and its margin to the slowdown threshold, power, clocks and what holds\n"
-	"them back, PCIe link, GPM activity counters (SM, tensor, DRAM, FP32 pipes: Hopper and newer),\n"
-	"processes with their command lines and the pod or Slurm job each belongs to, and health over time (input-bound, launch-bound, hot,\n"
-	"throttled, degraded link, new ECC errors, Xid events) with the action for each.\n"
-	"\n"
-	"  --interval S          seconds between samples (default 1)\n"
-	"  --pid PID             follow one job: the process and its descendants, their GPUs and memory,\n"
-	"                        and the job doctor's running verdict (what holds the job back)\n"
-	"  --pod NAME            the same for every process of a Kubernetes pod on this node (its name,\n"
-	"                        NAMESPACE/NAME or UID; from /proc/PID/cgroup and /var/log/pods)\n"
-	"  --job ID              the same for a Slurm job (ID, or ID.STEP for one step)\n"
-	"  --diagnose S          with --pid, --pod or --job: watch the job S seconds, print one verdict (GPU-bound on\n"
-	"                        tensor cores, DRAM or FP32, fp32 math on a tensor-core GPU, input-bound,\n"
-	"                        launch/sync-bound, memory pressure, multi-GPU imbalance, slowdown) with\n"
-	"                        the figures and the fix, and exit; --json for one JSON document\n"
-	"  --once                print one snapshot as text and exit\n"
-	"  --json                with --once: one JSON document (schema gpuvet.watch/1, docs/watch.md);\n"
-	"                        with --diagnose: the verdict (schema gpuvet.diagnose/1)\n"
-	"  --count N             without a terminal: print N snapshots, then exit (default: until ^C)\n"
-	"  --record              append the samples to the history database (gpuvet history)\n"
-	"  --db PATH             the history database (default: see gpuvet history --help); --diagnose\n"
-	"                        reads the gains gpuvet tune measured there\n"
-	"  --low-util-seconds S  utilization under 70% this long while a process holds the GPU makes it\n"
-	"                        degraded (default 60)\n"
-	"  --kmsg PATH           the kernel log to follow for Xid lines (default /dev/kmsg)\n"
-	"\n"
-	"keys: q quit, s sort processes, up/down (k/j) select a GPU, a all GPUs, p pause,\n"
-	"+/- sparkline span. Without a terminal, watch prints a text snapshot every interval.\n"
-	"\n"
-	"exit status: 0, or 1 when a GPU is unhealthy (--once), the verdict is a warning (--diagnose)\n"
-	"or NVML cannot be read\n";
+enum { OPT_INTERVAL = 256, OPT_PID, OPT_POD, OPT_JOB, OPT_ONCE, OPT_JSON, OPT_COUNT, OPT_RECORD, OPT_LOWUTIL, OPT_KMSG,
+       OPT_DIAGNOSE };
+
+static const gv_option watch_options[] = {
+	GV_OPT_ARG("interval", OPT_INTERVAL, "S", GV_VAL_NUMBER, "seconds between samples (default 1)"),
+	GV_OPT_ARG("pid", OPT_PID, "PID", GV_VAL_NUMBER,
+		   "follow one job: the process and its descendants, their GPUs and memory, and the job doctor's running "
+		   "verdict (what holds the job back)"),
+	GV_OPT_ARG("pod", OPT_POD, "NAME", GV_VAL_TEXT,
+		   "the same for every process of a Kubernetes pod on this node (its name, NAMESPACE/NAME or UID; from "
+		   "/proc/PID/cgroup and /var/log/pods)"),
+	GV_OPT_ARG("job", OPT_JOB, "ID", GV_VAL_TEXT, "the same for a Slurm job (ID, or ID.STEP for one step)"),
+	GV_OPT_ARG("diagnose", OPT_DIAGNOSE, "S", GV_VAL_NUMBER,
+		   "with --pid, --pod or --job: watch the job S seconds, print one verdict (GPU-bound on tensor cores, DRAM "
+		   "or FP32, fp32 math on a tensor-core GPU, input-bound (too few DataLoader workers), launch/sync-bound, "
+		   "memory that grows, memory pressure, multi-GPU imbalance, slowdown; for an idle job, what it waits on: "
+		   "a file, a socket, a pipe, the GPU driver) with the figures and the fix, and exit; --json for one JSON "
+		   "document"),
+	GV_OPT_FLAG("once", OPT_ONCE, "print one snapshot as text and exit"),
+	GV_OPT_FLAG("json", OPT_JSON,
+		    "with --once: one JSON document (schema gpuvet.watch/1, docs/watch.md); with --diagnose: the verdict "
+		    "(schema gpuvet.diagnose/1)"),
+	GV_OPT_ARG("count", OPT_COUNT, "N", GV_VAL_NUMBER, "without a terminal: print N snapshots, then exit (default: until ^C)"),
+	GV_OPT_FLAG("record", OPT_RECORD, "append the samples to the history database (gpuvet history)"),
+	GV_OPT_ARG("db", OPT_HIST_DB, "PATH", GV_VAL_FILE,
+		   "the history database (default: see gpuvet history --help); --diagnose reads the gains gpuvet tune "
+		   "measured there"),
+	GV_OPT_ARG("low-util-seconds", OPT_LOWUTIL, "S", GV_VAL_NUMBER,
+		   "utilization under 70% this long while a process holds the GPU makes it degraded (default 60)"),
+	GV_OPT_ARG("kmsg", OPT_KMSG, "PATH", GV_VAL_FILE, "the kernel log to follow for Xid lines (default /dev/kmsg)"),
+	GV_OPT_HELP,
+	GV_OPT_END,
+};
+
+const gv_command_cli watch_cli = {
+	.name = "watch",
+	.summary = "live view of the GPUs and their health",
+	.head = "usage: gpuvet watch [options]\n"
+		"\n"
+		"Live view of every GPU through NVML: utilization and memory bars, sparklines of the last\n"
+		"minutes, temperature and its margin to the slowdown threshold, power, clocks and what holds\n"
+		"them back, PCIe link, GPM activity counters (SM, tensor, DRAM, FP32 pipes: Hopper and newer),\n"
+		"processes with their command lines and the pod or Slurm job each belongs to, and health over\n"
+		"time (input-bound, launch-bound, hot, throttled, degraded link, new ECC errors, Xid events)\n"
+		"with the action for each.\n"
+		"\n",
+	.opts = watch_options,
+	.tail = "\n"
+		"Without a terminal, watch prints a text snapshot every interval.\n"
+		"\n"
+		"exit status: 0, or 1 when a GPU is unhealthy (--once), the verdict is a warning (--diagnose)\n"
+		"or NVML cannot be read (--once: within the driver deadline, 30 s); 128 + N when signal N\n"
+		"stopped it before it printed anything\n",
+	.help_more = watch_keys_print, /* the key table of the live view (watch/keys.h) */
+};
 
 static volatile sig_atomic_t stop_stream;
+static volatile sig_atomic_t stop_signal; /* the signal that stopped it */
 static void on_stop(int sig)
 {
 	stop_stream = 1;
+	stop_signal = sig;
 	gv_child_kill_all(); /* a first contact with NVML in progress ends now (nvidia/contact.h) */
 	gv_stop_watchdog(sig, NULL); /* a sample stuck in an NVML call does not hold us */
 }
@@ -74,9 +99,7 @@ static snapshot *lazy_take(void *ctx, char *err, size_t errsize)
 /* watch --record: samples into a history run, conditions per GPU at the end. */
 typedef struct rec_gpu {
 	bool seen;
-	double temp_max, power_sum, sm, mem;
-	int power_n;
-	unsigned long long reasons;
+	gpu_window w;   /* its conditions over the recording (sampler/summary.h) */
 	strlist owners; /* the pods and Slurm jobs seen holding it, in order (owner_text) */
 } rec_gpu;
 
@@ -102,7 +125,8 @@ static void record_sample(void *ctx, const snapshot *s)
 		if (!rec->g[g->index].seen) {
 			history_run_add_gpu(rec->r, g->index, g->name, g->uuid, g->pci_bus_id);
 			rec->g[g->index].seen = true;
-			rec->g[g->index].temp_max = NAN;
+			gpu_window_init(&rec->g[g->index].w, g->index, g->name);
+			rec->g[g->index].w.sums_only = true; /* a recording may last days */
 		}
 		/* the recorded readings are those sampler/fields.h names a record metric for */
 		for (size_t k = 0; k < n_snap_fields; k++) {
@@ -114,14 +138,7 @@ static void record_sample(void *ctx, const snapshot *s)
 				history_run_add_sample(rec->r, s->wall_time, g->index, snap_fields[k].record, v.v);
 		}
 		rec_gpu *c = &rec->g[g->index];
-		if (sv_has(g->temp) && (isnan(c->temp_max) || g->temp.v > c->temp_max))
-			c->temp_max = g->temp.v;
-		if (sv_has(g->power))
-			c->power_sum += g->power.v, c->power_n++;
-		c->sm = sv_has(g->sm_clock) ? g->sm_clock.v : NAN;
-		c->mem = sv_has(g->mem_clock) ? g->mem_clock.v : NAN;
-		if (sv_has(g->clock_reasons))
-			c->reasons |= (unsigned long long)g->clock_reasons.v & ~(unsigned long long)CLK_GPU_IDLE;
+		gpu_window_add(&c->w, g, s->time, NULL, JOB_GPU_NONE, NAN);
 		for (size_t k = 0; k < g->nproc; k++) {
 			char own[320];
 			if (g->procs[k].owner.kind == OWNER_NONE || c->owners.n >= REC_OWNERS_MAX)
@@ -150,10 +167,12 @@ static int record_finish(recorder *rec, const snapshot *last)
 		if (!rec->g[i].seen)
 			continue;
 		char words[256];
-		history_run_gpu_conditions(rec->r, i, rec->g[i].sm, rec->g[i].mem, rec->g[i].temp_max,
-					   rec->g[i].power_n ? rec->g[i].power_sum / rec->g[i].power_n : NAN,
-					   rec->g[i].reasons ? gv_nvml_clock_reasons_text(rec->g[i].reasons, words, sizeof(words))
-							     : NULL);
+		gpu_summary gs;
+		gpu_window_summary(&rec->g[i].w, &gs);
+		gpu_window_free(&rec->g[i].w);
+		unsigned long long reasons = gs.reasons & ~(unsigned long long)CLK_GPU_IDLE;
+		history_run_gpu_conditions(rec->r, i, gs.sm_clock_last, gs.mem_clock_last, gs.temp_max, gs.power,
+					   reasons ? gv_nvml_clock_reasons_text(reasons, words, sizeof(words)) : NULL);
 		/* whose jobs held the GPU during the recording: meta gpu.N.owners ("ns/pod/ctr; slurm 42.0 (alice)") */
 		if (rec->g[i].owners.n) {
 			strbuf b;
@@ -196,7 +215,7 @@ static void print_json(cJSON *doc)
 /* Every good snapshot of the live view: --record and the job doctor's running verdict. */
 typedef struct sample_hooks {
 	recorder *rec;
-	doctor_running *doctor;
+	doctor_live *doctor;
 	job *job;
 } sample_hooks;
 
@@ -206,14 +225,7 @@ static void on_sample(void *ctx, const snapshot *s)
 	if (h->rec && h->rec->r)
 		record_sample(h->rec, s);
 	if (h->doctor && h->job)
-		doctor_running_feed(h->doctor, s, h->job);
-}
-
-static void print_verdict(FILE *out, const doctor_evidence *ev, const doctor_verdict *v)
-{
-	char *t = doctor_text(ev, v, "  ");
-	fputs(t, out);
-	free(t);
+		doctor_live_feed(h->doctor, s, h->job);
 }
 
 /* watch --pid PID --diagnose S: samples the job for S seconds, prints one verdict. */
@@ -224,74 +236,57 @@ static int diagnose_job(sample_source *src, job *jb, double seconds, double inte
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	char err[256] = "";
-	/* the first take opens NVML and starts the GPM counters; the window starts after it */
+	/* the first take opens NVML and starts the GPM counters; it starts the window */
 	snapshot *s = src->take(src->ctx, err, sizeof(err));
 	if (!s) {
 		gv_error("cannot read the GPUs: %s (gpuvet check says why)", err);
 		return EXIT_FINDING;
 	}
+	doctor_live_opts o = {.window = 0, .db = db, .stacks = true};
+	doctor_live *doc = doctor_live_new(&o);
+	doctor_live_feed(doc, s, jb);
 	snapshot_free(s);
-	doctor_acc *acc = doctor_acc_new(jb);
 	double t_end = now_seconds() + seconds;
 	int good = 0;
 	while (!stop_stream) {
 		double left = t_end - now_seconds();
-		double nap = left < interval ? left : interval;
-		sleep_seconds(nap);
+		sleep_seconds(left < interval ? left : interval);
 		job_rescan(jb);
 		s = src->take(src->ctx, err, sizeof(err));
 		if (s) {
-			doctor_acc_add(acc, s, jb);
+			doctor_live_feed(doc, s, jb);
 			good++;
 			snapshot_free(s);
 		}
 		if (now_seconds() >= t_end - 1e-3 || !jb->alive)
 			break;
 	}
-	doctor_evidence *ev = xcalloc(1, sizeof(*ev));
-	doctor_acc_finish(acc, jb, ev);
-	doctor_acc_free(acc);
-	doctor_verdict v;
-	doctor_diagnose(ev, NULL, &v);
-	/* fp32 math on a tensor-core GPU: quote what `gpuvet tune` measured on this GPU class (the
-	 * history database: --db, or the default one unless GPUVET_NO_HISTORY) */
-	const char *nohist = getenv("GPUVET_NO_HISTORY");
-	if (v.id && strcmp(v.id, "job.fp32-math") == 0 && ev->ngpus > 0 && (db || !nohist || !*nohist) &&
-	    doctor_tune_gain(db, ev->gpus[0].name, &ev->tune_tf32_gain, ev->tune_source, sizeof(ev->tune_source)))
-		doctor_diagnose(ev, NULL, &v);
-	if (json)
-		print_json(doctor_json(ev, &v));
-	else
-		print_verdict(stdout, ev, &v);
-	int rc = v.level == DOCTOR_WARN ? EXIT_FINDING : EXIT_OK;
+	const doctor_result *r = doctor_live_finish(doc, jb);
+	int rc = EXIT_FINDING;
+	if (r) {
+		if (json)
+			print_json(doctor_json(&r->ev, &r->v));
+		else {
+			char *t = doctor_text(&r->ev, &r->v, "  ");
+			fputs(t, stdout);
+			free(t);
+		}
+		rc = r->v.level == DOCTOR_WARN ? EXIT_FINDING : EXIT_OK;
+	}
 	if (!good) {
-		gv_error("no GPU sample during the window: %s", err);
+		gv_error("no GPU sample during the window: %s", err[0] ? err : "the job ended");
 		rc = EXIT_FINDING;
 	}
-	free(ev);
+	doctor_live_free(doc);
 	return rc;
 }
 
 int cmd_watch(int argc, char **argv)
 {
-	enum { OPT_INTERVAL = 256, OPT_PID, OPT_POD, OPT_JOB, OPT_ONCE, OPT_JSON, OPT_COUNT, OPT_RECORD, OPT_DB, OPT_LOWUTIL, OPT_KMSG,
-	       OPT_DIAGNOSE };
-	static const struct option longopts[] = {
-		{"interval", required_argument, NULL, OPT_INTERVAL},
-		{"pid", required_argument, NULL, OPT_PID},
-		{"pod", required_argument, NULL, OPT_POD},
-		{"job", required_argument, NULL, OPT_JOB},
-		{"once", no_argument, NULL, OPT_ONCE},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"count", required_argument, NULL, OPT_COUNT},
-		{"record", no_argument, NULL, OPT_RECORD},
-		{"db", required_argument, NULL, OPT_DB},
-		{"low-util-seconds", required_argument, NULL, OPT_LOWUTIL},
-		{"kmsg", required_argument, NULL, OPT_KMSG},
-		{"diagnose", required_argument, NULL, OPT_DIAGNOSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	const char *watch_usage = gv_usage(&watch_cli);
+	struct option longopts[GV_OPTIONS_MAX + 1];
+	char shortopts[3 * GV_OPTIONS_MAX + 4];
+	gv_getopt_arrays(&watch_cli, longopts, shortopts);
 	double interval = 1, diagnose_s = 0;
 	long pid = -1, count = 0;
 	const char *pod = NULL, *slurm_job = NULL;
@@ -302,7 +297,7 @@ int cmd_watch(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_INTERVAL:
 			if (!parse_double_opt("--interval", optarg, 0.05, 3600, &interval))
@@ -321,7 +316,7 @@ int cmd_watch(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case OPT_RECORD: record = true; break;
-		case OPT_DB: db = optarg; break;
+		case OPT_HIST_DB: db = optarg; break;
 		case OPT_LOWUTIL:
 			if (!parse_double_opt("--low-util-seconds", optarg, 0, 86400, &hc.util_low_seconds))
 				return EXIT_USAGE;
@@ -394,12 +389,14 @@ int cmd_watch(int argc, char **argv)
 	}
 	view_opts vo = {follow ? &jb : NULL, false};
 	int rc = EXIT_OK;
-	doctor_running running = {0};
-	running.window = interval * 10 > 2 ? interval * 10 : 2; /* the last 10 samples, at least 2 s */
-	sample_hooks hooks = {record ? &rec : NULL, follow ? &running : NULL, follow ? &jb : NULL};
+	/* the running verdict: the last 10 samples, at least 2 s */
+	doctor_live_opts dopts = {.window = interval * 10 > 2 ? interval * 10 : 2, .db = db};
+	doctor_live *running = follow ? doctor_live_new(&dopts) : NULL;
+	sample_hooks hooks = {record ? &rec : NULL, running, follow ? &jb : NULL};
 	if (diagnose_s > 0) {
 		lazy.o.no_events = true;
 		rc = diagnose_job(&src, &jb, diagnose_s, interval, json, db);
+		doctor_live_free(running);
 		sampler_lazy_close(&lazy);
 		free(health);
 		return rc;
@@ -411,10 +408,14 @@ int cmd_watch(int argc, char **argv)
 		signal(SIGTERM, on_stop);
 		long n = once ? 1 : count;
 		snapshot *last = NULL;
+		bool printed = false, stuck = false;
 		for (long i = 0; (n == 0 || i < n) && !stop_stream; i++) {
 			double t0 = now_seconds();
 			char err[256] = "";
-			snapshot *s = src.take(src.ctx, err, sizeof(err));
+			/* --once ends by itself: NVML gets the deadline check gives it (+2 s, as check's
+			 * child: a hung nvmlInit is named by the first contact's own deadline first) */
+			snapshot *s = once ? sample_take_within(&src, gv_driver_timeout(30) + 2, err, sizeof(err), &stuck)
+					   : src.take(src.ctx, err, sizeof(err));
 			if (!s && stop_stream) /* interrupted in the first contact: nothing to report */
 				break;
 			if (!s) {
@@ -429,6 +430,7 @@ int cmd_watch(int argc, char **argv)
 				if (once)
 					break;
 			} else {
+				printed = true;
 				health_update(health, s, s->time);
 				if (follow)
 					job_rescan(&jb);
@@ -437,9 +439,10 @@ int cmd_watch(int argc, char **argv)
 					print_json(view_json(s, health, &vo));
 				else
 					view_text(stdout, s, health, &vo);
-				if (!json && running.have)
-					fprintf(stdout, "\njob doctor (last %.0f s): %s [%s]\n      -> %s\n", running.ev.seconds,
-						running.v.title, running.v.id, running.v.nfix ? running.v.fix[0] : "");
+				const doctor_result *dr = doctor_live_last(running);
+				if (!json && dr)
+					fprintf(stdout, "\njob doctor (last %.0f s): %s [%s]\n      -> %s\n", dr->ev.seconds, dr->v.title,
+						dr->v.id, dr->v.nfix ? dr->v.fix[0] : "");
 				fflush(stdout);
 				if (once && health_overall(health) == HEALTH_UNHEALTHY)
 					rc = EXIT_FINDING;
@@ -451,6 +454,13 @@ int cmd_watch(int argc, char **argv)
 			if (!json)
 				fputc('\n', stdout);
 			sleep_seconds(interval - (now_seconds() - t0));
+		}
+		if (stop_signal && !printed)
+			rc = 128 + stop_signal; /* interrupted before it said anything: not a success */
+		if (stuck) { /* a thread inside NVML: nothing may wait for its locks (sampler/bounded.h) */
+			fflush(stdout);
+			fflush(stderr);
+			_exit(rc);
 		}
 		if (record)
 			record_finish(&rec, last);
@@ -464,7 +474,7 @@ int cmd_watch(int argc, char **argv)
 		to.color = color_wanted(stdout, gopts.color);
 		to.on_sample = on_sample;
 		to.on_sample_ctx = &hooks;
-		to.doctor = follow ? &running : NULL;
+		to.doctor = running;
 		const char *max = getenv("GPUVET_WATCH_SECONDS"); /* tests: a TUI that ends by itself */
 		if (max && *max)
 			to.max_seconds = atof(max);
@@ -475,7 +485,7 @@ int cmd_watch(int argc, char **argv)
 		if (record)
 			record_finish(&rec, NULL);
 	}
-	doctor_running_free(&running);
+	doctor_live_free(running);
 	sampler_lazy_close(&lazy);
 	free(health);
 	return rc;

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 
 #include "core/child.h"
 #include "core/factkeys.h"
+#include "core/reaper.h"
 #include "core/sysroot.h"
 
 #define CHILD_OUTPUT_MAX (1 << 20) /* RLIMIT_FSIZE of the child: a library printing forever fills no memory */
@@ -80,6 +82,29 @@ static void live_remove(pid_t pid)
 	pthread_mutex_unlock(&live_lock);
 }
 
+bool gv_child_tracked(pid_t pid)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live[i] == pid)
+			return true;
+	return false;
+}
+
+typedef struct keep_ctx {
+	pid_t also;
+} keep_ctx;
+
+static bool keep_waited(pid_t pid, void *ctx)
+{
+	return pid == ((keep_ctx *)ctx)->also || gv_child_tracked(pid);
+}
+
+void gv_child_collect_orphans(pid_t also_keep)
+{
+	keep_ctx k = {.also = also_keep};
+	reaper_collect(keep_waited, &k);
+}
+
 static volatile sig_atomic_t stopping; /* gv_child_kill_all ran: the kills are ours */
 
 void gv_child_kill_all(void)
@@ -97,6 +122,7 @@ void gv_child_kill_all(void)
 static void on_fatal_signal(int sig)
 {
 	gv_child_kill_all();
+	reaper_end(); /* and what they left below gpuvet (core/reaper.h) */
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -113,6 +139,7 @@ static void on_watchdog(int s)
 		(void)w;
 	}
 	gv_child_kill_all();
+	reaper_end();
 	_exit(128 + watchdog_sig);
 }
 
@@ -235,6 +262,17 @@ void gv_child_stage_end(void)
 
 /* dlopen in this process takes it shared, fork exclusive: a fork beside another thread's dlopen
  * would give the child the loader's lock held for good (glibc before 2.38) */
+/* LeakSanitizer (the sanitizer builds) asks this at exit. A supervised child is a fork of a
+ * process with threads: what those threads' stacks point to is unreachable in the child, so every
+ * such block would read as a leak, and a library that calls exit() in it would change its status
+ * (the child's exit status is what gpuvet reports). The parent's check is the one that counts. */
+static volatile sig_atomic_t in_supervised_child;
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+	return in_supervised_child;
+}
+
 static pthread_rwlock_t fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 static void child_main(int msg, int out, int err, pid_t parent, gv_child_body body, void *arg)
@@ -336,6 +374,7 @@ gv_child *gv_child_start(const char *name, gv_child_body body, void *arg)
 		return c;
 	}
 	if (pid == 0) {
+		in_supervised_child = 1;
 		close(p[0]);
 		child_main(p[1], c->out_fd, c->err_fd, parent, body, arg);
 	}
@@ -348,6 +387,19 @@ gv_child *gv_child_start(const char *name, gv_child_body body, void *arg)
 }
 
 /* ---- the parent's side ---- */
+
+static _Atomic double deadline_at; /* gv_deadline_set; 0: none */
+
+void gv_deadline_set(double until)
+{
+	atomic_store(&deadline_at, until > 0 ? until : 0);
+}
+
+double gv_deadline_left(void)
+{
+	double d = atomic_load(&deadline_at);
+	return d > 0 ? d - now_seconds() : 1e18;
+}
 
 void gv_child_set_call_limit(gv_child *c, const char *call, double seconds)
 {
@@ -431,6 +483,11 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 	char *facts_json = NULL;
 	double until = c->t0 + limit, call_start = 0;
 	while (!eof && !got_facts) {
+		double dl = atomic_load(&deadline_at);
+		if (dl > 0 && dl < until) { /* gv_deadline_set, maybe while this waited */
+			until = dl;
+			r->limit = dl > c->t0 ? dl - c->t0 : 0;
+		}
 		double left = until - now_seconds();
 		if (c->call_limit > 0 && r->in_call && strcmp(r->call, c->limit_call) == 0 &&
 		    call_start + c->call_limit < until) {
@@ -505,6 +562,7 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 	while ((w = waitpid(c->pid, &st, WNOHANG)) == 0 && now_seconds() < until)
 		sleep_seconds(0.002);
 	if (w == 0) {
+		reaper_kill_tree(c->pid); /* with what it started, also outside its group (setsid) */
 		kill(-c->pid, SIGKILL);
 		kill(c->pid, SIGKILL);
 		while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
@@ -696,7 +754,10 @@ double gv_driver_timeout(double dflt)
 		char *end;
 		double v = strtod(e, &end);
 		if (end != e && v >= 0.1 && v <= 3600)
-			return v;
+			dflt = v;
 	}
+	double left = gv_deadline_left() - 1;
+	if (left < dflt)
+		dflt = left > 0.1 ? left : 0.1;
 	return dflt;
 }

@@ -84,9 +84,24 @@ void gv_stop_watchdog(int sig, const char *reset);
 #include <sys/types.h>
 void gv_child_track(pid_t pid);
 void gv_child_untrack(pid_t pid);
+/* Whether pid is a supervised or tracked child (one that its starter waits for). */
+bool gv_child_tracked(pid_t pid);
+/* For long-running commands (serve, run): reaps the processes gpuvet adopted (core/reaper.h) that
+ * have ended, never a tracked child nor also_keep (run's command, which run waits for). */
+void gv_child_collect_orphans(pid_t also_keep);
 /* SIGINT or SIGTERM pending while blocked (serve takes them with sigwait): waits give up, so the
  * caller gets to them within a fraction of a second. */
 bool gv_child_stop_pending(void);
-/* Seconds a driver call may take: GPUVET_DRIVER_TIMEOUT when set (0.1 to 3600), else dflt. */
+/* Seconds a driver call may take: GPUVET_DRIVER_TIMEOUT when set (0.1 to 3600), else dflt; under
+ * a deadline (below), no more than a second before it (the child's own report comes first). */
 double gv_driver_timeout(double dflt);
+
+/* One deadline for everything this process still waits for (gpuvet run, once its command has
+ * ended: one bound for all of its own work after the command). From then on every gv_child_wait
+ * ends by it, those already waiting included (within 0.1 s), and gv_driver_timeout and the
+ * programs core/proc runs are held to the time left. until is now_seconds()'s clock; 0 clears
+ * it. Any thread; inherited by the children forked after it. */
+void gv_deadline_set(double until);
+/* Seconds left before it (0 or less once it passed); a huge number when none is set. */
+double gv_deadline_left(void);
 #endif

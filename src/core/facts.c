@@ -136,11 +136,20 @@ static void publish(facts *f, fact *ft)
 /* A new fact in state ok with its key formatted in full (keys have no length limit, so none is
  * ever cut and taken for another). */
 static fact *fact_new_v(const char *source, const char *fmt, va_list ap) GV_PRINTF(2, 0);
+static _Thread_local const char *thread_source;
+
+void facts_set_thread_source(const char *source)
+{
+	thread_source = source;
+}
+
 static fact *fact_new_v(const char *source, const char *fmt, va_list ap)
 {
 	fact *ft = xcalloc(1, sizeof(*ft));
 	ft->key = xvasprintf(fmt, ap);
 	ft->state = FACT_OK;
+	if (!source)
+		source = thread_source;
 	ft->source = source ? xstrdup(source) : NULL;
 	return ft;
 }
@@ -311,7 +320,9 @@ static bool ok_as_int(const fact *ft, long long *out)
 		*out = ft->i;
 		return true;
 	}
-	if (ft->type == FV_REAL && isfinite(ft->d)) {
+	/* a real outside long long's range (a facts file's 1.5e21) is not an integer: converting it
+	 * is undefined (fuzz_facts_json found it) */
+	if (ft->type == FV_REAL && isfinite(ft->d) && ft->d > -9.2e18 && ft->d < 9.2e18) {
 		*out = (long long)ft->d;
 		return true;
 	}
@@ -419,6 +430,16 @@ void facts_merge(facts *dst, const facts *src)
 	const fact **v = snapshot(src, &n);
 	for (size_t i = 0; i < n; i++)
 		publish(dst, fact_dup(v[i]));
+	free(v);
+}
+
+void facts_merge_prefix(facts *dst, const facts *src, const char *prefix)
+{
+	size_t n, len = strlen(prefix);
+	const fact **v = snapshot(src, &n);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(v[i]->key, prefix, len) == 0)
+			publish(dst, fact_dup(v[i]));
 	free(v);
 }
 
@@ -538,7 +559,10 @@ static void put_state_seen(facts *f, fact_state state, const char *source, const
 }
 
 /* The largest list count a facts file may give (GPUs, toolkits, libraries ...). */
-#define FACTS_FILE_MAX_COUNT 65536
+/* The longest list a probe writes is 4096 (the extension scan's files, NVML's processes): a
+ * file's count beyond it is not one gpuvet wrote. At 65536 one rule printed 65536 evidence lines
+ * (fuzz_facts_json timed out on it: tests/fuzz/corpus/facts_json/timeout-toolkit-count-65536). */
+#define FACTS_FILE_MAX_COUNT 4096
 
 /* A key with a list index in it ("kmsg.xid.3.count"). */
 static bool has_index(const char *key)

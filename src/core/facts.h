@@ -51,6 +51,10 @@ void facts_put_str(facts *f, const char *source, const char *value, const char *
 void facts_put_int(facts *f, const char *source, long long value, const char *keyfmt, ...) GV_PRINTF(4, 5);
 void facts_put_real(facts *f, const char *source, double value, const char *keyfmt, ...) GV_PRINTF(4, 5);
 void facts_put_bool(facts *f, const char *source, bool value, const char *keyfmt, ...) GV_PRINTF(4, 5);
+/* The source of the facts this thread puts with source NULL: a fact derived from others rather
+ * than read from one file or call. The probe registry names the probe that runs on the thread
+ * ("derived: python probe"), so every fact of a diagnosis says where it came from. NULL: none. */
+void facts_set_thread_source(const char *source);
 /* A fact without a value: absent, unsupported or error, with the reason. */
 void facts_put_state(facts *f, fact_state state, const char *source, const char *why, const char *keyfmt, ...)
 	GV_PRINTF(5, 6);
@@ -90,6 +94,8 @@ const fact *facts_at(const facts *f, size_t i);
 
 /* Copies every fact of src into dst (replacing equal keys). */
 void facts_merge(facts *dst, const facts *src);
+/* The same for the facts whose key starts with prefix ("nvml."). */
+void facts_merge_prefix(facts *dst, const facts *src, const char *prefix);
 
 const char *fact_state_name(fact_state s);
 bool fact_state_parse(const char *name, fact_state *out);

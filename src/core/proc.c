@@ -2,12 +2,16 @@
 
 #include <stdlib.h>
 
+#include "core/child.h"
 #include "core/proc_stream.h"
 
 /* proc_stream_run (the one runner) with stderr kept and the time limit killing at once. */
 int proc_run(char *const argv[], char *const env[], const char *stdin_data, int timeout_ms, size_t max_output,
 	     proc_result *res)
 {
+	double left = gv_deadline_left(); /* gpuvet run's one deadline after its command */
+	if (left * 1000 < timeout_ms)
+		timeout_ms = left > 0.001 ? (int)(left * 1000) : 1;
 	proc_stream_opts o = {
 		.argv = argv,
 		.env = env,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/child.h"
+#include "core/reaper.h"
 #include "core/util.h"
 
 extern char **environ;
@@ -147,7 +148,7 @@ static int spawn_child(const proc_stream_opts *o, int in_fd, int out_fd, int err
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent) /* we died before the line above */
 			_exit(127);
-		static const int defaults[] = {SIGINT, SIGTERM, SIGPIPE, SIGHUP};
+		static const int defaults[] = {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGXFSZ};
 		struct sigaction dfl;
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
@@ -217,6 +218,15 @@ static bool feed_stdin(int fd, const char *data, size_t len, size_t *off)
 	return more && *off < len;
 }
 
+/* SIGKILL to the child, its group and every process below it, also those that left the group
+ * (setsid): nothing it started outlives it (core/reaper.h). */
+static void kill_all(pid_t pid)
+{
+	reaper_kill_tree(pid);
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL); /* also when it left the group */
+}
+
 /* The time limit or a stop: SIGTERM (SIGINT for a stop) to the group and SIGKILL after the grace,
  * or SIGKILL at once with kill_at_limit. */
 static void stop_group(const proc_stream_opts *o, proc_stream_result *res, pid_t pid, bool by_stop, int grace_ms,
@@ -225,8 +235,7 @@ static void stop_group(const proc_stream_opts *o, proc_stream_result *res, pid_t
 	*stopping = true;
 	if (o->kill_at_limit) {
 		res->killed = true;
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL); /* also when it left the group */
+		kill_all(pid);
 		*kill_at = now;
 		return;
 	}
@@ -303,7 +312,7 @@ int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res)
 		}
 		if (o->stop && *o->stop >= 2 && !res->killed) {
 			res->killed = true;
-			kill(-pid, SIGKILL);
+			kill_all(pid);
 		}
 		/* a SIGINT/SIGTERM pending for gpuvet (serve blocks them for sigwait) counts as the time
 		 * limit, so that the signal gets its turn */
@@ -313,7 +322,7 @@ int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res)
 		}
 		if (stopping && !res->killed && now >= kill_at) {
 			res->killed = true;
-			kill(-pid, SIGKILL);
+			kill_all(pid);
 		}
 		if (!reaped) {
 			pid_t w = waitpid(pid, &st, WNOHANG);
@@ -323,7 +332,8 @@ int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res)
 			}
 		}
 		if (reaped && now - reaped_at > 2.0) {
-			/* the child is gone but something it started holds the pipes open */
+			/* the child is gone but something it started holds the pipes open: its group is
+			 * killed; what left the group was adopted by gpuvet and ends with it (core/reaper.h) */
 			kill(-pid, SIGKILL);
 			break;
 		}
@@ -400,7 +410,7 @@ int proc_stream_run(const proc_stream_opts *o, proc_stream_result *res)
 		}
 		if (stopping && now >= kill_at) {
 			res->killed = true;
-			kill(-pid, SIGKILL);
+			kill_all(pid);
 			waitpid(pid, &st, 0);
 			break;
 		}

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -269,6 +270,35 @@ char *path_dir(const char *path)
 	return d;
 }
 
+bool mkdir_parents(const char *path, char *err, size_t errsize)
+{
+	char *dir = path_dir(path);
+	if (strcmp(dir, path) == 0 || strcmp(dir, "/") == 0) { /* no directory part, or the root */
+		free(dir);
+		return true;
+	}
+	for (char *p = dir + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+			snprintf(err, errsize, "cannot create directory %s: %s", dir, strerror(errno));
+			free(dir);
+			return false;
+		}
+		*p = saved;
+		if (saved == '\0')
+			break;
+	}
+	struct stat st;
+	bool ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!ok)
+		snprintf(err, errsize, "%s: not a directory", dir);
+	free(dir);
+	return ok;
+}
+
 void stdout_mute(stdout_muted *m)
 {
 	fflush(stdout);
@@ -431,6 +461,24 @@ int version_parse(const char *s, int *major, int *minor, int *patch)
 	if (patch)
 		*patch = v[2];
 	return n;
+}
+
+bool double_to_int(double v, long long lo, long long hi, long long *out)
+{
+	/* compared as doubles before any cast: the bounds of a long long are not all doubles, so
+	 * the test is strict where they round up */
+	if (!(v >= (double)lo && v < (double)hi + 1.0) || v >= 9223372036854775807.0)
+		return false;
+	long long x = (long long)v;
+	if (x < lo || x > hi)
+		return false;
+	*out = x;
+	return true;
+}
+
+bool seconds_to_time(double t, long long *out)
+{
+	return double_to_int(t, 0, (long long)GV_TIME_MAX, out);
 }
 
 double now_seconds(void)

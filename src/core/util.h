@@ -61,6 +61,9 @@ char *path_fold(const char *path);
 /* The directory of path, malloc'd: "/a/b.so" -> "/a", "/b.so" -> "/"; a path without a '/' is
  * returned whole. */
 char *path_dir(const char *path);
+/* mkdir -p of the directories above path, each new one 0700 (existing ones are left alone); false
+ * with err ("cannot create directory DIR: ...", or "DIR: not a directory") when one cannot be had. */
+bool mkdir_parents(const char *path, char *err, size_t errsize);
 /* fd 1 on /dev/null from stdout_mute until stdout_unmute (stdio flushed at both ends): a library
  * that prints while it loads or initialises cannot mix its text into our output (bench --json).
  * Where /dev/null or a copy of fd 1 cannot be had, stdout stays as it was. */
@@ -84,6 +87,15 @@ void str_sanitize(char *s);
 int version_cmp(const char *a, const char *b);
 /* Parses "MAJOR.MINOR[.PATCH]" into ints; returns number of parts read (0 on garbage). */
 int version_parse(const char *s, int *major, int *minor, int *patch);
+
+/* A number read from a document as an integer in [lo, hi], truncated toward zero (below lo is
+ * out): false for NaN, the infinities and whatever lies outside (casting those to an integer is
+ * undefined behaviour, and 1e300 is valid JSON). */
+bool double_to_int(double v, long long lo, long long hi, long long *out);
+/* Seconds since the epoch as a time_t: false for NaN, the infinities and times outside the years
+ * 1970 to 9999, which no run of gpuvet has (gmtime and strftime then say nothing sensible). */
+#define GV_TIME_MAX 253402300799.0 /* 9999-12-31T23:59:59Z */
+bool seconds_to_time(double t, long long *out);
 
 /* Monotonic clock in seconds. */
 double now_seconds(void);

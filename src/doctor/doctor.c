@@ -16,15 +16,15 @@ void doctor_thresholds_default(doctor_thresholds *t)
 	 * CPU-fed training SM 9-11% at 12-28% utilization; tiny kernels with a sync each step SM
 	 * 0% at 25% utilization */
 	t->busy = 0.80;
-	t->idle = 0.50;
+	t->idle = DOCTOR_IDLE_BUSY;
 	t->tensor_bound = 0.50;
 	t->tensor_idle = 0.05;
 	t->dram_bound = 0.50;
 	t->fp32_busy = 0.15;
 	t->fp64_bound = 0.30;
 	t->busy_thread = 0.85;
-	t->launch_gap = 0.15;
-	t->launch_sm = 0.25;
+	t->launch_gap = LAUNCH_GAP; /* one rule with watch's gpu.launch-bound (health/conditions.h) */
+	t->launch_sm = LAUNCH_SM_SHARE;
 	t->mem_full = MEMORY_FULL_RATIO; /* as check's gpu.memory-held */
 	t->other_mem = 0.10;
 	t->other_sm = 0.20;
@@ -33,6 +33,13 @@ void doctor_thresholds_default(doctor_thresholds *t)
 	t->pcie_tx_sync = 0.5e9;
 	t->slowdown_frac = 0.10;
 	t->limit_lowered = 0.95;
+	/* the H200's job with 2 DataLoader workers at about 77% each (each also waits on its queue)
+	 * and 14 idle cores read "waits for something else" */
+	t->workers_busy = 0.60;
+	/* a job keeping every step's output grew about 1 GiB/s; an allocator's steps and a new batch
+	 * shape are single steps, which the steadiness test (sampler/summary.h) leaves out */
+	t->mem_growth_rate = 1048576.0;
+	t->mem_growth_bytes = 64 * 1048576.0;
 }
 
 const char *doctor_level_name(doctor_level l)
@@ -86,11 +93,10 @@ static double act(const doctor_gpu *g, int k)
 	return g->gpm ? g->act[k] : NAN;
 }
 
-/* How busy the GPU is: SM active with GPM, NVML utilization without. */
+/* How busy the GPU is: SM active with GPM, NVML utilization without (health/conditions.h). */
 static double busy_of(const doctor_gpu *g)
 {
-	double sm = act(g, GV_GPM_SM_ACTIVE);
-	return known(sm) ? sm : g->util;
+	return gpu_busy(act(g, GV_GPM_SM_ACTIVE), g->util);
 }
 
 static double pct(double r)
@@ -127,11 +133,52 @@ static void cpu_figures(doctor_verdict *v, const doctor_cpu *c)
 	if (c->main_pid)
 		EVID(v, "busiest thread of the GPU process: %.0f%% of a core (pid %u, tid %u); the process uses %.1f cores",
 		     pct(c->main_thread), c->main_pid, c->main_tid, c->main_cpu);
-	if (c->workers)
+	if (c->workers && known(c->workers_demand))
+		EVID(v, "%d other process%s of the job (DataLoader workers): %.1f cores together, each busy %.0f%% of the "
+			"time on average, %d saturated",
+		     c->workers, c->workers == 1 ? "" : "es", c->workers_cpu, pct(c->workers_demand), c->workers_busy);
+	else if (c->workers)
 		EVID(v, "%d other process%s of the job (DataLoader workers): %.1f cores together, %d saturated",
 		     c->workers, c->workers == 1 ? "" : "es", c->workers_cpu, c->workers_busy);
 	else
 		EVID(v, "no worker processes: the data is prepared in the GPU process itself");
+	if (known(c->idle_cores)) {
+		char lim[96] = "";
+		if (c->cpus && known(c->quota_cores))
+			snprintf(lim, sizeof(lim), " of the %d CPUs it may use (cgroup quota %.1f cores)", c->cpus, c->quota_cores);
+		else if (c->cpus)
+			snprintf(lim, sizeof(lim), " of the %d CPUs it may use", c->cpus);
+		else if (known(c->quota_cores))
+			snprintf(lim, sizeof(lim), " (cgroup quota %.1f cores)", c->quota_cores);
+		EVID(v, "idle cores the job could use: %.1f%s", c->idle_cores, lim);
+	}
+}
+
+static double gib(double bytes)
+{
+	return bytes / 1073741824.0;
+}
+
+/* "1.07 GiB/s", "35 MiB/s" */
+static const char *rate_text(char *buf, size_t n, double bytes_per_s)
+{
+	if (bytes_per_s >= 1073741824.0)
+		snprintf(buf, n, "%.2f GiB/s", gib(bytes_per_s));
+	else
+		snprintf(buf, n, "%.0f MiB/s", bytes_per_s / 1048576.0);
+	return buf;
+}
+
+/* "45 s", "1.9 min", "3.2 h" */
+static const char *duration_text(char *buf, size_t n, double s)
+{
+	if (s < 90)
+		snprintf(buf, n, "%.0f s", s);
+	else if (s < 5400)
+		snprintf(buf, n, "%.1f min", s / 60);
+	else
+		snprintf(buf, n, "%.1f h", s / 3600);
+	return buf;
 }
 
 /* Notes that hold beside any verdict: power cap at full load, memory. */
@@ -191,6 +238,58 @@ static void diagnose_degraded(doctor_verdict *v, const doctor_evidence *ev, cons
 		}
 		gpu_figures(v, g);
 	}
+}
+
+/* The GPU whose memory grows fastest, steadily (higher in each quarter of the window) and by
+ * enough; NULL when none. */
+static const doctor_gpu *growing_gpu(const doctor_evidence *ev, const doctor_thresholds *t)
+{
+	const doctor_gpu *best = NULL;
+	for (int i = 0; i < ev->ngpus; i++) {
+		const doctor_gpu *g = &ev->gpus[i];
+		double span = g->t_last - g->t_first;
+		if (!known(g->mem_growth) || !g->mem_steady || g->mem_growth < t->mem_growth_rate ||
+		    !(g->mem_growth * span >= t->mem_growth_bytes))
+			continue;
+		if (!best || g->mem_growth > best->mem_growth)
+			best = g;
+	}
+	return best;
+}
+
+static void diagnose_growth(doctor_verdict *v, const doctor_evidence *ev, const doctor_gpu *g)
+{
+	char rate[32], when[32];
+	rate_text(rate, sizeof(rate), g->mem_growth);
+	double used = known(g->mem_last) ? g->mem_last : g->mem_used;
+	double in_use = known(g->mem_used) && g->mem_used > used ? g->mem_used : used;
+	double free_b = known(g->mem_total) && known(in_use) ? g->mem_total - in_use : NAN;
+	const char *whose = g->mem_growth_gpu ? "the memory in use" : "the job's memory";
+	if (known(free_b) && free_b > 0)
+		verdict(v, "job.memory-growth", DOCTOR_WARN, g->index, "%s on GPU %d grows %s: at that rate the GPU is full in %s",
+			whose, g->index, rate, duration_text(when, sizeof(when), free_b / g->mem_growth));
+	else
+		verdict(v, "job.memory-growth", DOCTOR_WARN, g->index, "%s on GPU %d grows %s", whose, g->index, rate);
+	EVID(v, "%s on GPU %d grew from %.2f to %.2f GiB in %.0f s (%s), higher in each quarter of the window than in "
+		"the one before",
+	     whose, g->index, gib(g->mem_first), gib(g->mem_last),
+	     g->t_last - g->t_first, rate);
+	if (known(free_b) && free_b > 0)
+		EVID(v, "GPU %d: %.1f GiB of %.1f GiB free: full in %s at this rate, then the next allocation fails "
+			"(CUDA out of memory)",
+		     g->index, gib(free_b), gib(g->mem_total), when);
+	gpu_figures(v, g);
+	cpu_figures(v, &ev->cpu);
+	FIX(v, "keep nothing that holds its autograd graph from one step to the next: losses.append(loss.item()) (or "
+	       "loss.detach()), outputs.append(out.detach().cpu()); a list, dict or cache of GPU tensors that only grows "
+	       "(evict old entries, keep CPU copies)");
+	FIX(v, "find the allocation: torch.cuda.memory._record_memory_history(max_entries=100000) at the start, "
+	       "torch.cuda.memory._dump_snapshot(\"mem.pickle\") after some steps, then open the file at "
+	       "https://pytorch.org/memory_viz: the live allocations with the stack that made them");
+	FIX(v, "torch.cuda.memory_allocated() logged every N steps: growing, tensors are kept (above); steady while "
+	       "memory_reserved() grows, the allocator fragments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)");
+	NOTE(v, "a growth that stops (a cache filled once, the longest batch so far) levels off: watch longer "
+		"(--diagnose 60) to tell it from a leak");
 }
 
 static void diagnose_imbalance(doctor_verdict *v, const doctor_evidence *ev, const doctor_thresholds *t)
@@ -302,6 +401,161 @@ static void diagnose_busy(doctor_verdict *v, const doctor_evidence *ev, const do
 	}
 }
 
+static double wait_share(const doctor_wait *w)
+{
+	return w && w->samples ? (double)w->count / w->samples : 0;
+}
+
+/* Waits on something outside the job's own threads and processes. */
+static bool external(wait_kind k)
+{
+	return k == WAIT_FILE || k == WAIT_DISK || k == WAIT_SOCKET || k == WAIT_GPU || k == WAIT_DEVICE ||
+	       k == WAIT_SLEEP || k == WAIT_CHILD;
+}
+
+/* The wait that explains an idle job: the main thread's; where it waits for another thread or
+ * for its workers (a lock, a poll, a pipe), the wait of that thread or of the workers. */
+static const doctor_wait *cause_of(const doctor_waits *ws)
+{
+	const doctor_wait *m = NULL, *other = NULL, *workers = NULL;
+	for (int i = 0; i < ws->n; i++) {
+		const doctor_wait *w = &ws->w[i];
+		if (w->gpu_process && w->tid == w->pid && !m)
+			m = w;
+		else if (w->gpu_process && !other)
+			other = w;
+		else if (!w->gpu_process && !workers)
+			workers = w;
+	}
+	if (m && wait_share(m) < 0.3)
+		m = NULL;
+	if (m && external(m->kind))
+		return m;
+	if (workers && wait_share(workers) >= 0.5 && external(workers->kind))
+		return workers;
+	if (other && wait_share(other) >= 0.5 && external(other->kind))
+		return other;
+	return m ? m : other && wait_share(other) >= 0.5 ? other : NULL;
+}
+
+static const char *kind_words(wait_kind k)
+{
+	switch (k) {
+	case WAIT_FILE: return "reads from storage";
+	case WAIT_DISK: return "storage or a driver (uninterruptible sleep)";
+	case WAIT_SOCKET: return "the network";
+	case WAIT_PIPE: return "a pipe";
+	case WAIT_GPU: return "the GPU driver";
+	case WAIT_DEVICE: return "a device";
+	case WAIT_LOCK: return "a lock or a queue";
+	case WAIT_POLL: return "several descriptors at once (poll)";
+	case WAIT_SLEEP: return "a sleep (time.sleep, a timer)";
+	case WAIT_CHILD: return "a child process";
+	default: return "a system call the doctor does not name";
+	}
+}
+
+static void wait_line(doctor_verdict *v, const doctor_wait *w)
+{
+	char who[96], call[40];
+	if (w->workers)
+		snprintf(who, sizeof(who), "the main thread%s of %d worker%s", w->workers == 1 ? "" : "s", w->workers,
+			 w->workers == 1 ? "" : "s");
+	else if (w->tid == w->pid)
+		snprintf(who, sizeof(who), "the main thread (pid %u%s%s%s)", w->pid, w->comm[0] ? ", " : "", w->comm,
+			 w->gpu_process ? "" : ", a worker");
+	else
+		snprintf(who, sizeof(who), "thread %u%s%s%s of pid %u", w->tid, w->comm[0] ? " (" : "", w->comm,
+			 w->comm[0] ? ")" : "", w->pid);
+	if (w->call[0])
+		snprintf(call, sizeof(call), "in %s()", w->call);
+	else
+		snprintf(call, sizeof(call), "waiting");
+	EVID(v, "%s %s %s on %s in %.0f%% of the samples while the GPU idled (%d of %d)", who, w->workers > 1 ? "were" : "was", call,
+	     w->what[0] ? w->what : kind_words(w->kind), pct(wait_share(w)), w->count, w->samples);
+}
+
+/* The GPU idles and the job's CPU side is not busy: what it waits on (sampler/waits.h). */
+static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const doctor_gpu *g)
+{
+	const doctor_cpu *c = &ev->cpu;
+	const doctor_waits *ws = &ev->waits;
+	const doctor_wait *w = cause_of(ws);
+	unsigned pid = c->main_pid ? c->main_pid : ev->pid;
+	if (w)
+		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
+			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits on %s%s%.60s%s", g->index,
+			kind_words(w->kind), w->what[0] ? " (" : "", w->what, w->what[0] ? ")" : "");
+	else
+		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
+			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits for something else", g->index);
+	gpu_figures(v, g);
+	cpu_figures(v, c);
+	for (int i = 0; i < ws->n; i++)
+		if (wait_share(&ws->w[i]) >= 0.2)
+			wait_line(v, &ws->w[i]);
+	if (ws->py.n) {
+		char frames[200];
+		size_t len = 0;
+		for (size_t i = 0; i < ws->py.n && len < sizeof(frames) - 8; i++)
+			len += (size_t)snprintf(frames + len, sizeof(frames) - len, "%s%s", i ? " <- " : "", ws->py.frames[i]);
+		EVID(v, "Python frames of the main thread (py-spy): %s", frames);
+	}
+	switch (w ? w->kind : WAIT_UNKNOWN) {
+	case WAIT_FILE:
+	case WAIT_DISK:
+		FIX(v, "the data comes from storage too slowly: copy it to local NVMe or RAM (/dev/shm), read larger "
+		       "sequential shards (WebDataset, tar or record files), more DataLoader workers and prefetch_factor to "
+		       "overlap the reads; `iostat -x 1` shows the disk's load");
+		break;
+	case WAIT_SOCKET:
+		FIX(v, "the job waits on its peer over the network (%s): another rank in a collective or a barrier (compare "
+		       "the ranks' steps; NCCL_DEBUG=INFO, TORCH_DISTRIBUTED_DEBUG=DETAIL), the rendezvous store "
+		       "(MASTER_ADDR:MASTER_PORT), a data server or a download",
+		    w->what[0] ? w->what : "a socket");
+		break;
+	case WAIT_PIPE:
+		FIX(v, "the job waits for its worker processes through a pipe: if they are busy, more workers "
+		       "(num_workers); if they wait too, on what their line says");
+		break;
+	case WAIT_GPU:
+		FIX(v, "a thread waits in the GPU driver while the GPU idles: a synchronize on work another process or "
+		       "stream holds up, a peer GPU that has not arrived, or cudaMalloc/cudaFree in the step "
+		       "(torch.cuda.memory_stats()[\"num_alloc_retries\"])");
+		break;
+	case WAIT_LOCK:
+		FIX(v, "a lock or a queue: another thread holds it (the GIL held by a busy thread, a queue.get() nothing "
+		       "fills); the Python frames say which");
+		break;
+	case WAIT_SLEEP:
+		FIX(v, "the job sleeps: a time.sleep in its loop (a throttle, a polling interval, a retry backoff)");
+		break;
+	case WAIT_CHILD:
+		FIX(v, "the job waits for a child process to end (subprocess.run, os.wait): see what the child does");
+		break;
+	default:
+		FIX(v, "reading data from slow storage: copy it to local disk or RAM, more DataLoader workers hide latency");
+		break;
+	}
+	if (ws->py_tried && ws->py.no_tool)
+		FIX(v, "for the Python frames where it waits: pip install py-spy, then py-spy dump --nonblocking --pid %u "
+		       "(as root or as the job's user; it does not stop the job)",
+		    pid);
+	else if (!ws->py.n)
+		FIX(v, "see where the process waits: py-spy dump --nonblocking --pid %u (storage and network reads, locks, "
+		       "other ranks, sleep)",
+		    pid);
+	if (ws->py_tried && !ws->py.n && !ws->py.no_tool && ws->py.why[0])
+		NOTE(v, "no Python frames: %s", ws->py.why);
+	if (ws->denied)
+		NOTE(v, "the job runs as uid %ld: as root or as that user gpuvet shows what its threads wait on "
+			"(/proc/PID/task/TID/syscall, wchan)",
+		     ws->uid);
+	else if (ws->wchan_only)
+		NOTE(v, "the system calls could not be read (/proc/PID/task/TID/syscall needs root, or "
+			"kernel.yama.ptrace_scope 0): the kernel functions alone name the waits");
+}
+
 static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const doctor_gpu *g,
 			     const doctor_thresholds *t)
 {
@@ -334,8 +588,7 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 		       "pin_memory=True); buf.copy_(t, non_blocking=True)) so it overlaps the next step");
 		return;
 	}
-	if (known(sm) && known(g->util) && g->util - sm >= t->launch_gap && sm < t->launch_sm * g->util && host_busy &&
-	    !copying) {
+	if (launch_tiny_kernels(g->util, sm, t->launch_gap, t->launch_sm) && host_busy && !copying) {
 		verdict(v, "job.launch-bound", DOCTOR_WARN, g->index,
 			"launch/sync-bound: GPU %d runs tiny kernels and waits for the host between them", g->index);
 		gpu_figures(v, g);
@@ -346,6 +599,29 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 		       "(log every N steps)");
 		FIX(v, "fewer, larger kernels: CUDA graphs (torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), "
 		       "larger batches");
+		return;
+	}
+	/* too few workers: busy most of the time but under a core each (each also waits on its queue),
+	 * while the machine leaves a core idle that another worker could use */
+	bool workers_short = c->workers > 0 && !workers_sat && !host_busy && known(c->workers_demand) &&
+			     c->workers_demand >= t->workers_busy && known(c->idle_cores) && c->idle_cores >= 1;
+	if (known(b) && b < t->idle && workers_short) {
+		int n = c->dataloader_workers ? c->dataloader_workers : c->workers;
+		int ranks = c->gpu_procs > 1 ? c->gpu_procs : 1;
+		verdict(v, "job.input-bound", DOCTOR_WARN, g->index,
+			"input-bound: GPU %d waits for data; its %d DataLoader workers are busy %.0f%% of the time while %.0f "
+			"cores idle: too few workers",
+			g->index, n, pct(c->workers_demand), c->idle_cores);
+		gpu_figures(v, g);
+		cpu_figures(v, c);
+		int more = n / ranks + (int)(c->idle_cores / ranks);
+		FIX(v, "raise num_workers: %d worker%s per GPU process now, up to about %d with the idle cores "
+		       "(DataLoader(num_workers=%d, persistent_workers=True)); each worker also waits on its queue, so "
+		       "more of them keep the GPU fed",
+		    n / ranks, n / ranks == 1 ? "" : "s", more, more);
+		FIX(v, "prefetch_factor=4 (batches each worker prepares ahead), pin_memory=True and .to(device, non_blocking=True)");
+		FIX(v, "cheaper transforms per sample, or decode and augment on the GPU (DALI, torchvision.transforms.v2 on "
+		       "cuda tensors)");
 		return;
 	}
 	if (known(b) && b < t->idle && (host_busy || workers_sat)) {
@@ -397,13 +673,7 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 		return;
 	}
 	if (known(b) && b < t->idle) {
-		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
-			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits for something else", g->index);
-		gpu_figures(v, g);
-		cpu_figures(v, c);
-		FIX(v, "see where the process waits: py-spy dump --pid %u (storage and network reads, locks, other ranks, "
-		       "sleep)", c->main_pid ? c->main_pid : ev->pid);
-		FIX(v, "reading data from slow storage: copy it to local disk or RAM, more DataLoader workers hide latency");
+		diagnose_idle(v, ev, g);
 		return;
 	}
 	verdict(v, "job.mixed", DOCTOR_INFO, g->index,
@@ -438,6 +708,10 @@ void doctor_diagnose(const doctor_evidence *ev, const doctor_thresholds *tin, do
 	diagnose_degraded(v, ev, &t);
 	if (!v->id)
 		diagnose_imbalance(v, ev, &t);
+	/* memory that grows steadily ends in an out-of-memory whatever the GPU does meanwhile */
+	const doctor_gpu *grows = v->id ? NULL : growing_gpu(ev, &t);
+	if (grows)
+		diagnose_growth(v, ev, grows);
 	if (!v->id) {
 		/* the busiest of the job's GPUs speaks for the job */
 		const doctor_gpu *g = &ev->gpus[0];

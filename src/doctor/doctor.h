@@ -1,12 +1,14 @@
 /*
  * The job doctor: what holds a training job back, from what its GPUs and its processes did
- * over a few seconds. `gpuvet watch --pid PID --diagnose S` collects the evidence (GPU
- * snapshots from the sampler, CPU time of every thread of the job's process tree from
- * /proc/PID/task/TID/stat) and doctor_diagnose names one cause, the figures behind it and the
- * fix. docs/watch.md lists the classes and their thresholds (doctor_thresholds_default).
+ * over a few seconds. The live pipeline (doctor_live, below) is its one entry point, for
+ * `gpuvet watch --pid` (the running verdict), `watch --pid PID --diagnose S` and `gpuvet run`:
+ * it takes the sampler's snapshots and the job (sampler/job.h), sums each GPU over a window
+ * (sampler/summary.h), reads the job's threads' CPU time and, while its GPUs idle, what they
+ * wait on (sampler/jobcpu.h, sampler/waits.h), and doctor_diagnose names one cause, the figures
+ * behind it and the fix. docs/watch.md lists the classes and their thresholds
+ * (doctor_thresholds_default).
  *
- * doctor_diagnose is pure (evidence in, verdict out): tests feed it hand-made evidence, and
- * other commands (gpuvet run) can feed it evidence they collected themselves.
+ * doctor_diagnose is pure (evidence in, verdict out): tests feed it hand-made evidence.
  */
 #ifndef GPUVET_DOCTOR_H
 #define GPUVET_DOCTOR_H
@@ -14,33 +16,17 @@
 #include <stddef.h>
 
 #include "nvidia/gpm_fields.h"
+#include "sampler/job.h"
+#include "sampler/pystack.h"
+#include "sampler/summary.h"
+#include "sampler/waits.h"
 
 #define DOCTOR_MAX_GPUS 16
-#define DOCTOR_MAX_LINES 8
+#define DOCTOR_MAX_LINES 12
 
-/* What one of the job's GPUs did, averaged over the samples; NAN where unknown. */
-typedef struct doctor_gpu {
-	int index;
-	char name[96];
-	int samples;
-	double util;              /* NVML utilization.gpu, ratio 0-1 */
-	bool gpm;                 /* GPM counters were read (act[] holds means) */
-	double act[GV_GPM_N];     /* GPM means in base units (ratio, bytes per second) */
-	double cc;                /* compute capability (9.0), 0 when unknown */
-	double mem_total, mem_used; /* bytes, the GPU's */
-	double job_mem;           /* bytes the job's processes hold on it (max over samples) */
-	double other_mem;         /* bytes other processes hold on it (max over samples) */
-	double job_sm, other_sm;  /* share of SM time of the job's / the others' processes
-				   * (nvmlDeviceGetProcessUtilization, means; NAN unknown) */
-	int job_procs;            /* processes of the job holding this GPU */
-	bool by_fd;               /* known from the job's open /dev/nvidiaN, not NVML's process list
-				   * (another PID namespace): job and other memory unknown */
-	int other_procs;
-	double power, power_limit, power_default_limit; /* W, means; limits as read */
-	double temp_max;          /* C */
-	/* fractions of the samples in which the clock event reason was set */
-	double power_cap_frac, thermal_frac, hw_slowdown_frac;
-} doctor_gpu;
+/* What one of the job's GPUs did over the window: the per-GPU window summary
+ * (sampler/summary.h), the job's processes as the job. */
+typedef gpu_summary doctor_gpu;
 
 /* What the job's processes did on the CPU over the window. */
 typedef struct doctor_cpu {
@@ -54,7 +40,42 @@ typedef struct doctor_cpu {
 				 * ran or waited to run (schedstat; CPU time alone without it), 0-1 */
 	unsigned main_pid, main_tid;
 	double workers_cpu;     /* cores used by all workers together */
+	double workers_demand;  /* the workers' mean share of the window their busiest thread ran or waited to
+				 * run (PyTorch's DataLoader workers alone where they are named pt_data_worker),
+				 * 0-1; NAN without workers */
+	int dataloader_workers; /* workers whose thread is named pt_data_worker (PyTorch names them so) */
+	double job_cores;       /* cores the whole job used */
+	double idle_cores;      /* cores the job could use that stayed idle over the window: the idle time of
+				 * the CPUs of its affinity, at most its cgroup quota's rest; NAN unknown */
+	int cpus;               /* CPUs the job may run on (its affinity); 0 unknown */
+	double quota_cores;     /* its cgroup's CPU quota in cores; NAN none */
 } doctor_cpu;
+
+/* What a thread of the job waited on, over the samples of the window in which the job's GPUs
+ * were idle (sampler/waits.h). */
+#define DOCTOR_MAX_WAITS 6
+typedef struct doctor_wait {
+	unsigned pid, tid;
+	char comm[16];      /* the thread's name */
+	bool gpu_process;   /* a thread of a process holding a GPU (else a worker's) */
+	int workers;        /* > 0: the same wait of this many workers' main threads, summed */
+	int samples;        /* samples of the thread(s) */
+	int count;          /* samples in this wait */
+	wait_kind kind;
+	char call[24];      /* "read"; "" unknown (wchan only) */
+	char what[200];     /* a path, "a TCP socket to 10.0.0.5:29500", "a pipe to pid 4250 (python)"; "" */
+} doctor_wait;
+
+typedef struct doctor_waits {
+	bool sampled;       /* threads were sampled */
+	bool denied;        /* neither root nor the job's user: not read */
+	long uid;           /* the job's user, -1 unknown */
+	bool wchan_only;    /* the system calls could not be read (Yama, another user): kernel functions only */
+	int n;
+	doctor_wait w[DOCTOR_MAX_WAITS]; /* w[0]: the main thread of the GPU process, when sampled */
+	bool py_tried;      /* py-spy was looked for */
+	pystack py;         /* its frames of the main thread, or why none */
+} doctor_waits;
 
 typedef struct doctor_evidence {
 	unsigned pid;            /* the job's root process */
@@ -63,9 +84,14 @@ typedef struct doctor_evidence {
 	int ngpus;               /* GPUs the job holds (gpus[]) */
 	doctor_gpu gpus[DOCTOR_MAX_GPUS];
 	doctor_cpu cpu;
+	doctor_waits waits;
 	double tune_tf32_gain;   /* speed-up `gpuvet tune` measured for AMP/TF32 on this GPU class, NAN unknown */
 	char tune_source[96];    /* e.g. "gpuvet tune run 12 on NVIDIA H200, resnet50 amp" */
 } doctor_evidence;
+
+/* Below this busy share (SM active, or utilization without GPM) a GPU waits most of the time:
+ * the default of doctor_thresholds.idle, and when the live pipeline samples the job's waits. */
+#define DOCTOR_IDLE_BUSY 0.50
 
 typedef struct doctor_thresholds {
 	double busy;             /* SM active (or utilization without GPM) at or above: the GPU is the bottleneck, 0.80 */
@@ -85,6 +111,10 @@ typedef struct doctor_thresholds {
 	double pcie_rx_high;     /* host-to-device bytes/s at or above: copies matter, 1e9 */
 	double pcie_tx_sync;     /* device-to-host bytes/s at or above (more than comes in), the SMs idle and
 				  * the host busy: results copied off each step, 0.5e9 */
+	double workers_busy;     /* DataLoader workers busy (ran or waited to run) this share of the window on
+				  * average, not saturated, with a core idle: too few of them, 0.60 */
+	double mem_growth_rate;  /* the job's memory growing at least this fast (bytes/s), steadily, 1 MiB/s */
+	double mem_growth_bytes; /* and by at least this much over the window, 64 MiB */
 	double slowdown_frac;    /* thermal or hardware slowdown in at least this share of samples, 0.10 */
 	double limit_lowered;    /* enforced power limit below this share of the default, 0.95 */
 } doctor_thresholds;
@@ -107,31 +137,40 @@ typedef struct doctor_verdict {
 void doctor_diagnose(const doctor_evidence *ev, const doctor_thresholds *t, doctor_verdict *out);
 const char *doctor_level_name(doctor_level l); /* "ok", "info", "warn" */
 
-/* ---- collecting the evidence (watch --diagnose) ---- */
+/* ---- the live pipeline: snapshots and /proc in, verdicts out ---- */
 
-struct snapshot;
-struct job;
-typedef struct doctor_acc doctor_acc;
-/* Starts a window for the job (reads every thread's CPU time now). */
-doctor_acc *doctor_acc_new(const struct job *j);
-/* Adds one snapshot (the job's GPUs are those its processes hold). */
-void doctor_acc_add(doctor_acc *a, const struct snapshot *s, const struct job *j);
-/* Ends the window (CPU time again) and fills the evidence. */
-void doctor_acc_finish(doctor_acc *a, const struct job *j, doctor_evidence *ev);
-void doctor_acc_free(doctor_acc *a);
-
-/* The running verdict of watch --pid: a new window every `window` seconds; the verdict of the
- * last complete window stays until the next. Zero-initialise, set window. */
-typedef struct doctor_running {
-	double window; /* seconds, 10 when 0 */
-	doctor_acc *acc;
-	double started;
-	bool have;     /* a window completed: ev and v hold its verdict */
+/* One window's evidence and verdict. */
+typedef struct doctor_result {
 	doctor_evidence ev;
 	doctor_verdict v;
-} doctor_running;
-void doctor_running_feed(doctor_running *r, const struct snapshot *s, const struct job *j);
-void doctor_running_free(doctor_running *r);
+} doctor_result;
+
+typedef struct doctor_live_opts {
+	double window;   /* seconds a verdict covers; 0: one window, until doctor_live_finish */
+	const char *db;  /* the history database for the gains `gpuvet tune` measured: NULL the default one,
+			  * not read with GPUVET_NO_HISTORY */
+	bool stacks;     /* a waiting job's Python frames (py-spy) in its verdict */
+} doctor_live_opts;
+
+/* The one doctor of watch --pid (its running verdict), watch --diagnose (one window) and run (the
+ * verdict most windows gave). Feed it every snapshot (after job_rescan): the first only starts a
+ * window (GPM needs two samples); a window ends at the first snapshot `window` seconds after its
+ * start, and the next begins there. A window's verdict quotes tune's gain for fp32 math and, with
+ * stacks, py-spy's frames for a waiting job. Not thread-safe: one feeder at a time. */
+typedef struct doctor_live doctor_live;
+doctor_live *doctor_live_new(const doctor_live_opts *o);
+void doctor_live_feed(doctor_live *d, const struct snapshot *s, job *j);
+/* The last complete window's verdict; NULL before the first. */
+const doctor_result *doctor_live_last(const doctor_live *d);
+/* Ends the open window (when it has a sample) and returns the last window's verdict; NULL when
+ * there was none. */
+const doctor_result *doctor_live_finish(doctor_live *d, job *j);
+/* gpuvet run's lines: the verdict most windows that found the job on a GPU gave (the latest of
+ * those), "the job doctor, N of M windows of W s: ..."; where the job held a GPU for no whole
+ * window, the utilisation verdict (the mean utilization of each of its GPUs against watch's
+ * 70%); NULL when it held one for less than min_seconds. */
+char *doctor_live_report(doctor_live *d, double min_seconds);
+void doctor_live_free(doctor_live *d);
 
 /* The speed-up `gpuvet tune` measured on a GPU named gpu_name for its best precision setting
  * (TF32, AMP bf16, AMP fp16) over fp32, from the newest such tune run in the history database

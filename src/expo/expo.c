@@ -111,6 +111,10 @@ bool expo_family(expo *e, const char *name, metric_type type, const char *help)
 		e->family = NULL;
 		return false;
 	}
+	/* an OpenMetrics counter's samples end in _total: a counter named without it (DCGM's
+	 * DCGM_FI_DEV_PCIE_REPLAY_COUNTER) is of type unknown there, its samples unchanged */
+	if (e->fmt == EXPO_OPENMETRICS && type == MT_COUNTER && !str_ends(name, "_total"))
+		type = MT_UNTYPED;
 	e->family = name;
 	e->type = type;
 	e->nfamilies++;

@@ -285,7 +285,22 @@ static const char *env_get(const char *env, size_t len, const char *name)
 	return NULL;
 }
 
-static void user_of_uid(long uid, char *out, size_t size)
+long owner_proc_uid(int pid)
+{
+	char path[64], *st = NULL;
+	size_t len = 0;
+	long uid = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (sysroot_read(path, 1 << 16, &st, &len, NULL) == 0) {
+		const char *u = strstr(st, "\nUid:");
+		if (u)
+			uid = strtol(u + 5, NULL, 10);
+	}
+	free(st);
+	return uid;
+}
+
+void owner_uid_name(long uid, char *out, size_t size)
 {
 	char *pw = NULL;
 	size_t len;
@@ -335,18 +350,10 @@ static void slurm_details(int pid, owner *o)
 	long uid = -1;
 	if (str_starts(o->user, "uid "))
 		uid = strtol(o->user + 4, NULL, 10);
-	if (uid < 0 && !o->user[0]) {
-		char *st = NULL;
-		snprintf(path, sizeof(path), "/proc/%d/status", pid);
-		if (sysroot_read(path, 1 << 16, &st, &len, NULL) == 0) {
-			const char *u = strstr(st, "\nUid:");
-			if (u)
-				uid = strtol(u + 5, NULL, 10);
-		}
-		free(st);
-	}
+	if (uid < 0 && !o->user[0])
+		uid = owner_proc_uid(pid);
 	if (uid >= 0)
-		user_of_uid(uid, o->user, sizeof(o->user));
+		owner_uid_name(uid, o->user, sizeof(o->user));
 	str_sanitize(o->job);
 	str_sanitize(o->step);
 	str_sanitize(o->user);

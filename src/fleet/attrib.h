@@ -54,6 +54,11 @@ void owner_resolve_pod(owner *o);
  * Returns the kind (OWNER_NONE when the process is the host's or unreadable). */
 owner_kind owner_of_pid(int pid, owner *out);
 
+/* The real uid of a process (the first of /proc/PID/status's Uid line); -1 when unreadable. */
+long owner_proc_uid(int pid);
+/* The name /etc/passwd gives uid (sanitized), else "uid N". Reads the file each call: cache it. */
+void owner_uid_name(long uid, char *out, size_t size);
+
 /* A one-word label for displays: "ns/pod/container", "slurm 4242.0 (alice)", "docker 1a2b3c4d5e6f". */
 const char *owner_text(const owner *o, char *buf, size_t size);
 /* Does o match a --pod NAME (pod name, ns/name or uid) or --job ID (job or job.step) filter. */

@@ -64,7 +64,7 @@ clocks_level link_judge(double width, double width_max, double gen, double gen_m
 
 xid_verdict xid_judge(const struct kb *k, int code, bool recent)
 {
-	xid_verdict v = {CLOCKS_DEGRADED, false, "", "", XID_LOOKUP_ACTION};
+	xid_verdict v = {CLOCKS_DEGRADED, false, "", "", XID_LOOKUP_ACTION, ""};
 	kb_xid info;
 	if (k && kb_xid_lookup(k, code, &info) && info.meaning && *info.meaning) {
 		v.known = true;
@@ -72,6 +72,7 @@ xid_verdict xid_judge(const struct kb *k, int code, bool recent)
 		v.meaning = info.meaning;
 		if (info.action && *info.action)
 			v.action = info.action;
+		v.resolution = info.resolution;
 		if (info.severity && strcmp(info.severity, "info") == 0)
 			v.level = CLOCKS_INFO;
 		else if (info.severity && strcmp(info.severity, "fail") == 0)
@@ -80,4 +81,14 @@ xid_verdict xid_judge(const struct kb *k, int code, bool recent)
 	if (!recent)
 		v.level = CLOCKS_INFO;
 	return v;
+}
+
+double gpu_busy(double sm_active, double util)
+{
+	return !isnan(sm_active) ? sm_active : util;
+}
+
+bool launch_tiny_kernels(double util, double sm_active, double gap, double sm_share)
+{
+	return !isnan(util) && !isnan(sm_active) && util - sm_active >= gap && sm_active < sm_share * util;
 }

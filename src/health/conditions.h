@@ -64,8 +64,23 @@ typedef struct xid_verdict {
 	bool known;                  /* the catalogue has the code, with a meaning */
 	const char *name, *meaning;  /* the catalogue's; "" when not known */
 	const char *action;
+	const char *resolution;      /* NVIDIA's resolution in words (kb_xid_resolution); "" when none */
 } xid_verdict;
 xid_verdict xid_judge(const struct kb *k, int code, bool recent);
+
+/* How busy a GPU is (ratio 0-1): GPM's SM active where it was read, else NVML's utilization (any
+ * kernel running counts there); NAN when neither is known. The busy measure of the clock and
+ * link rules, watch's health and the job doctor. */
+double gpu_busy(double sm_active, double util);
+
+/* Launch/sync-bound, the one judgement of watch's gpu.launch-bound and the job doctor's
+ * job.launch-bound: kernels run (utilization) but fill almost no SM, utilization - SM active at
+ * least `gap` and SM active under `sm_share` of utilization: tiny kernels, each waited for by the
+ * host (the H200: utilization 25%, SM active 0.0%). Ratios 0-1; false when either is NAN.
+ * LAUNCH_GAP and LAUNCH_SM_SHARE are the thresholds of both. */
+#define LAUNCH_GAP 0.15
+#define LAUNCH_SM_SHARE 0.25
+bool launch_tiny_kernels(double util, double sm_active, double gap, double sm_share);
 
 /* A GPU's memory counts as full (check's gpu.memory-held, the job doctor's memory pressure) above
  * this share of its total: past it a new allocator peak, a cuDNN workspace or another job fails. */

@@ -85,8 +85,7 @@ static void rule_input_bound(health_tracker *t, health_gpu_track *tr, const gpu_
 	/* GPM tells the two apart: kernels that run (utilization) but fill no SM are tiny kernels
 	 * the host waits for, not a GPU starved of data (the job doctor's launch-bound rule) */
 	sval sm = g->gpm[GV_GPM_SM_ACTIVE];
-	double util = g->util_gpu.v / 100;
-	if (sv_has(sm) && util - sm.v >= 0.15 && sm.v < 0.25 * util) {
+	if (sv_has(sm) && launch_tiny_kernels(g->util_gpu.v / 100, sm.v, LAUNCH_GAP, LAUNCH_SM_SHARE)) {
 		emit(t, g->index, "gpu.launch-bound", HEALTH_DEGRADED, since,
 		     "launch/sync-bound? fewer .item()/.cpu() syncs, CUDA graphs, torch.compile; "
 		     "`gpuvet watch --pid PID --diagnose 10` names the cause",
@@ -124,9 +123,8 @@ static void rule_hot(health_tracker *t, health_gpu_track *tr, const gpu_sample *
 /* How busy the GPU is for the clock rule: SM active with GPM, NVML utilization without. */
 double health_busy(const gpu_sample *g)
 {
-	if (sv_has(g->gpm[GV_GPM_SM_ACTIVE]))
-		return g->gpm[GV_GPM_SM_ACTIVE].v;
-	return sv_has(g->util_gpu) ? g->util_gpu.v / 100 : NAN;
+	return gpu_busy(sv_has(g->gpm[GV_GPM_SM_ACTIVE]) ? g->gpm[GV_GPM_SM_ACTIVE].v : NAN,
+			sv_has(g->util_gpu) ? g->util_gpu.v / 100 : NAN);
 }
 
 static void rule_throttled(health_tracker *t, health_gpu_track *tr, const gpu_sample *g, double now)

@@ -4,7 +4,8 @@
  *
  *   gpu.input-bound   utilization under 70% for N seconds while a process holds the GPU
  *   gpu.launch-bound  the same, where GPM shows the SMs nearly empty while kernels run (tiny
- *                     kernels and host syncs: utilization - SM active >= 15 points, SM < 25% of it)
+ *                     kernels and host syncs: launch_tiny_kernels of health/conditions.h, the
+ *                     job doctor's rule too)
  *   gpu.hot           temperature at or above 80 C or within 5 C of the slowdown threshold
  *                     (unhealthy at it): health/conditions.h, shared with check
  *   gpu.throttled     clocks held back: the one rule of health/conditions.h (shared with check);
@@ -76,7 +77,7 @@ void health_init(health_tracker *t, const health_cfg *cfg);
 void health_update(health_tracker *t, const snapshot *s, double now);
 /* The state of one GPU (healthy when unknown). */
 health_state health_gpu(const health_tracker *t, int gpu);
-/* How busy a GPU is (ratio): GPM SM active when read, else NVML utilization; NAN unknown. */
+/* How busy a GPU is (ratio): gpu_busy (health/conditions.h) of its sample. */
 double health_busy(const gpu_sample *g);
 /* The worst state over all GPUs. */
 health_state health_overall(const health_tracker *t);

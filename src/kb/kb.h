@@ -17,8 +17,12 @@ typedef struct kb kb;
 /* Loads the embedded tables, then overrides from dir (may be NULL). Returns NULL and *err when
  * dir is given but unreadable, or one of its CSV files cannot be read, is over 64 MiB, does not
  * parse (the message names the file, line and column), has no rows, or lacks a column of the
- * built-in table it replaces; and when a built-in table does not parse (a broken build). */
+ * built-in table it replaces. A built-in table is parsed when kb_table first asks for it; one
+ * that does not parse (a broken build) ends the program with status 3 there. */
 kb *kb_load(const char *dir, char **err);
+/* Parses every built-in table not yet parsed; false with *err naming the first that does not
+ * (what a broken build would meet later, for the tests). */
+bool kb_verify(const kb *k, char **err);
 /* kb_load, and on failure *exit_code: 2 (usage: the --kb files) or 3 (internal: built-in data). */
 kb *kb_load_checked(const char *dir, char **err, int *exit_code);
 void kb_free(kb *k);

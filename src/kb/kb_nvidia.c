@@ -33,6 +33,31 @@ bool kb_gpu_is_datacenter(const kb *k, const char *gpu_name)
 	return false;
 }
 
+const char *kb_xid_resolution(const char *bucket)
+{
+	static const struct {
+		const char *bucket, *words;
+	} m[] = {
+		{"RESTART_APP", "restart the application"},
+		{"RESET_GPU", "reset the GPU"},
+		{"RESTART_BM", "reboot the machine"},
+		{"RESTART_VM", "restart the virtual machine"},
+		{"IGNORE", "no action needed"},
+		{"CHECK_MECHANICALS", "check the power and cooling of the board"},
+		{"CONTACT_SUPPORT", "contact support"},
+		{"UPDATE_SW", "update the driver"},
+		{"WORKFLOW_XID_45", "act on the Xid logged before it"},
+		{"WORKFLOW_XID_48", "drain the GPU and reset it; if it repeats, run field diagnostics and report it for RMA"},
+		{"WORKFLOW_NVLINK_ERR", "follow NVIDIA's NVLink error workflow"},
+		{"WORKFLOW_NVLINK5_ERR", "follow NVIDIA's NVLink 5 error workflow"},
+		{"XID_154", "do the recovery action the message names"},
+	};
+	for (size_t i = 0; bucket && i < GV_ARRAY_LEN(m); i++)
+		if (strcmp(m[i].bucket, bucket) == 0)
+			return m[i].words;
+	return NULL;
+}
+
 bool kb_xid_lookup(const kb *k, int code, kb_xid *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -50,6 +75,10 @@ bool kb_xid_lookup(const kb *k, int code, kb_xid *out)
 			out->action = csv_cell(t, r, "action");
 			out->severity = csv_cell(t, r, "severity");
 			out->source = csv_cell(t, r, "source_url");
+			const char *words = kb_xid_resolution(csv_cell(t, r, "nvidia_immediate_action"));
+			out->resolution = words ? words : "";
+			out->causes = csv_cell(t, r, "causes");
+			out->message = csv_cell(t, r, "message");
 			return true;
 		}
 	}

@@ -19,7 +19,13 @@ typedef struct kb_xid {
 	const char *action;   /* what to do */
 	const char *severity; /* "fail", "warn", "info" or "" */
 	const char *source;   /* documentation URL */
+	const char *resolution; /* NVIDIA's resolution bucket in words ("reset the GPU"); "" when none */
+	const char *causes;   /* the finding ids that may explain it on a machine (gpuvet explain) */
+	const char *message;  /* NVIDIA's short Xid message ("GPU has fallen off the bus"): serve's err_msg label; "" when none */
 } kb_xid;
+/* NVIDIA's resolution bucket of the Xid catalogue (nvidia_immediate_action: RESTART_APP, RESET_GPU,
+ * RESTART_BM, WORKFLOW_XID_48, ...) in words; NULL for a bucket it does not know. */
+const char *kb_xid_resolution(const char *bucket);
 /* The catalogue row of an Xid code; false when the KB has none. */
 bool kb_xid_lookup(const kb *k, int code, kb_xid *out);
 

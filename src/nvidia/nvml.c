@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/child.h"
 #include "core/util.h"
@@ -29,6 +30,8 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*SystemGetProcessName)(unsigned, char *, unsigned);
 	nvmlReturn_t (*DeviceGetName)(nvmlDevice_t, char *, unsigned);
 	nvmlReturn_t (*DeviceGetUUID)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*DeviceGetSerial)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*DeviceGetPcieReplayCounter)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetPciInfo)(nvmlDevice_t, nvmlPciInfo_t *);
 	nvmlReturn_t (*DeviceGetMinorNumber)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetCudaComputeCapability)(nvmlDevice_t, int *, int *);
@@ -39,6 +42,8 @@ typedef struct nvml_fns {
 	nvmlReturn_t (*DeviceGetMigMode)(nvmlDevice_t, unsigned *, unsigned *);
 	nvmlReturn_t (*DeviceGetMaxMigDeviceCount)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetMigDeviceHandleByIndex)(nvmlDevice_t, unsigned, nvmlDevice_t *);
+	nvmlReturn_t (*DeviceGetGpuInstanceId)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*DeviceGetComputeInstanceId)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetCurrPcieLinkGeneration)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetMaxPcieLinkGeneration)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*DeviceGetCurrPcieLinkWidth)(nvmlDevice_t, unsigned *);
@@ -86,6 +91,7 @@ static void *lib;
 static nvml_fns fn;
 static gv_nvml_status status;
 static bool initialized; /* nvmlInit succeeded and no shutdown since */
+static pid_t init_pid;   /* the process whose nvmlInit status.init_* and initialized describe */
 
 #define SYM(field, ...) (*(void **)&fn.field = gv_dl_sym_first(lib, (const char *const[]){__VA_ARGS__, NULL}))
 
@@ -104,6 +110,8 @@ static void resolve(void)
 	SYM(SystemGetProcessName, "nvmlSystemGetProcessName");
 	SYM(DeviceGetName, "nvmlDeviceGetName");
 	SYM(DeviceGetUUID, "nvmlDeviceGetUUID");
+	SYM(DeviceGetSerial, "nvmlDeviceGetSerial");
+	SYM(DeviceGetPcieReplayCounter, "nvmlDeviceGetPcieReplayCounter");
 	SYM(DeviceGetPciInfo, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo");
 	SYM(DeviceGetMinorNumber, "nvmlDeviceGetMinorNumber");
 	SYM(DeviceGetCudaComputeCapability, "nvmlDeviceGetCudaComputeCapability");
@@ -114,6 +122,8 @@ static void resolve(void)
 	SYM(DeviceGetMigMode, "nvmlDeviceGetMigMode");
 	SYM(DeviceGetMaxMigDeviceCount, "nvmlDeviceGetMaxMigDeviceCount");
 	SYM(DeviceGetMigDeviceHandleByIndex, "nvmlDeviceGetMigDeviceHandleByIndex");
+	SYM(DeviceGetGpuInstanceId, "nvmlDeviceGetGpuInstanceId");
+	SYM(DeviceGetComputeInstanceId, "nvmlDeviceGetComputeInstanceId");
 	SYM(DeviceGetCurrPcieLinkGeneration, "nvmlDeviceGetCurrPcieLinkGeneration");
 	SYM(DeviceGetMaxPcieLinkGeneration, "nvmlDeviceGetMaxPcieLinkGeneration");
 	SYM(DeviceGetCurrPcieLinkWidth, "nvmlDeviceGetCurrPcieLinkWidth");
@@ -200,10 +210,29 @@ bool gv_nvml_load(void)
 	return ok;
 }
 
+/*
+ * NVML's state does not survive fork, and ours would: a supervised child (core/child.h) forked
+ * after this process initialised NVML (gpuvet run's job follower, then the explanation's check)
+ * inherited init_called and skipped nvmlInit, and its first query answered
+ * NVML_ERROR_UNINITIALIZED on a healthy machine (driver.nvml-failed, "nvmlDeviceGetCount").
+ * What we recorded of another process's nvmlInit is forgotten: this one initialises NVML itself,
+ * and never shuts down on the parent's behalf. Called with lock held.
+ */
+static void forget_parents_init_locked(void)
+{
+	if (status.init_called && init_pid != getpid()) {
+		status.init_called = false;
+		status.init_rc = NVML_SUCCESS;
+		status.init_seconds = 0;
+		initialized = false;
+	}
+}
+
 nvmlReturn_t gv_nvml_init(void)
 {
 	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&lock);
+	forget_parents_init_locked();
 	load_locked();
 	bool called = status.init_called, loaded = status.loaded, have_lib = lib != NULL;
 	nvmlReturn_t rc = status.init_rc;
@@ -223,6 +252,7 @@ nvmlReturn_t gv_nvml_init(void)
 		status.init_rc = rc;
 		status.init_seconds = dt;
 		initialized = rc == NVML_SUCCESS;
+		init_pid = getpid();
 		pthread_mutex_unlock(&lock);
 	}
 	pthread_mutex_unlock(&init_lock);
@@ -232,6 +262,7 @@ nvmlReturn_t gv_nvml_init(void)
 void gv_nvml_status_get(gv_nvml_status *out)
 {
 	pthread_mutex_lock(&lock);
+	forget_parents_init_locked();
 	*out = status;
 	pthread_mutex_unlock(&lock);
 }
@@ -240,6 +271,7 @@ void gv_nvml_shutdown(void)
 {
 	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&lock);
+	forget_parents_init_locked(); /* the parent's initialisation is not this process's to end */
 	bool was = initialized;
 	initialized = false;
 	status.init_called = false;
@@ -343,6 +375,7 @@ const char *gv_nvml_error_string(nvmlReturn_t rc)
 static bool ready(void)
 {
 	pthread_mutex_lock(&lock);
+	forget_parents_init_locked();
 	bool r = initialized;
 	pthread_mutex_unlock(&lock);
 	return r;
@@ -470,17 +503,19 @@ void gv_nvml_device_clear(gv_nvml_device *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static void snap_memory(nvmlDevice_t dev, gv_nvml_device *d)
+/* nvmlDeviceGetMemoryInfo(_v2): the call's result and the figures; *have_reserved when _v2 answered. */
+static nvmlReturn_t memory_info(nvmlDevice_t dev, unsigned long long *total, unsigned long long *used,
+				unsigned long long *freeb, unsigned long long *reserved, bool *have_reserved)
 {
 	nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
-	unsigned long long total = 0, used = 0, freeb = 0, reserved = 0;
-	bool have_reserved = false;
+	*total = *used = *freeb = *reserved = 0;
+	*have_reserved = false;
 	if (fn.DeviceGetMemoryInfo_v2) {
 		nvmlMemory_v2_t m = {.version = NVML_MEMORY_V2};
 		rc = fn.DeviceGetMemoryInfo_v2(dev, &m);
 		if (rc == NVML_SUCCESS) {
-			total = m.total, used = m.used, freeb = m.free, reserved = m.reserved;
-			have_reserved = true;
+			*total = m.total, *used = m.used, *freeb = m.free, *reserved = m.reserved;
+			*have_reserved = true;
 		}
 	}
 	/* an old driver may export _v2 but refuse the struct version: fall back */
@@ -488,8 +523,16 @@ static void snap_memory(nvmlDevice_t dev, gv_nvml_device *d)
 		nvmlMemory_t m = {0};
 		rc = fn.DeviceGetMemoryInfo(dev, &m);
 		if (rc == NVML_SUCCESS)
-			total = m.total, used = m.used, freeb = m.free;
+			*total = m.total, *used = m.used, *freeb = m.free;
 	}
+	return rc;
+}
+
+static void snap_memory(nvmlDevice_t dev, gv_nvml_device *d)
+{
+	unsigned long long total, used, freeb, reserved;
+	bool have_reserved;
+	nvmlReturn_t rc = memory_info(dev, &total, &used, &freeb, &reserved, &have_reserved);
 	gv_nvml_u64_set(&d->memory_total, rc, total);
 	gv_nvml_u64_set(&d->memory_used, rc, used);
 	gv_nvml_u64_set(&d->memory_free, rc, freeb);
@@ -509,6 +552,10 @@ static void snap_identity(nvmlDevice_t dev, gv_nvml_device *d)
 		str_set(&d->uuid, fn.DeviceGetUUID(dev, d->uuid.v, sizeof(d->uuid.v)));
 	else
 		str_unsupported(&d->uuid);
+	if (fn.DeviceGetSerial) /* NVML_DEVICE_SERIAL_BUFFER_SIZE is 30: the name buffer holds it */
+		str_set(&d->serial, fn.DeviceGetSerial(dev, d->serial.v, sizeof(d->serial.v)));
+	else
+		str_unsupported(&d->serial);
 	if (fn.DeviceGetPciInfo) {
 		nvmlPciInfo_t pci;
 		memset(&pci, 0, sizeof(pci));
@@ -532,16 +579,101 @@ static void snap_identity(nvmlDevice_t dev, gv_nvml_device *d)
 		u64_unsupported(&d->cc_major);
 		u64_unsupported(&d->cc_minor);
 	}
-	snap_memory(dev, d);
+}
+
+/* The identity's slow calls, measured on an H200 (driver 580, scripts/device/fastprof.sh's NVML
+ * shim): 1.5 to 3 ms each, against microseconds for the names. */
+static void snap_pcie_max(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT(DeviceGetMaxPcieLinkGeneration, dev, d->pcie_gen_max);
 	GET_UINT(DeviceGetMaxPcieLinkWidth, dev, d->pcie_width_max);
+}
+
+static void snap_temp_slowdown(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT_ARG(DeviceGetTemperatureThreshold, dev, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, d->temp_slowdown_c);
+}
+
+static void snap_temp_shutdown(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT_ARG(DeviceGetTemperatureThreshold, dev, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, d->temp_shutdown_c);
+}
+
+static void snap_temp_gpu_max(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT_ARG(DeviceGetTemperatureThreshold, dev, NVML_TEMPERATURE_THRESHOLD_GPU_MAX, d->temp_gpu_max_c);
+}
+
+static void snap_max_sm_clock(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT_ARG(DeviceGetMaxClockInfo, dev, NVML_CLOCK_SM, d->max_sm_clock_mhz);
+}
+
+static void snap_max_mem_clock(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT_ARG(DeviceGetMaxClockInfo, dev, NVML_CLOCK_MEM, d->max_mem_clock_mhz);
+}
+
+static void snap_power_limit(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT(DeviceGetEnforcedPowerLimit, dev, d->power_limit_mw);
+}
+
+static void snap_power_default_limit(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT(DeviceGetPowerManagementDefaultLimit, dev, d->power_default_limit_mw);
+}
+
+/* MIG mode and the MIG devices: uuid, GPU and compute instance ids, name, memory. */
+static void snap_mig(nvmlDevice_t dev, gv_nvml_device *d)
+{
+	d->mig_count = 0;
+	for (unsigned i = 0; i < GV_NVML_MAX_MIG; i++) {
+		d->mig_uuid[i].st = GV_V_UNSET;
+		memset(&d->mig[i], 0, sizeof(d->mig[i]));
+	}
+	if (!fn.DeviceGetMigMode) {
+		u64_unsupported(&d->mig_mode);
+		u64_unsupported(&d->mig_pending);
+		return;
+	}
+	unsigned cur = 0, pending = 0;
+	nvmlReturn_t rc = fn.DeviceGetMigMode(dev, &cur, &pending);
+	gv_nvml_u64_set(&d->mig_mode, rc, cur == NVML_DEVICE_MIG_ENABLE);
+	gv_nvml_u64_set(&d->mig_pending, rc, pending == NVML_DEVICE_MIG_ENABLE);
+	unsigned max = 0;
+	if (rc != NVML_SUCCESS || cur != NVML_DEVICE_MIG_ENABLE || !fn.DeviceGetMaxMigDeviceCount ||
+	    !fn.DeviceGetMigDeviceHandleByIndex || fn.DeviceGetMaxMigDeviceCount(dev, &max) != NVML_SUCCESS)
+		return;
+	for (unsigned i = 0; i < max && i < 64 && d->mig_count < GV_NVML_MAX_MIG; i++) {
+		nvmlDevice_t mig = NULL;
+		if (fn.DeviceGetMigDeviceHandleByIndex(dev, i, &mig) != NVML_SUCCESS || !mig)
+			continue; /* NOT_FOUND: an empty slot */
+		gv_nv_str *u = &d->mig_uuid[d->mig_count];
+		gv_nvml_mig *m = &d->mig[d->mig_count++];
+		if (fn.DeviceGetUUID)
+			str_set(u, fn.DeviceGetUUID(mig, u->v, sizeof(u->v)));
+		else
+			str_unsupported(u);
+		GET_UINT(DeviceGetGpuInstanceId, mig, m->gpu_instance_id);
+		GET_UINT(DeviceGetComputeInstanceId, mig, m->compute_instance_id);
+		if (fn.DeviceGetName)
+			str_set(&m->name, fn.DeviceGetName(mig, m->name.v, sizeof(m->name.v)));
+		else
+			str_unsupported(&m->name);
+		unsigned long long total, used, freeb, reserved;
+		bool have_reserved;
+		nvmlReturn_t mrc = memory_info(mig, &total, &used, &freeb, &reserved, &have_reserved);
+		gv_nvml_u64_set(&m->memory_total, mrc, total);
+		gv_nvml_u64_set(&m->memory_used, mrc, used);
+	}
+}
+
+const char *gv_nvml_mig_profile(const char *name, char *out, size_t size)
+{
+	const char *p = name ? strstr(name, "MIG ") : NULL;
+	str_copy(out, size, p ? p + 4 : "");
+	return out;
 }
 
 static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
@@ -560,32 +692,10 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 	} else {
 		u64_unsupported(&d->compute_mode);
 	}
-	d->mig_count = 0;
-	for (unsigned i = 0; i < GV_NVML_MAX_MIG; i++)
-		d->mig_uuid[i].st = GV_V_UNSET;
-	if (fn.DeviceGetMigMode) {
-		unsigned cur = 0, pending = 0;
-		nvmlReturn_t rc = fn.DeviceGetMigMode(dev, &cur, &pending);
-		gv_nvml_u64_set(&d->mig_mode, rc, cur == NVML_DEVICE_MIG_ENABLE);
-		gv_nvml_u64_set(&d->mig_pending, rc, pending == NVML_DEVICE_MIG_ENABLE);
-		unsigned max = 0;
-		if (rc == NVML_SUCCESS && cur == NVML_DEVICE_MIG_ENABLE && fn.DeviceGetMaxMigDeviceCount &&
-		    fn.DeviceGetMigDeviceHandleByIndex && fn.DeviceGetMaxMigDeviceCount(dev, &max) == NVML_SUCCESS) {
-			for (unsigned i = 0; i < max && i < 64 && d->mig_count < GV_NVML_MAX_MIG; i++) {
-				nvmlDevice_t mig = NULL;
-				if (fn.DeviceGetMigDeviceHandleByIndex(dev, i, &mig) != NVML_SUCCESS || !mig)
-					continue; /* NOT_FOUND: an empty slot */
-				gv_nv_str *u = &d->mig_uuid[d->mig_count++];
-				if (fn.DeviceGetUUID)
-					str_set(u, fn.DeviceGetUUID(mig, u->v, sizeof(u->v)));
-				else
-					str_unsupported(u);
-			}
-		}
-	} else {
-		u64_unsupported(&d->mig_mode);
-		u64_unsupported(&d->mig_pending);
-	}
+}
+
+static void snap_ecc_mode(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	if (fn.DeviceGetEccMode) {
 		int cur = 0, pending = 0;
 		nvmlReturn_t rc = fn.DeviceGetEccMode(dev, &cur, &pending);
@@ -595,6 +705,10 @@ static void snap_modes(nvmlDevice_t dev, gv_nvml_device *d)
 		u64_unsupported(&d->ecc_mode);
 		u64_unsupported(&d->ecc_pending);
 	}
+}
+
+static void snap_fabric(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	nvmlReturn_t frc = NVML_ERROR_FUNCTION_NOT_FOUND;
 	if (fn.DeviceGetGpuFabricInfoV) {
 		/* the versioned call first; a driver that wants another struct version answers
@@ -666,12 +780,14 @@ static void get_codec_util(nvmlReturn_t (*f)(nvmlDevice_t, unsigned *, unsigned 
 	gv_nvml_u64_set(field, rc, util);
 }
 
-static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
+static void snap_temperature(nvmlDevice_t dev, gv_nvml_device *d)
 {
-	if (!memory_done)
-		snap_memory(dev, d);
 	GET_UINT_ARG(DeviceGetTemperature, dev, NVML_TEMPERATURE_GPU, d->temperature_c);
 	gv_nvml_get_field(dev, NVML_FI_DEV_MEMORY_TEMP, 0, &d->memory_temperature_c);
+}
+
+static void snap_utilization(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	if (fn.DeviceGetUtilizationRates) {
 		nvmlUtilization_t u = {0, 0};
 		nvmlReturn_t rc = fn.DeviceGetUtilizationRates(dev, &u);
@@ -681,7 +797,17 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 		u64_unsupported(&d->util_gpu);
 		u64_unsupported(&d->util_memory);
 	}
+	get_codec_util(fn.DeviceGetEncoderUtilization, dev, &d->encoder_util);
+	get_codec_util(fn.DeviceGetDecoderUtilization, dev, &d->decoder_util);
+}
+
+static void snap_power(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT(DeviceGetPowerUsage, dev, d->power_mw);
+}
+
+static void snap_energy(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	if (fn.DeviceGetTotalEnergyConsumption) {
 		unsigned long long e = 0;
 		nvmlReturn_t rc = fn.DeviceGetTotalEnergyConsumption(dev, &e);
@@ -689,6 +815,10 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 	} else {
 		u64_unsupported(&d->energy_mj);
 	}
+}
+
+static void snap_clocks(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_SM, d->sm_clock_mhz);
 	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_MEM, d->mem_clock_mhz);
 	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_GRAPHICS, d->graphics_clock_mhz);
@@ -699,18 +829,24 @@ static void snap_dynamic(nvmlDevice_t dev, gv_nvml_device *d, bool memory_done)
 	} else {
 		u64_unsupported(&d->clock_event_reasons);
 	}
+}
+
+static void snap_fan_pcie(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT(DeviceGetFanSpeed, dev, d->fan_percent);
-	get_codec_util(fn.DeviceGetEncoderUtilization, dev, &d->encoder_util);
-	get_codec_util(fn.DeviceGetDecoderUtilization, dev, &d->decoder_util);
 	GET_UINT(DeviceGetCurrPcieLinkGeneration, dev, d->pcie_gen);
 	GET_UINT(DeviceGetCurrPcieLinkWidth, dev, d->pcie_width);
 }
 
 /* Each call samples the link for about 20 ms (measured on an H200: 49 ms for a dynamic snapshot
  * with both directions, against microseconds for the rest), so it is asked for on its own. */
-static void snap_pcie_throughput(nvmlDevice_t dev, gv_nvml_device *d)
+static void snap_pcie_tx(nvmlDevice_t dev, gv_nvml_device *d)
 {
 	GET_UINT_ARG(DeviceGetPcieThroughput, dev, NVML_PCIE_UTIL_TX_BYTES, d->pcie_tx_kbps);
+}
+
+static void snap_pcie_rx(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT_ARG(DeviceGetPcieThroughput, dev, NVML_PCIE_UTIL_RX_BYTES, d->pcie_rx_kbps);
 }
 
@@ -739,12 +875,21 @@ static void get_retired(nvmlDevice_t dev, int cause, gv_nv_u64 *field)
 	gv_nvml_u64_set(field, rc, count);
 }
 
-static void snap_health(nvmlDevice_t dev, gv_nvml_device *d)
+static void snap_pcie_replay(nvmlDevice_t dev, gv_nvml_device *d)
+{
+	GET_UINT(DeviceGetPcieReplayCounter, dev, d->pcie_replay);
+}
+
+static void snap_ecc_counts(nvmlDevice_t dev, gv_nvml_device *d)
 {
 	get_ecc(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &d->ecc_corrected_volatile);
 	get_ecc(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, &d->ecc_corrected_aggregate);
 	get_ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &d->ecc_uncorrected_volatile);
 	get_ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, &d->ecc_uncorrected_aggregate);
+}
+
+static void snap_retired_rows(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	get_retired(dev, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &d->retired_sbe);
 	get_retired(dev, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &d->retired_dbe);
 	if (fn.DeviceGetRetiredPagesPendingStatus) {
@@ -908,6 +1053,10 @@ static void snap_processes(nvmlDevice_t dev, gv_nvml_device *d)
 	/* one list is enough to report; compute's error wins when both fail */
 	nvmlReturn_t rc = rc_c == NVML_SUCCESS || rc_g == NVML_SUCCESS ? NVML_SUCCESS : rc_c;
 	gv_nvml_put_rc(&d->procs_st, &d->procs_rc, rc);
+}
+
+static void snap_proc_util_part(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	if (d->procs_st == GV_V_OK)
 		snap_proc_util(dev, d);
 }
@@ -925,6 +1074,64 @@ void gv_nvml_pci_bus_id(nvmlPciInfo_t *pci, char *out, size_t n)
 		str_copy(out, n, id);
 }
 
+/* A snapshot is a table of parts, each a few NVML calls writing fields of its own, asked for by
+ * the GV_NVML_* groups. They run one after another: on an H200 (driver 580) the same parts on 8
+ * threads took longer than in one (the NVML child of check --fast 58.9 against 49.2 ms, medians
+ * of 6, scripts/device/fastprof.sh): NVML serializes a device's queries, and each call waited
+ * for the others (the slowest, nvmlDeviceGetMaxClockInfo, 3 ms alone, 40 ms behind them). */
+static const struct snap_part {
+	unsigned groups; /* the GV_NVML_* bits that ask for it */
+	void (*run)(nvmlDevice_t, gv_nvml_device *);
+} snap_parts[] = {
+	{GV_NVML_NAMES, snap_identity},
+	{GV_NVML_NAMES | GV_NVML_READINGS, snap_memory},
+	{GV_NVML_LIMITS, snap_pcie_max},
+	{GV_NVML_LIMITS, snap_temp_slowdown},
+	{GV_NVML_LIMITS, snap_temp_shutdown},
+	{GV_NVML_LIMITS, snap_temp_gpu_max},
+	{GV_NVML_LIMITS, snap_max_sm_clock},
+	{GV_NVML_LIMITS, snap_max_mem_clock},
+	{GV_NVML_NAMES, snap_power_limit},
+	{GV_NVML_LIMITS, snap_power_default_limit},
+	{GV_NVML_MODES, snap_modes},
+	{GV_NVML_MODES | GV_NVML_MIG, snap_mig},
+	{GV_NVML_MODES, snap_ecc_mode},
+	{GV_NVML_MODES, snap_fabric},
+	{GV_NVML_READINGS, snap_temperature},
+	{GV_NVML_READINGS, snap_utilization},
+	{GV_NVML_READINGS, snap_power},
+	{GV_NVML_ENERGY, snap_energy},
+	{GV_NVML_READINGS, snap_clocks},
+	{GV_NVML_READINGS, snap_fan_pcie},
+	{GV_NVML_PCIE_THROUGHPUT, snap_pcie_tx},
+	{GV_NVML_PCIE_THROUGHPUT, snap_pcie_rx},
+	{GV_NVML_HEALTH, snap_pcie_replay},
+	{GV_NVML_HEALTH, snap_ecc_counts},
+	{GV_NVML_HEALTH, snap_retired_rows},
+	{GV_NVML_PROC_LIST, snap_processes},
+	{GV_NVML_PROC_UTIL, snap_proc_util_part}, /* after the list: it fills the listed processes */
+};
+
+/* The fields GV_NVML_LIMITS fills, by name: what the per-boot cache keeps (probes/nvml_limits.c). */
+const gv_nvml_limit_field gv_nvml_limit_fields[] = {
+	{"pcie_gen_max", offsetof(gv_nvml_device, pcie_gen_max)},
+	{"pcie_width_max", offsetof(gv_nvml_device, pcie_width_max)},
+	{"temp_slowdown_c", offsetof(gv_nvml_device, temp_slowdown_c)},
+	{"temp_shutdown_c", offsetof(gv_nvml_device, temp_shutdown_c)},
+	{"temp_gpu_max_c", offsetof(gv_nvml_device, temp_gpu_max_c)},
+	{"max_sm_clock_mhz", offsetof(gv_nvml_device, max_sm_clock_mhz)},
+	{"max_mem_clock_mhz", offsetof(gv_nvml_device, max_mem_clock_mhz)},
+	{"power_default_limit_mw", offsetof(gv_nvml_device, power_default_limit_mw)},
+};
+const size_t gv_nvml_n_limit_fields = GV_ARRAY_LEN(gv_nvml_limit_fields);
+
+static void snap_run(nvmlDevice_t dev, gv_nvml_device *d, unsigned what)
+{
+	for (size_t i = 0; i < sizeof(snap_parts) / sizeof(snap_parts[0]); i++)
+		if (snap_parts[i].groups & what)
+			snap_parts[i].run(dev, d);
+}
+
 nvmlReturn_t gv_nvml_snapshot_handle(unsigned index, nvmlDevice_t *dev, nvmlReturn_t *handle_rc)
 {
 	*dev = NULL;
@@ -939,18 +1146,7 @@ nvmlReturn_t gv_nvml_device_snapshot(unsigned index, unsigned what, gv_nvml_devi
 	nvmlReturn_t rc = gv_nvml_snapshot_handle(index, &dev, &d->handle_rc);
 	if (rc != NVML_SUCCESS)
 		return rc;
-	if (what & GV_NVML_IDENTITY)
-		snap_identity(dev, d);
-	if (what & GV_NVML_MODES)
-		snap_modes(dev, d);
-	if (what & GV_NVML_DYNAMIC)
-		snap_dynamic(dev, d, (what & GV_NVML_IDENTITY) != 0);
-	if (what & GV_NVML_PCIE_THROUGHPUT)
-		snap_pcie_throughput(dev, d);
-	if (what & GV_NVML_HEALTH)
-		snap_health(dev, d);
-	if (what & GV_NVML_PROCESSES)
-		snap_processes(dev, d);
+	snap_run(dev, d, what);
 	return NVML_SUCCESS;
 }
 

@@ -241,7 +241,8 @@ typedef struct gv_nvml_status {
 
 /* Loads the library once (thread-safe). True when it loaded with the basic symbols. */
 bool gv_nvml_load(void);
-/* nvmlInit_v2 (or nvmlInit) once; later calls return the first result. NVML_ERROR_LIBRARY_NOT_FOUND
+/* nvmlInit_v2 (or nvmlInit) once per process; later calls return the first result (a forked
+ * child initialises again: NVML's state does not survive fork). NVML_ERROR_LIBRARY_NOT_FOUND
  * when the library did not load, NVML_ERROR_FUNCTION_NOT_FOUND when basic symbols are missing.
  * Blocks as long as nvmlInit does (a wedged driver: minutes); callers that must not hang run it
  * under a deadline (probes/deadline.h). The status and error-string calls never wait for it. */
@@ -329,6 +330,19 @@ nvmlReturn_t gv_nvml_snapshot_handle(unsigned index, nvmlDevice_t *dev, nvmlRetu
 #define GV_NVML_MAX_MIG 16
 #define GV_NVML_MAX_PROCS 64
 
+/* One MIG device (a compute instance of a GPU instance) behind nvmlDeviceGetMigDeviceHandleByIndex:
+ * its ids (nvmlDeviceGetGpuInstanceId, nvmlDeviceGetComputeInstanceId), its name (NVML's "NVIDIA
+ * H200 MIG 1g.18gb": the profile follows "MIG ") and its memory (nvmlDeviceGetMemoryInfo on the
+ * MIG handle). Its uuid is gv_nvml_device's mig_uuid of the same slot. */
+typedef struct gv_nvml_mig {
+	gv_nv_u64 gpu_instance_id, compute_instance_id;
+	gv_nv_str name;
+	gv_nv_u64 memory_total, memory_used;
+} gv_nvml_mig;
+/* The profile of a MIG device's name ("1g.18gb" of "NVIDIA H200 MIG 1g.18gb"); "" when the name
+ * has none. */
+const char *gv_nvml_mig_profile(const char *name, char *out, size_t size);
+
 typedef struct gv_nvml_process {
 	unsigned pid;
 	unsigned long long used_bytes; /* NVML_VALUE_NOT_AVAILABLE_ULL when unknown (e.g. containers) */
@@ -337,15 +351,28 @@ typedef struct gv_nvml_process {
 	char name[64];                 /* nvmlSystemGetProcessName; "" when unknown */
 } gv_nvml_process;
 
-/* What a snapshot fills; the sampler asks for GV_NVML_DYNAMIC each tick. */
+/* What a snapshot fills; the sampler asks for GV_NVML_DYNAMIC each tick. The groups are unions
+ * of parts, so that `check --fast` can leave out the slow parts it does not need (GV_NVML_FAST). */
 enum {
-	GV_NVML_IDENTITY = 1 << 0, /* name, uuid, pci, minor, cc, memory total, max pcie/clocks, thresholds, power limit */
+	GV_NVML_NAMES = 1 << 0,    /* name, uuid, serial, pci, minor, cc, memory total, enforced power limit */
 	GV_NVML_MODES = 1 << 1,    /* persistence, compute mode, MIG mode + instances, ECC mode, fabric */
-	GV_NVML_DYNAMIC = 1 << 2,  /* memory used/free, temperature, utilization, power, energy, clocks, reasons, fan, pcie current */
+	GV_NVML_READINGS = 1 << 2, /* memory used/free, temperature, utilization, power, clocks, reasons, fan, pcie current */
 	GV_NVML_HEALTH = 1 << 3,   /* ECC counters, retired pages, remapped rows */
-	GV_NVML_PROCESSES = 1 << 4,
-	GV_NVML_ALL = 0x1f,        /* everything but the slow PCIe throughput */
+	GV_NVML_PROC_LIST = 1 << 4, /* the compute and graphics processes */
 	GV_NVML_PCIE_THROUGHPUT = 1 << 5, /* TX/RX: each direction samples ~20 ms, so only on request */
+	GV_NVML_MIG = 1 << 6,      /* MIG mode and its devices (ids, name, memory) alone; GV_NVML_MODES reads them too */
+	/* the board's fixed limits: max PCIe link, temperature thresholds, max clocks, default power
+	 * limit; 1.5 to 3 ms a call on an H200 (driver 580), and the same for the whole boot */
+	GV_NVML_LIMITS = 1 << 7,
+	GV_NVML_ENERGY = 1 << 8,    /* the energy counter (3 ms on an H200) */
+	GV_NVML_PROC_UTIL = 1 << 9, /* each process's SM share (two calls of 1.4 ms), after the list */
+	GV_NVML_IDENTITY = GV_NVML_NAMES | GV_NVML_LIMITS,
+	GV_NVML_DYNAMIC = GV_NVML_READINGS | GV_NVML_ENERGY,
+	GV_NVML_PROCESSES = GV_NVML_PROC_LIST | GV_NVML_PROC_UTIL,
+	/* everything but the slow PCIe throughput */
+	GV_NVML_ALL = GV_NVML_IDENTITY | GV_NVML_MODES | GV_NVML_DYNAMIC | GV_NVML_HEALTH | GV_NVML_PROCESSES,
+	/* what `check --fast` asks: its limits come from the per-boot cache (probes/nvml_limits.c) */
+	GV_NVML_FAST = GV_NVML_ALL & ~(GV_NVML_LIMITS | GV_NVML_ENERGY | GV_NVML_PROC_UTIL),
 };
 
 typedef struct gv_nvml_device {
@@ -353,6 +380,7 @@ typedef struct gv_nvml_device {
 	nvmlReturn_t handle_rc; /* nvmlDeviceGetHandleByIndex result; nothing else is set unless SUCCESS */
 	/* identity */
 	gv_nv_str name, uuid;
+	gv_nv_str serial;         /* the board's serial number (what an RMA asks for) */
 	gv_nv_str pci_bus_id;     /* "00000000:18:00.0" */
 	gv_nv_u64 pci_device_id;  /* 0x233510de: device << 16 | vendor */
 	gv_nv_u64 pci_subsystem_id;
@@ -371,6 +399,7 @@ typedef struct gv_nvml_device {
 	gv_nv_u64 mig_mode, mig_pending;
 	unsigned mig_count;         /* MIG devices found (when mig_mode is on) */
 	gv_nv_str mig_uuid[GV_NVML_MAX_MIG];
+	gv_nvml_mig mig[GV_NVML_MAX_MIG]; /* the same slots: ids, name, memory */
 	gv_nv_u64 ecc_mode, ecc_pending;
 	gv_nv_u64 fabric_state;    /* NVML_GPU_FABRIC_STATE_* */
 	gv_nv_u64 fabric_status;   /* an nvmlReturn_t: the fabric's own error */
@@ -392,6 +421,7 @@ typedef struct gv_nvml_device {
 	gv_nv_u64 ecc_uncorrected_volatile, ecc_uncorrected_aggregate;
 	gv_nv_u64 retired_sbe, retired_dbe, retired_pending;
 	gv_nv_u64 remapped_correctable, remapped_uncorrectable, remap_pending, remap_failure;
+	gv_nv_u64 pcie_replay;     /* PCIe replays since the driver loaded (link-level retransmissions) */
 	/* processes (compute then graphics, a pid that is in both is listed once) */
 	gv_vstate procs_st;
 	nvmlReturn_t procs_rc;
@@ -401,6 +431,14 @@ typedef struct gv_nvml_device {
 	gv_vstate proc_util_st;          /* nvmlDeviceGetProcessUtilization, asked with the processes */
 	unsigned long long proc_util_ts; /* the newest sample seen: the next call asks for later ones */
 } gv_nvml_device;
+
+/* A field that GV_NVML_LIMITS fills: its name and where it is in gv_nvml_device (a gv_nv_u64). */
+typedef struct gv_nvml_limit_field {
+	const char *name;
+	size_t offset;
+} gv_nvml_limit_field;
+extern const gv_nvml_limit_field gv_nvml_limit_fields[];
+extern const size_t gv_nvml_n_limit_fields;
 
 /* Fills what `what` asks for; other fields keep their value (so a sampler can keep identity
  * from a first GV_NVML_ALL call). Returns the handle lookup's result. */

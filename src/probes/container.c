@@ -17,6 +17,8 @@
 #include "probes/sysparse.h"
 
 #define MAX_CDI_SPECS 32
+/* what says gpuvet runs in a container */
+#define CONTAINER_MARKERS "/.dockerenv, /run/.containerenv, /proc/1/cgroup, /proc/self/cgroup, /proc/1/environ, KUBERNETES_SERVICE_HOST"
 
 static void detect_container(facts *f)
 {
@@ -64,10 +66,10 @@ static void detect_container(facts *f)
 	facts_put_bool(f, marker ? marker : "/.dockerenv /run/.containerenv /proc/1/cgroup", kind != NULL,
 		       FK_CONTAINER_INSIDE);
 	if (kind) {
-		facts_put_str(f, NULL, kind, FK_CONTAINER_KIND);
-		facts_put_str(f, NULL, marker, FK_CONTAINER_MARKER);
+		facts_put_str(f, marker, kind, FK_CONTAINER_KIND);
+		facts_put_str(f, CONTAINER_MARKERS, marker, FK_CONTAINER_MARKER);
 	} else {
-		facts_put_state(f, FACT_ABSENT, NULL, "not in a container", FK_CONTAINER_KIND);
+		facts_put_state(f, FACT_ABSENT, CONTAINER_MARKERS, "not in a container", FK_CONTAINER_KIND);
 	}
 	free(cg_marker);
 }

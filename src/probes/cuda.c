@@ -114,6 +114,9 @@ static void probe_device(facts *f, const gv_cuda_api *cu, int i)
 		}
 		if (cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) == CUDA_SUCCESS)
 			facts_put_int(f, "cuDeviceGetAttribute", sms, FK_CUDA_DEV_SM_COUNT(d), i);
+		int timeout = 0;
+		if (cu->cuDeviceGetAttribute(&timeout, CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, dev) == CUDA_SUCCESS)
+			facts_put_bool(f, "cuDeviceGetAttribute", timeout != 0, FK_CUDA_DEV_KERNEL_EXEC_TIMEOUT(d), i);
 	}
 	if (cu->cuDeviceTotalMem) {
 		size_t bytes = 0;
@@ -172,7 +175,7 @@ void probe_cuda(facts *f, const probe_opts *o)
 	gv_cuda_status st;
 	gv_cuda_status_get(&st);
 	if (!st.loaded) {
-		facts_put_state(f, FACT_ABSENT, NULL, "libcuda not loaded", FK_CUDA_INIT);
+		facts_put_state(f, FACT_ABSENT, "dlopen", "libcuda not loaded", FK_CUDA_INIT);
 		return;
 	}
 	/* cuInit takes seconds on big machines without persistence mode; minutes means it hangs */
@@ -199,5 +202,5 @@ void probe_cuda_failed(facts *f, const probe_opts *o, const gv_child_report *r)
 	gv_child_describe(r, what, sizeof(what));
 	facts_put_state(f, FACT_ERROR, "cuInit", what, FK_CUDA_INIT);
 	if (r->outcome == GV_CHILD_HUNG)
-		facts_put_bool(f, NULL, true, FK_CUDA_TIMEOUT);
+		facts_put_bool(f, "cuInit (GPUVET_DRIVER_TIMEOUT)", true, FK_CUDA_TIMEOUT);
 }

@@ -99,7 +99,7 @@ void probe_run_driver_body(facts *f, void (*body)(facts *, const probe_opts *), 
 	char why[200];
 	snprintf(why, sizeof(why), "%s did not answer within %.0f s%s", who, seconds, detail);
 	facts_put_state(f, FACT_ERROR, source, why, "%s", init_key);
-	facts_put_bool(f, NULL, true, "%s", timeout_key);
+	facts_put_bool(f, source, true, "%s", timeout_key);
 }
 
 bool probe_put_library_failed(facts *f, const gv_child_report *r, const char *env, const char *prefix,

@@ -60,15 +60,15 @@ static void visible_devices(facts *f)
 	cvd_parse(v, CVD_STORED, &l);
 	facts_put_int(f, "environment", (long long)l.total, FK_ENV_CUDA_VISIBLE_DEVICES_ENTRIES);
 	for (size_t i = 0; i < l.n; i++) {
-		facts_put_str(f, NULL, cvd_kind_name(l.v[i].kind), FK_ENV_CUDA_VISIBLE_DEVICES_KIND(zu), i);
-		facts_put_str(f, NULL, l.v[i].text, FK_ENV_CUDA_VISIBLE_DEVICES_VALUE(zu), i);
+		facts_put_str(f, "CUDA_VISIBLE_DEVICES", cvd_kind_name(l.v[i].kind), FK_ENV_CUDA_VISIBLE_DEVICES_KIND(zu), i);
+		facts_put_str(f, "CUDA_VISIBLE_DEVICES", l.v[i].text, FK_ENV_CUDA_VISIBLE_DEVICES_VALUE(zu), i);
 		if (l.v[i].kind == CVD_INDEX && l.v[i].index >= 0)
-			facts_put_int(f, NULL, l.v[i].index, FK_ENV_CUDA_VISIBLE_DEVICES_INDEX(zu), i);
+			facts_put_int(f, "CUDA_VISIBLE_DEVICES", l.v[i].index, FK_ENV_CUDA_VISIBLE_DEVICES_INDEX(zu), i);
 	}
 	/* what can be judged without the GPUs: the entries before the first malformed one */
 	cvd_resolution r;
 	cvd_resolve(&l, NULL, &r);
-	facts_put_int(f, NULL, (long long)r.visible, FK_ENV_CUDA_VISIBLE_DEVICES_USABLE_ENTRIES);
+	facts_put_int(f, "CUDA_VISIBLE_DEVICES", (long long)r.visible, FK_ENV_CUDA_VISIBLE_DEVICES_USABLE_ENTRIES);
 	cvd_resolution_free(&r);
 	cvd_free(&l);
 	free(v);
@@ -81,18 +81,18 @@ static void arch_list_var(facts *f)
 		return;
 	arch_list l;
 	arch_list_parse(v, &l);
-	facts_put_bool(f, NULL, l.native, FK_ENV_TORCH_CUDA_ARCH_LIST_NATIVE);
-	facts_put_int(f, NULL, (long long)l.n, FK_ENV_TORCH_CUDA_ARCH_LIST_COUNT);
+	facts_put_bool(f, "TORCH_CUDA_ARCH_LIST", l.native, FK_ENV_TORCH_CUDA_ARCH_LIST_NATIVE);
+	facts_put_int(f, "TORCH_CUDA_ARCH_LIST", (long long)l.n, FK_ENV_TORCH_CUDA_ARCH_LIST_COUNT);
 	for (size_t i = 0; i < l.n; i++) {
 		char buf[32];
-		facts_put_str(f, NULL, arch_entry_text(&l.v[i], buf, sizeof(buf)), FK_ENV_TORCH_CUDA_ARCH_LIST_N(zu), i);
+		facts_put_str(f, "TORCH_CUDA_ARCH_LIST", arch_entry_text(&l.v[i], buf, sizeof(buf)), FK_ENV_TORCH_CUDA_ARCH_LIST_N(zu), i);
 	}
 	strbuf inv;
 	sb_init(&inv);
 	for (size_t i = 0; i < l.invalid.n; i++)
 		sb_addf(&inv, "%s%s", i ? " " : "", l.invalid.v[i]);
 	if (inv.len)
-		facts_put_str(f, NULL, inv.buf, FK_ENV_TORCH_CUDA_ARCH_LIST_INVALID);
+		facts_put_str(f, "TORCH_CUDA_ARCH_LIST", inv.buf, FK_ENV_TORCH_CUDA_ARCH_LIST_INVALID);
 	sb_free(&inv);
 	arch_list_free(&l);
 	free(v);
@@ -106,15 +106,16 @@ static void alloc_conf_var(facts *f, const char *name)
 	bool cuda = strcmp(name, "PYTORCH_CUDA_ALLOC_CONF") == 0; /* else PYTORCH_ALLOC_CONF */
 	alloc_conf c;
 	bool ok = alloc_conf_parse(v, &c);
-	facts_put_bool(f, NULL, ok, cuda ? FK_ENV_PYTORCH_CUDA_ALLOC_CONF_VALID : FK_ENV_PYTORCH_ALLOC_CONF_VALID);
+	const char *var = cuda ? "PYTORCH_CUDA_ALLOC_CONF" : "PYTORCH_ALLOC_CONF";
+	facts_put_bool(f, var, ok, cuda ? FK_ENV_PYTORCH_CUDA_ALLOC_CONF_VALID : FK_ENV_PYTORCH_ALLOC_CONF_VALID);
 	strbuf keys;
 	sb_init(&keys);
 	for (size_t i = 0; i < c.keys.n; i++)
 		sb_addf(&keys, "%s%s", i ? "," : "", c.keys.v[i]);
-	facts_put_str(f, NULL, keys.buf ? keys.buf : "", cuda ? FK_ENV_PYTORCH_CUDA_ALLOC_CONF_KEYS : FK_ENV_PYTORCH_ALLOC_CONF_KEYS);
+	facts_put_str(f, var, keys.buf ? keys.buf : "", cuda ? FK_ENV_PYTORCH_CUDA_ALLOC_CONF_KEYS : FK_ENV_PYTORCH_ALLOC_CONF_KEYS);
 	sb_free(&keys);
 	if (c.errors.n)
-		facts_put_str(f, NULL, c.errors.v[0], cuda ? FK_ENV_PYTORCH_CUDA_ALLOC_CONF_ERROR : FK_ENV_PYTORCH_ALLOC_CONF_ERROR);
+		facts_put_str(f, var, c.errors.v[0], cuda ? FK_ENV_PYTORCH_CUDA_ALLOC_CONF_ERROR : FK_ENV_PYTORCH_ALLOC_CONF_ERROR);
 	alloc_conf_free(&c);
 	free(v);
 }

@@ -74,7 +74,7 @@ static void probe_pci(facts *f)
 		}
 		char cls_hex[16];
 		snprintf(cls_hex, sizeof(cls_hex), "0x%06lx", cls & 0xffffff);
-		facts_put_str(f, NULL, cls_hex, FK_HARDWARE_PCI_CLASS(d), count);
+		facts_put_str(f, PCI_DIR, cls_hex, FK_HARDWARE_PCI_CLASS(d), count);
 		snprintf(path, sizeof(path), PCI_DIR "/%s/driver", names.v[i]);
 		char *target = sysroot_readlink(path);
 		if (target) {
@@ -169,7 +169,7 @@ static void probe_module_file(facts *f)
 	char *release = sysroot_read_line("/proc/sys/kernel/osrelease");
 	if (!release) {
 		facts_put_read_error(f, "/proc/sys/kernel/osrelease", -errno, NULL, FK_HARDWARE_KERNEL_RELEASE);
-		facts_put_state(f, FACT_ABSENT, NULL, "kernel release unknown", FK_HARDWARE_MODULE_FILE);
+		facts_put_state(f, FACT_ABSENT, "/proc/sys/kernel/osrelease", "kernel release unknown", FK_HARDWARE_MODULE_FILE);
 		return;
 	}
 	facts_put_str(f, "/proc/sys/kernel/osrelease", release, FK_HARDWARE_KERNEL_RELEASE);
@@ -182,7 +182,7 @@ static void probe_module_file(facts *f)
 			char p[512];
 			snprintf(p, sizeof(p), "/lib/modules/%s/%s/%s", release, dirs[i], names[j]);
 			if (sysroot_exists(p)) {
-				facts_put_str(f, NULL, p, FK_HARDWARE_MODULE_FILE);
+				facts_put_str(f, p, p, FK_HARDWARE_MODULE_FILE);
 				found = true;
 			}
 		}

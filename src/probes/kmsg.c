@@ -32,6 +32,8 @@ struct xid_group {
 };
 
 #define MAX_REFUSED 16
+/* where Xid lines are looked for: the source of what is counted over all of them */
+#define KMSG_PLACES "/var/log/kern.log, /var/log/syslog, /var/log/messages, /dev/kmsg"
 
 struct xid_set {
 	struct xid_group g[MAX_XIDS];
@@ -227,21 +229,21 @@ void probe_kmsg(facts *f, const probe_opts *o)
 	for (size_t i = 0; i < read_ok.n; i++)
 		sb_addf(&b, "%s%s", i ? "," : "", read_ok.v[i]);
 	if (read_ok.n)
-		facts_put_str(f, NULL, b.buf, FK_KMSG_SOURCES);
+		facts_put_str(f, KMSG_PLACES, b.buf, FK_KMSG_SOURCES);
 	sb_free(&b);
 	if (unreadable.n) {
 		sb_init(&b);
 		for (size_t i = 0; i < unreadable.n; i++)
 			sb_addf(&b, "%s%s", i ? ", " : "", unreadable.v[i]);
-		facts_put_str(f, NULL, b.buf, FK_KMSG_UNREADABLE);
+		facts_put_str(f, KMSG_PLACES, b.buf, FK_KMSG_UNREADABLE);
 		sb_free(&b);
 	}
 	if (!read_ok.n) {
-		facts_put_state(f, unreadable.n ? FACT_ERROR : FACT_ABSENT, NULL,
+		facts_put_state(f, unreadable.n ? FACT_ERROR : FACT_ABSENT, KMSG_PLACES,
 				unreadable.n ? "no kernel log readable" : "no kernel log found", FK_KMSG_XID_COUNT);
 	} else {
-		facts_put_int(f, NULL, s->n, FK_KMSG_XID_COUNT);
-		facts_put_int(f, NULL, s->total, FK_KMSG_XID_TOTAL);
+		facts_put_int(f, KMSG_PLACES, s->n, FK_KMSG_XID_COUNT);
+		facts_put_int(f, KMSG_PLACES, s->total, FK_KMSG_XID_TOTAL);
 		for (int i = 0; i < s->n; i++) {
 			const struct xid_group *g = &s->g[i];
 			facts_put_int(f, g->source, g->x.code, FK_KMSG_XID_CODE(d), i);
@@ -261,7 +263,7 @@ void probe_kmsg(facts *f, const probe_opts *o)
 		}
 	}
 	if (read_ok.n) {
-		facts_put_int(f, NULL, s->nrefused, FK_KMSG_REFUSED_COUNT);
+		facts_put_int(f, KMSG_PLACES, s->nrefused, FK_KMSG_REFUSED_COUNT);
 		for (int i = 0; i < s->nrefused; i++) {
 			const nvrm_refusal *r = &s->refused[i];
 			const char *src = s->refused_source[i];

@@ -16,6 +16,9 @@
 #include "core/sysroot.h"
 #include "loader/loader.h"
 #include "probes/probes.h"
+
+/* where the CUDA libraries are looked for: the source of what is counted over all of them */
+#define LOADER_PLACES "LD_LIBRARY_PATH, /etc/ld.so.conf, the default directories, /etc/ld.so.cache, the toolkits' lib directories"
 #include "toolkit/cudalibs.h"
 #include "toolkit/toolkits.h"
 
@@ -118,7 +121,7 @@ void probe_loader(facts *f, const probe_opts *o)
 				continue;
 			facts_put_str(f, "/etc/ld.so.cache", ce->soname, FK_LOADER_CACHE_CUDA_SONAME(d), nc);
 			facts_put_str(f, "/etc/ld.so.cache", ce->path, FK_LOADER_CACHE_CUDA_PATH(d), nc);
-			facts_put_bool(f, NULL, sysroot_exists(ce->path), FK_LOADER_CACHE_CUDA_EXISTS(d), nc);
+			facts_put_bool(f, ce->path, sysroot_exists(ce->path), FK_LOADER_CACHE_CUDA_EXISTS(d), nc);
 			nc++;
 		}
 		facts_put_int(f, "/etc/ld.so.cache", nc, FK_LOADER_CACHE_CUDA_COUNT);
@@ -174,7 +177,7 @@ void probe_loader(facts *f, const probe_opts *o)
 	cuda_libs_versions(&L, !o->fast);
 	cuda_libs_toolkit_versions(&L, &env);
 
-	facts_put_int(f, NULL, (long long)ld_entries.n, FK_LOADER_LD_LIBRARY_PATH_COUNT);
+	facts_put_int(f, "LD_LIBRARY_PATH", (long long)ld_entries.n, FK_LOADER_LD_LIBRARY_PATH_COUNT);
 	for (size_t i = 0; i < ld_entries.n; i++) {
 		const char *d = ld_entries.v[i];
 		facts_put_str(f, "LD_LIBRARY_PATH", d, FK_LOADER_LD_LIBRARY_PATH_DIR(zu), i);
@@ -190,32 +193,32 @@ void probe_loader(facts *f, const probe_opts *o)
 		free(cudart);
 	}
 
-	facts_put_int(f, NULL, (long long)L.n, FK_LOADER_LIB_COUNT);
+	facts_put_int(f, LOADER_PLACES, (long long)L.n, FK_LOADER_LIB_COUNT);
 	for (size_t i = 0; i < L.n; i++) {
 		const cuda_lib_copy *c = &L.v[i];
-		facts_put_str(f, NULL, c->lib, FK_LOADER_LIB_NAME(zu), i);
+		facts_put_str(f, c->real, c->lib, FK_LOADER_LIB_NAME(zu), i);
 		facts_put_str(f, c->names.n ? c->names.v[0] : NULL, c->real, FK_LOADER_LIB_PATH(zu), i);
 		if (c->major >= 0)
-			facts_put_int(f, NULL, c->major, FK_LOADER_LIB_MAJOR(zu), i);
+			facts_put_int(f, c->real, c->major, FK_LOADER_LIB_MAJOR(zu), i);
 		if (c->version) {
 			facts_put_str(f, c->version_source, c->version, FK_LOADER_LIB_VERSION(zu), i);
-			facts_put_str(f, NULL, c->version_source, FK_LOADER_LIB_VERSION_SOURCE(zu), i);
+			facts_put_str(f, c->real, c->version_source, FK_LOADER_LIB_VERSION_SOURCE(zu), i);
 		} else {
 			facts_put_state(f, FACT_ABSENT, c->real, "no version in the file name or a header beside it",
 					FK_LOADER_LIB_VERSION(zu), i);
 		}
 		if (c->cuda_major > 0) {
 			facts_put_int(f, c->cuda_major_source, c->cuda_major, FK_LOADER_LIB_CUDA_MAJOR(zu), i);
-			facts_put_str(f, NULL, c->cuda_major_source, FK_LOADER_LIB_CUDA_MAJOR_SOURCE(zu), i);
+			facts_put_str(f, c->real, c->cuda_major_source, FK_LOADER_LIB_CUDA_MAJOR_SOURCE(zu), i);
 		}
 		strbuf sb;
 		sb_init(&sb);
 		for (size_t k = 0; k < c->names.n; k++)
 			sb_addf(&sb, "%s%s", k ? ", " : "", c->names.v[k]);
-		facts_put_str(f, NULL, sb.buf, FK_LOADER_LIB_NAMES(zu), i);
+		facts_put_str(f, c->real, sb.buf, FK_LOADER_LIB_NAMES(zu), i);
 		sb_free(&sb);
 		if (c->stub)
-			facts_put_bool(f, NULL, true, FK_LOADER_LIB_STUB(zu), i);
+			facts_put_bool(f, c->real, true, FK_LOADER_LIB_STUB(zu), i);
 	}
 
 	/* what a plain dlopen("libX.so.N") picks, for every soname seen */
@@ -228,20 +231,20 @@ void probe_loader(facts *f, const probe_opts *o)
 				sl_push(&sonames, so);
 			free(so);
 		}
-	facts_put_int(f, NULL, (long long)sonames.n, FK_LOADER_PICK_COUNT);
+	facts_put_int(f, "loader simulation", (long long)sonames.n, FK_LOADER_PICK_COUNT);
 	for (size_t i = 0; i < sonames.n; i++) {
 		loader_result r;
-		facts_put_str(f, NULL, sonames.v[i], FK_LOADER_PICK_SONAME(zu), i);
+		facts_put_str(f, "loader simulation", sonames.v[i], FK_LOADER_PICK_SONAME(zu), i);
 		const char *lib = cuda_lib_match(sonames.v[i]);
 		if (lib)
-			facts_put_str(f, NULL, lib, FK_LOADER_PICK_NAME(zu), i);
+			facts_put_str(f, "loader simulation", lib, FK_LOADER_PICK_NAME(zu), i);
 		if (loader_resolve(sonames.v[i], &ctx, &r)) {
 			facts_put_str(f, "loader simulation", r.path, FK_LOADER_PICK_PATH(zu), i);
-			facts_put_str(f, NULL, r.real[0] ? r.real : r.path, FK_LOADER_PICK_REAL(zu), i);
-			facts_put_str(f, NULL, loader_via_name(r.via), FK_LOADER_PICK_VIA(zu), i);
+			facts_put_str(f, "loader simulation", r.real[0] ? r.real : r.path, FK_LOADER_PICK_REAL(zu), i);
+			facts_put_str(f, "loader simulation", loader_via_name(r.via), FK_LOADER_PICK_VIA(zu), i);
 			const cuda_lib_copy *c = cuda_libs_find_real(&L, r.real);
 			if (c) {
-				facts_put_int(f, NULL, (long long)(c - L.v), FK_LOADER_PICK_LIB(zu), i);
+				facts_put_int(f, "loader simulation", (long long)(c - L.v), FK_LOADER_PICK_LIB(zu), i);
 				if (c->version)
 					facts_put_str(f, c->version_source, c->version, FK_LOADER_PICK_VERSION(zu), i);
 			}

@@ -21,6 +21,7 @@
 #include "nvidia/libfile.h"
 #include "nvidia/nvml.h"
 #include "probes/deadline.h"
+#include "probes/nvml_limits.h"
 #include "probes/probes.h"
 
 /* The fact for one value: ok, unsupported, or error with NVML's code and text. */
@@ -168,6 +169,8 @@ static void probe_processes(facts *f, const gv_nvml_device *d, int i)
 struct device_job {
 	facts *f; /* the job's own store, merged in GPU order so the output stays stable */
 	int index;
+	nvml_limits *limits; /* the per-boot cache of the fixed limits (NULL: none) */
+	bool fast;           /* check --fast: the limits from the cache, no energy, no per-process SM share */
 	pthread_t tid;
 	bool started;
 };
@@ -190,23 +193,25 @@ static void put_fields(facts *f, const gv_nvml_device *d, int i)
 	}
 }
 
-static void probe_device(facts *f, int i);
+static void probe_device(facts *f, int i, nvml_limits *limits, bool fast);
 
 static void *device_job_run(void *arg)
 {
 	struct device_job *j = arg;
-	probe_device(j->f, j->index);
+	probe_device(j->f, j->index, j->limits, j->fast);
 	return NULL;
 }
 
 /* One thread per GPU: NVML answers each device independently, and on an 8-GPU machine the
  * snapshots one after another would make up most of `check --fast`'s time. */
-static void probe_devices_parallel(facts *f, unsigned n)
+static void probe_devices_parallel(facts *f, unsigned n, nvml_limits *limits, bool fast)
 {
 	struct device_job *jobs = xcalloc(n ? n : 1, sizeof(*jobs));
 	for (unsigned i = 0; i < n; i++) {
 		jobs[i].f = facts_new();
 		jobs[i].index = (int)i;
+		jobs[i].limits = limits;
+		jobs[i].fast = fast;
 		jobs[i].started = pthread_create(&jobs[i].tid, NULL, device_job_run, &jobs[i]) == 0;
 		if (!jobs[i].started)
 			device_job_run(&jobs[i]);
@@ -220,10 +225,10 @@ static void probe_devices_parallel(facts *f, unsigned n)
 	free(jobs);
 }
 
-static void probe_device(facts *f, int i)
+static void probe_device(facts *f, int i, nvml_limits *limits, bool fast)
 {
 	gv_nvml_device *d = xcalloc(1, sizeof(*d));
-	nvmlReturn_t rc = gv_nvml_device_snapshot((unsigned)i, GV_NVML_ALL, d);
+	nvmlReturn_t rc = gv_nvml_device_snapshot((unsigned)i, fast ? GV_NVML_FAST : GV_NVML_ALL, d);
 	if (rc != NVML_SUCCESS) {
 		char key[64];
 		snprintf(key, sizeof(key), FK_NVML_GPU_NAME(d), i);
@@ -231,6 +236,17 @@ static void probe_device(facts *f, int i)
 		free(d);
 		return;
 	}
+	/* the fixed limits: --fast takes this boot's cached ones (nvml_limits.h); asked, they refresh it */
+	const char *uuid = GV_OK(d->uuid) ? d->uuid.v : NULL;
+	bool cached = fast && nvml_limits_get(limits, uuid, d);
+	if (fast && !cached)
+		gv_nvml_device_snapshot((unsigned)i, GV_NVML_LIMITS, d);
+	if (!cached)
+		nvml_limits_put(limits, uuid, d);
+	if (cached)
+		facts_put_str(f, nvml_limits_path(limits), "cache", FK_NVML_GPU_LIMITS_FROM(d), i);
+	else
+		facts_put_str(f, "nvmlDeviceGet* (GV_NVML_LIMITS)", "nvml", FK_NVML_GPU_LIMITS_FROM(d), i);
 	put_str(f, &d->name, "nvmlDeviceGetName", FK_NVML_GPU_NAME(d), i);
 	put_str(f, &d->uuid, "nvmlDeviceGetUUID", FK_NVML_GPU_UUID(d), i);
 	put_str(f, &d->pci_bus_id, "nvmlDeviceGetPciInfo", FK_NVML_GPU_PCI_BUS_ID(d), i);
@@ -315,7 +331,6 @@ static void probe_device(facts *f, int i)
 /* nvmlInit and the queries: under a deadline, since a wedged driver can hang them for minutes */
 static void nvml_body(facts *f, const probe_opts *o)
 {
-	(void)o;
 	gv_nvml_status st;
 	nvmlReturn_t rc = gv_nvml_init_staged(&st);
 	facts_put_int(f, "nvmlInit_v2", rc, FK_NVML_INIT_CODE);
@@ -350,7 +365,9 @@ static void nvml_body(facts *f, const probe_opts *o)
 		return;
 	}
 	facts_put_int(f, "nvmlDeviceGetCount", n, FK_NVML_DEVICE_COUNT);
-	probe_devices_parallel(f, n < 256 ? n : 256);
+	nvml_limits *limits = GV_OK(sys.driver_version) ? nvml_limits_open(sys.driver_version.v) : NULL;
+	probe_devices_parallel(f, n < 256 ? n : 256, limits, o->fast);
+	nvml_limits_close(limits);
 	gv_child_stage_end();
 }
 
@@ -364,7 +381,7 @@ void probe_nvml(facts *f, const probe_opts *o)
 	/* nvml.device_count is put only when NVML answered it: "NVML reports 0 GPUs" must never be
 	 * read into a library that did not load or initialise */
 	if (!st.loaded) {
-		facts_put_state(f, FACT_ABSENT, NULL, "libnvidia-ml not loaded", FK_NVML_INIT);
+		facts_put_state(f, FACT_ABSENT, "dlopen", "libnvidia-ml not loaded", FK_NVML_INIT);
 		return;
 	}
 	probe_run_driver_body(f, nvml_body, o, gv_driver_timeout(30), "nvmlInit_v2", "NVML",
@@ -382,5 +399,5 @@ void probe_nvml_failed(facts *f, const probe_opts *o, const gv_child_report *r)
 				 FK_NVML_LIBRARY_FILE_VERSION, what, sizeof(what));
 	facts_put_state(f, FACT_ERROR, "nvmlInit_v2", what, FK_NVML_INIT);
 	if (r->outcome == GV_CHILD_HUNG)
-		facts_put_bool(f, NULL, true, FK_NVML_TIMEOUT);
+		facts_put_bool(f, "nvmlInit (GPUVET_DRIVER_TIMEOUT)", true, FK_NVML_TIMEOUT);
 }

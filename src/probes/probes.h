@@ -11,16 +11,22 @@
 #include "core/facts.h"
 
 typedef struct probe_opts {
-	bool fast;              /* NVML and files only: no cuInit, no Python */
+	bool fast;              /* NVML and files only: no cuInit, no Python; the fixed limits cached (probes/nvml_limits.h) */
 	bool no_python;         /* skip the live Python probe */
 	const char *python;     /* --python PATH */
 	int python_timeout_ms;  /* --python-timeout */
+	bool run_tree_python;   /* --run-tree-python: under --root, run the tree's interpreter (a warning) */
+	/* the facts of an earlier check of this machine in which the kernel driver hung (gpuvet run's
+	 * pre-flight; probes_driver_hung): the probes that call into it (PROBE_DRIVER) do not wait
+	 * for it again; theirs are that check's facts where it has them */
+	const facts *driver_hung;
 } probe_opts;
 
 enum {
 	PROBE_USES_CUINIT = 1, /* skipped by --fast */
 	PROBE_PYTHON_LIVE = 2, /* skipped by --fast and --no-python */
 	PROBE_ISOLATED = 4,    /* loads vendor libraries: runs in a supervised child (core/child.h) */
+	PROBE_DRIVER = 8,      /* calls into the kernel driver (nvmlInit, cuInit): see driver_hung */
 };
 
 typedef struct probe {
@@ -33,8 +39,13 @@ typedef struct probe {
 	void (*child_failed)(facts *f, const probe_opts *o, const gv_child_report *r);
 } probe;
 
+/* Under a deadline (gv_deadline_set), the time an isolated probe needs at least to say something
+ * of use: with less left it is not started. */
+#define PROBES_ISOLATED_MIN_SECONDS 0.5
 /* Runs every registered probe (in parallel) and waits for all. */
 void probes_run(facts *f, const probe_opts *o);
+/* True when nvmlInit or cuInit did not answer in time in these facts (nvml.timeout, cuda.timeout). */
+bool probes_driver_hung(const facts *f);
 extern const probe probe_table[];
 
 /* The probes, one per file in probes/. */

@@ -60,7 +60,7 @@ static void annotate_maps(facts *f, const py_env *env, const py_interp *py)
 		if (!real)
 			continue;
 		const char *base = strrchr(real, '/');
-		facts_put_str(f, NULL, base ? base + 1 : real, FK_PYTHON_LIVE_MAPS_NAME(lld), i);
+		facts_put_str(f, real, base ? base + 1 : real, FK_PYTHON_LIVE_MAPS_NAME(lld), i);
 		const char *pv = NULL;
 		const char *owner = pip_owner(&owners, real, &pv);
 		if (owner) {
@@ -84,7 +84,7 @@ void probe_python_live(facts *f, const probe_opts *o)
 	py_list l;
 	py_discover_process(o->python, &env, &l);
 	if (l.selected < 0 || !l.v[l.selected].exists) {
-		facts_put_state(f, FACT_ABSENT, NULL,
+		facts_put_state(f, FACT_ABSENT, "VIRTUAL_ENV, CONDA_PREFIX, pyenv, PATH",
 				l.selected < 0 ? "no Python interpreter found" : "the selected interpreter does not exist",
 				FK_PYTHON_LIVE_STATUS);
 		py_list_free(&l);
@@ -94,24 +94,30 @@ void probe_python_live(facts *f, const probe_opts *o)
 	size_t len = 0;
 	const char *script = kb_blob("probe_torch.py", &len);
 	if (!script) {
-		facts_put_state(f, FACT_ERROR, NULL, "probe script missing from this build", FK_PYTHON_LIVE_STATUS);
+		facts_put_state(f, FACT_ERROR, "data/probe_torch.py", "probe script missing from this build", FK_PYTHON_LIVE_STATUS);
 		py_list_free(&l);
 		return;
 	}
 	char host[PATH_MAX];
 	sysroot_path(host, sizeof(host), py->path);
-	facts_put_str(f, NULL, py->path, FK_PYTHON_LIVE_INTERPRETER);
+	facts_put_str(f, py->path, py->path, FK_PYTHON_LIVE_INTERPRETER);
 	char *argv[] = {host, "-I", "-c", (char *)script, NULL};
 	int timeout = o->python_timeout_ms > 0 ? o->python_timeout_ms : 20000;
+	double left = gv_deadline_left(); /* gpuvet run's deadline: said in the message below too */
+	if (left * 1000 < timeout)
+		timeout = left > 0.1 ? (int)(left * 1000) : 100;
 	proc_result r;
 	proc_run(argv, NULL, NULL, timeout, MAX_OUTPUT, &r);
-	facts_put_real(f, NULL, r.seconds, FK_PYTHON_LIVE_SECONDS);
+	facts_put_real(f, "gpuvet's clock: the live probe's run time", r.seconds, FK_PYTHON_LIVE_SECONDS);
 	char why[512];
 	if (r.spawn_failed) {
 		snprintf(why, sizeof(why), "could not start %s: %s", py->path, strerror(r.spawn_errno));
 		put_failure(f, "spawn", why, &r);
 	} else if (r.timed_out) {
-		snprintf(why, sizeof(why), "%s did not answer within %d s (killed)", py->path, timeout / 1000);
+		if (timeout % 1000 == 0)
+			snprintf(why, sizeof(why), "%s did not answer within %d s (killed)", py->path, timeout / 1000);
+		else
+			snprintf(why, sizeof(why), "%s did not answer within %.1f s (killed)", py->path, timeout / 1000.0);
 		put_failure(f, "timeout", why, &r);
 	} else {
 		char perr[160];

@@ -1,5 +1,6 @@
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/factkeys.h"
 #include "core/sysroot.h"
@@ -9,12 +10,12 @@
 
 const probe probe_table[] = {
 	/* the slowest first, so its thread starts first: cuInit takes ~0.4 s on an H200 machine */
-	{"cuda", PROBE_USES_CUINIT | PROBE_ISOLATED, probe_cuda, 60, probe_cuda_failed},
+	{"cuda", PROBE_USES_CUINIT | PROBE_ISOLATED | PROBE_DRIVER, probe_cuda, 60, probe_cuda_failed},
 	{"hardware", 0, probe_hardware, 0, NULL},
 	{"devices", 0, probe_devices, 0, NULL},
 	{"env", 0, probe_env, 0, NULL},
 	{"container", 0, probe_container, 0, NULL},
-	{"nvml", PROBE_ISOLATED, probe_nvml, 30, probe_nvml_failed},
+	{"nvml", PROBE_ISOLATED | PROBE_DRIVER, probe_nvml, 30, probe_nvml_failed},
 	{"cudalib", PROBE_ISOLATED, probe_cudalib, 30, probe_cudalib_failed},
 	{"kmsg", 0, probe_kmsg, 0, NULL},
 	{"python", 0, probe_python, 0, NULL},
@@ -40,9 +41,18 @@ struct child_arg {
 	const probe_opts *o;
 };
 
+/* "derived: NAME probe", the source of what a probe derives (core/facts.h) */
+static const char *derived_source(const probe *p)
+{
+	static _Thread_local char buf[64];
+	snprintf(buf, sizeof(buf), "derived: %s probe", p->name);
+	return buf;
+}
+
 static void child_body(facts *f, void *arg)
 {
 	const struct child_arg *a = arg;
+	facts_set_thread_source(derived_source(a->p));
 	a->p->run(f, a->o);
 	/* what it could not read is noted in this process's sysroot: the parent notes it again */
 	sysroot_problem *v = xcalloc(SYSROOT_PROBLEMS_MAX, sizeof(*v));
@@ -83,18 +93,81 @@ static void *run_job(void *arg)
 {
 	struct job *j = arg;
 	double t0 = now_seconds();
+	facts_set_thread_source(derived_source(j->p));
 	if (j->child)
 		wait_child(j);
 	else
 		j->p->run(j->f, j->o);
-	facts_put_real(j->f, NULL, now_seconds() - t0, FK_META_PROBE_SECONDS, j->p->name);
+	facts_put_real(j->f, "gpuvet's clock: the probe's run time", now_seconds() - t0, FK_META_PROBE_SECONDS, j->p->name);
+	facts_set_thread_source(NULL);
 	return NULL;
+}
+
+/* a driver that hung once hangs again: waiting for it twice only delays the answer */
+static bool hung_before(const probe *p, const probe_opts *o)
+{
+	return o->driver_hung && (p->flags & PROBE_DRIVER);
+}
+
+static bool out_of_time(const probe *p)
+{
+	return (p->flags & PROBE_ISOLATED) && gv_deadline_left() < PROBES_ISOLATED_MIN_SECONDS;
+}
+
+/* Why a probe does not run (NULL: it runs). A --root tree is read, never run: its interpreter
+ * would run on this host as this user (often root), so only --run-tree-python starts it. */
+static const char *skip_reason(const probe *p, const probe_opts *o)
+{
+	if (o->fast && (p->flags & (PROBE_USES_CUINIT | PROBE_PYTHON_LIVE)))
+		return "skipped by --fast";
+	if (o->no_python && (p->flags & PROBE_PYTHON_LIVE))
+		return "skipped by --no-python";
+	if (sysroot_active() && !o->run_tree_python && (p->flags & PROBE_PYTHON_LIVE))
+		return "skipped under --root: the tree's interpreter is never run without --run-tree-python";
+	if (hung_before(p, o))
+		return "not run again: the driver hung in an earlier check of this run (gpuvet run's pre-flight, "
+		       "explain's first pass); its facts are that check's";
+	if (out_of_time(p))
+		return "not started: gpuvet run's deadline for its work after the command has passed";
+	return NULL;
+}
+
+/* The option (or the mode) that skipped it: the fact's source. */
+static const char *skip_source(const probe *p, const probe_opts *o)
+{
+	if (o->fast && (p->flags & (PROBE_USES_CUINIT | PROBE_PYTHON_LIVE)))
+		return "--fast";
+	if (o->no_python && (p->flags & PROBE_PYTHON_LIVE))
+		return "--no-python";
+	if (hung_before(p, o))
+		return "the earlier check";
+	if (out_of_time(p))
+		return "--explain-timeout";
+	return "--root";
+}
+
+bool probes_driver_hung(const facts *f)
+{
+	return f && (facts_true(f, FK_NVML_TIMEOUT) || facts_true(f, FK_CUDA_TIMEOUT));
+}
+
+/* A probe not run again because the driver hung: the earlier check's facts of it, as they were. */
+static void copy_earlier(facts *f, const probe *p, const facts *earlier)
+{
+	char own[64], iso[96];
+	snprintf(own, sizeof(own), "%s.", p->name);
+	/* its child's facts: the registry's isolation.NAME. keys, cut after NAME */
+	snprintf(iso, sizeof(iso), FK_ISOLATION_OUTCOME, p->name);
+	char *dot = strrchr(iso, '.');
+	if (dot)
+		dot[1] = '\0';
+	facts_merge_prefix(f, earlier, own);
+	facts_merge_prefix(f, earlier, iso);
 }
 
 static bool skipped(const probe *p, const probe_opts *o)
 {
-	return (o->fast && (p->flags & (PROBE_USES_CUINIT | PROBE_PYTHON_LIVE))) ||
-	       (o->no_python && (p->flags & PROBE_PYTHON_LIVE));
+	return skip_reason(p, o) != NULL;
 }
 
 /* Every path the probes found but could not read (sysroot notes them), as facts: an unreadable
@@ -105,7 +178,7 @@ static void put_unreadable(facts *f)
 	size_t total = sysroot_problems(v, SYSROOT_PROBLEMS_MAX);
 	for (size_t i = 0; i < total && i < SYSROOT_PROBLEMS_MAX; i++)
 		facts_put_read_error(f, v[i].path, -v[i].err, NULL, FK_FILES_UNREADABLE(zu), i);
-	facts_put_int(f, NULL, (long long)total, FK_FILES_UNREADABLE_COUNT);
+	facts_put_int(f, "every path the probes read", (long long)total, FK_FILES_UNREADABLE_COUNT);
 	free(v);
 }
 
@@ -117,20 +190,26 @@ void probes_run(facts *f, const probe_opts *o)
 		n++;
 	struct job *jobs = xcalloc(n, sizeof(*jobs));
 	struct child_arg *args = xcalloc(n, sizeof(*args));
+	/* decided once: the deadline's clock moves while the children start */
+	bool *skip = xcalloc(n, sizeof(*skip));
+	for (size_t i = 0; i < n; i++)
+		skip[i] = skipped(&probe_table[i], o);
 	/* the children first, while this process has no probe threads: a fork beside a thread in
 	 * dlopen or malloc could inherit a held lock */
 	for (size_t i = 0; i < n; i++) {
 		const probe *p = &probe_table[i];
-		if ((p->flags & PROBE_ISOLATED) && !skipped(p, o)) {
+		if ((p->flags & PROBE_ISOLATED) && !skip[i]) {
 			args[i] = (struct child_arg){p, o};
 			jobs[i].child = gv_child_start(p->name, child_body, &args[i]);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		const probe *p = &probe_table[i];
-		if (skipped(p, o)) {
-			facts_put_state(f, FACT_ABSENT, NULL, o->fast ? "skipped by --fast" : "skipped by --no-python",
-					FK_META_PROBE_SKIPPED, p->name);
+		if (skip[i]) {
+			if (hung_before(p, o))
+				copy_earlier(f, p, o->driver_hung);
+			const char *why = skip_reason(p, o);
+			facts_put_state(f, FACT_ABSENT, skip_source(p, o), why ? why : "skipped", FK_META_PROBE_SKIPPED, p->name);
 			continue;
 		}
 		jobs[i] = (struct job){p, f, o, 0, false, jobs[i].child};
@@ -144,7 +223,10 @@ void probes_run(facts *f, const probe_opts *o)
 		if (jobs[i].started)
 			pthread_join(jobs[i].tid, NULL);
 	free(jobs);
+	free(skip);
+	facts_set_thread_source("derived: topology probe");
 	topology_derive(f); /* needs the facts of several probes */
+	facts_set_thread_source(NULL);
 	free(args);
 	put_unreadable(f);
 }

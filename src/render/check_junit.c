@@ -9,7 +9,7 @@
 /* XML 1.0 text and attribute values, through the text sanitizer first (XML 1.0 has no control
  * characters, and the file is UTF-8): the five specials escaped, whatever control characters
  * remain other than tab and newline dropped, newlines in attributes kept as character references. */
-static void xml_escape(FILE *out, const char *raw, bool attr)
+void render_xml_escape(FILE *out, const char *raw, bool attr)
 {
 	char *safe = text_safe_dup(raw);
 	for (const char *s = safe; *s; s++) {
@@ -55,16 +55,16 @@ static bool belongs(const jcase *c, const finding *x, const char *req_title)
 static void finding_text(FILE *out, const finding *x)
 {
 	fprintf(out, "[%s] %s: ", severity_name(x->sev), x->id);
-	xml_escape(out, x->title, false);
+	render_xml_escape(out, x->title, false);
 	fputc('\n', out);
 	for (size_t e = 0; e < x->evidence.n; e++) {
 		fputs("evidence: ", out);
-		xml_escape(out, x->evidence.v[e], false);
+		render_xml_escape(out, x->evidence.v[e], false);
 		fputc('\n', out);
 	}
 	for (size_t e = 0; e < x->fix.n; e++) {
 		fputs("fix: ", out);
-		xml_escape(out, x->fix.v[e], false);
+		render_xml_escape(out, x->fix.v[e], false);
 		fputc('\n', out);
 	}
 }
@@ -124,11 +124,11 @@ void render_check_junit(FILE *out, const findings *fs, const strlist *requires, 
 	for (size_t k = 0; k < n; k++) {
 		const jcase *c = &cs[k];
 		fputs("  <testcase classname=\"", out);
-		xml_escape(out, c->classname, true);
+		render_xml_escape(out, c->classname, true);
 		fputs("\" name=\"", out);
 		if (c->require)
 			fputs("require ", out);
-		xml_escape(out, c->name, true);
+		render_xml_escape(out, c->name, true);
 		fputs("\" time=\"0\">", out);
 		if (c->result == CASE_FAIL) {
 			const finding *first = NULL;
@@ -136,7 +136,7 @@ void render_check_junit(FILE *out, const findings *fs, const strlist *requires, 
 				if (belongs(c, &fs->v[i], titles[k]) && counts_as_failure(&fs->v[i], o))
 					first = &fs->v[i];
 			fputs("<failure message=\"", out);
-			xml_escape(out, first->title, true);
+			render_xml_escape(out, first->title, true);
 			fprintf(out, "\" type=\"%s\">", severity_name(first->sev));
 			for (size_t i = 0; i < fs->n; i++)
 				if (belongs(c, &fs->v[i], titles[k]))
@@ -144,7 +144,7 @@ void render_check_junit(FILE *out, const findings *fs, const strlist *requires, 
 			fputs("</failure>", out);
 		} else if (c->result == CASE_SKIP) {
 			fputs("<skipped message=\"", out);
-			xml_escape(out, c->skip_reason, true);
+			render_xml_escape(out, c->skip_reason, true);
 			fputs("\"/>", out);
 		} else {
 			bool any = false;

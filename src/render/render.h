@@ -25,6 +25,9 @@ struct cJSON *render_finding_json(const finding *x);
 struct cJSON *render_json_document(const char *schema);
 /* The gpuvet.check/1 document; caller frees with cJSON_Delete. */
 struct cJSON *render_check_json(const facts *f, const findings *fs, const render_opts *o);
+/* raw as XML text (attr: inside an attribute's quotes), sanitized first (core/text.h): the JUnit
+ * writers of check and diag. */
+void render_xml_escape(FILE *out, const char *raw, bool attr);
 /* requires: the --require expressions (one test case each), may be NULL. */
 void render_check_junit(FILE *out, const findings *fs, const strlist *requires, const render_opts *o);
 

@@ -81,9 +81,13 @@ static double nice_step(double span, int n)
 
 static void time_label(char *buf, size_t size, double t, double span)
 {
-	time_t s = (time_t)t;
+	long long secs;
 	struct tm tm;
-	gmtime_r(&s, &tm);
+	time_t s;
+	if (!seconds_to_time(t, &secs) || (s = (time_t)secs, !gmtime_r(&s, &tm))) {
+		str_copy(buf, size, "?"); /* no time: a document's NaN or 1e300 */
+		return;
+	}
 	if (span > 2 * 86400)
 		strftime(buf, size, "%Y-%m-%d", &tm);
 	else if (span > 2 * 3600)

@@ -10,16 +10,29 @@
 #include "core/util.h"
 #include "report/chart.h"
 #include "report/html.h"
+#include "report/runstream.h"
 #include "rules/rules.h"
 #include "store/history_export.h"
 #include "tune/tune_advice.h"
 
 /* ------------------------------------------------------------------ the model */
 
+/* The recorded metrics the page draws (section_watch); samples of others are counted, not kept. */
+static const struct {
+	const char *metric, *title, *unit;
+	double scale;
+} watch_metrics[] = {
+	{"utilization_gpu", "GPU utilization", "%", 1},
+	{"memory_used_bytes", "memory used", "GiB", 1.0 / (1024.0 * 1024 * 1024)},
+	{"temperature_c", "temperature", "°C", 1},
+	{"power_w", "power", "W", 1},
+	{"sm_clock_mhz", "SM clock", "MHz", 1},
+};
+
 typedef struct report_sample {
 	double t, value;
 	int gpu;
-	char *metric;
+	unsigned metric; /* index in watch_metrics */
 } report_sample;
 
 typedef struct report_run {
@@ -27,21 +40,32 @@ typedef struct report_run {
 	double t;          /* start, Unix seconds; NAN when unknown */
 	size_t order;      /* input order, to keep runs of unknown time stable */
 	const cJSON *tune; /* the gpuvet.tune/1 document it came from (in d->docs), or NULL */
-	report_sample *samples;
+	report_sample *samples; /* the drawn metrics' samples, SAMPLES_MAX at most */
 	size_t nsamples, capsamples;
+	size_t samples_seen; /* every sample of the run, drawn or not */
 	char *source;
 } report_run;
 
 struct report_data {
+	/* the newest REPORT_RUNS_MAX runs read: slots that never move (a pointer to a run stays
+	 * valid while the run is kept), and a heap of slot numbers with the oldest kept run on top,
+	 * the one a newer run replaces */
 	report_run *runs;
-	size_t n, cap;
+	size_t n;
+	size_t *heap;
+	size_t next_order;
+	/* every run read, kept or not: what the page counts */
+	size_t seen, seen_kind[HIST_KIND_LAST + 1];
 	cJSON *docs; /* documents that runs point into */
+	char *history_unread; /* why the history was not read (the page is made without it), or NULL */
 };
 
 /* A recording longer than this is drawn from every k-th sample: the page stays small. */
 #define SAMPLES_PER_SERIES 600
-/* Samples read per run at most (a day at 1 Hz on 8 GPUs with 8 metrics is 5.5 M). */
+/* Samples kept per run at most (a day at 1 Hz on 8 GPUs with the 5 drawn metrics is 3.5 M). */
 #define SAMPLES_MAX 2000000
+/* The watch runs drawn (the newest that have samples): the history's samples are read for these. */
+#define WATCH_RUNS_MAX 3
 
 report_data *report_data_new(void)
 {
@@ -50,25 +74,41 @@ report_data *report_data_new(void)
 	return d;
 }
 
+static void run_free(report_run *r)
+{
+	cJSON_Delete(r->run);
+	free(r->samples);
+	free(r->source);
+	memset(r, 0, sizeof(*r));
+}
+
 void report_data_free(report_data *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->n; i++) {
-		cJSON_Delete(d->runs[i].run);
-		for (size_t k = 0; k < d->runs[i].nsamples; k++)
-			free(d->runs[i].samples[k].metric);
-		free(d->runs[i].samples);
-		free(d->runs[i].source);
-	}
+	for (size_t i = 0; i < d->n; i++)
+		run_free(&d->runs[i]);
 	free(d->runs);
+	free(d->heap);
 	cJSON_Delete(d->docs);
+	free(d->history_unread);
 	free(d);
+}
+
+void report_history_unread(report_data *d, const char *why)
+{
+	free(d->history_unread);
+	d->history_unread = xstrdup(why);
 }
 
 size_t report_run_count(const report_data *d)
 {
 	return d->n;
+}
+
+size_t report_runs_read(const report_data *d)
+{
+	return d->seen;
 }
 
 /* "2026-11-29T10:15:03.120Z" as Unix seconds; NAN when it is not such a time. */
@@ -89,12 +129,29 @@ static double parse_utc(const char *s)
 	return (double)timegm(&tm) + frac;
 }
 
+/* A time of a document for people; one that is no time (missing, NaN, 1e300) says so. */
 static void utc_text(char *buf, size_t size, double t)
 {
-	time_t s = (time_t)t;
+	long long secs;
 	struct tm tm;
-	gmtime_r(&s, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	time_t s;
+	if (!seconds_to_time(t, &secs) || (s = (time_t)secs, !gmtime_r(&s, &tm)) ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		str_copy(buf, size, "unknown time");
+}
+
+/* A time read from a document: NaN unless it is one (seconds_to_time). */
+static double doc_time(double t)
+{
+	long long secs;
+	return seconds_to_time(t, &secs) ? t : NAN;
+}
+
+/* A GPU index read from a document: -1 unless it is one. */
+static int doc_gpu(double g)
+{
+	long long v;
+	return double_to_int(g, 0, 65535, &v) ? (int)v : -1;
 }
 
 static const char *jstr(const cJSON *o, const char *key)
@@ -114,30 +171,120 @@ static const cJSON *jget(const cJSON *o, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
+static int cmp_runs(const void *a, const void *b);
+
+/* x older than y: the order the page draws runs in (cmp_runs). */
+static bool older(const report_data *d, size_t x, size_t y)
+{
+	const report_run *rx = &d->runs[x], *ry = &d->runs[y];
+	return cmp_runs(&rx, &ry) < 0;
+}
+
+static void heap_down(report_data *d, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < d->n && older(d, d->heap[l], d->heap[m]))
+			m = l;
+		if (r < d->n && older(d, d->heap[r], d->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		size_t t = d->heap[i];
+		d->heap[i] = d->heap[m];
+		d->heap[m] = t;
+		i = m;
+	}
+}
+
+static void heap_up(report_data *d, size_t i)
+{
+	while (i > 0 && older(d, d->heap[i], d->heap[(i - 1) / 2])) {
+		size_t p = (i - 1) / 2, t = d->heap[i];
+		d->heap[i] = d->heap[p];
+		d->heap[p] = t;
+		i = p;
+	}
+}
+
+/* Counts a run read (every run counts, kept or not). */
+static void count_run(report_data *d, const cJSON *run)
+{
+	hist_kind k;
+	d->seen++;
+	if (hist_kind_parse(jstr(run, "kind"), &k))
+		d->seen_kind[k]++;
+}
+
+/* Keeps run (owned) among the newest REPORT_RUNS_MAX, as input number order; returns its slot,
+ * or NULL when it is older than every run kept and so left out (run is freed then). */
+static report_run *keep_run(report_data *d, cJSON *run, const char *source, size_t order)
+{
+	report_run cand = {.run = run, .t = parse_utc(jstr(run, "started_utc")), .order = order};
+	size_t slot;
+	if (d->n < REPORT_RUNS_MAX) {
+		if (!d->runs) {
+			d->runs = xcalloc(REPORT_RUNS_MAX, sizeof(*d->runs));
+			d->heap = xcalloc(REPORT_RUNS_MAX, sizeof(*d->heap));
+		}
+		slot = d->n;
+		d->runs[slot] = cand;
+		d->heap[d->n++] = slot;
+		heap_up(d, d->n - 1);
+	} else {
+		const report_run *c = &cand, *oldest = &d->runs[d->heap[0]];
+		if (cmp_runs(&c, &oldest) <= 0) {
+			cJSON_Delete(run);
+			return NULL;
+		}
+		slot = d->heap[0];
+		run_free(&d->runs[slot]);
+		d->runs[slot] = cand;
+		heap_down(d, 0);
+	}
+	d->runs[slot].source = xstrdup(source);
+	return &d->runs[slot];
+}
+
+/* After r's time changed: back to its place in the heap. */
+static void reorder_run(report_data *d, const report_run *r)
+{
+	size_t slot = (size_t)(r - d->runs);
+	for (size_t i = 0; i < d->n; i++)
+		if (d->heap[i] == slot) {
+			heap_up(d, i);
+			heap_down(d, i);
+			return;
+		}
+}
+
+/* A run read now: counted, and kept while it is among the newest. */
 static report_run *add_run(report_data *d, cJSON *run, const char *source)
 {
-	if (d->n == d->cap) {
-		d->cap = d->cap ? 2 * d->cap : 16;
-		d->runs = xrealloc(d->runs, d->cap * sizeof(*d->runs));
-	}
-	report_run *r = &d->runs[d->n];
-	memset(r, 0, sizeof(*r));
-	r->run = run;
-	r->t = parse_utc(jstr(run, "started_utc"));
-	r->order = d->n++;
-	r->source = xstrdup(source);
-	return r;
+	count_run(d, run);
+	return keep_run(d, run, source, d->next_order++);
+}
+
+void report_add_run(report_data *d, const char *name, cJSON *run)
+{
+	add_run(d, run, name);
 }
 
 static void add_sample(report_run *r, double t, int gpu, const char *metric, double v)
 {
-	if (r->nsamples >= SAMPLES_MAX || !metric)
+	if (!metric)
+		return;
+	r->samples_seen++;
+	size_t m = 0;
+	while (m < GV_ARRAY_LEN(watch_metrics) && strcmp(watch_metrics[m].metric, metric) != 0)
+		m++;
+	if (m == GV_ARRAY_LEN(watch_metrics) || r->nsamples >= SAMPLES_MAX)
 		return;
 	if (r->nsamples == r->capsamples) {
 		r->capsamples = r->capsamples ? 2 * r->capsamples : 256;
 		r->samples = xrealloc(r->samples, r->capsamples * sizeof(*r->samples));
 	}
-	r->samples[r->nsamples++] = (report_sample){t, v, gpu, xstrdup(metric)};
+	r->samples[r->nsamples++] = (report_sample){.t = t, .value = v, .gpu = gpu, .metric = (unsigned)m};
 }
 
 static bool sample_cb(void *ctx, double t, int gpu, const char *metric, double value)
@@ -146,22 +293,59 @@ static bool sample_cb(void *ctx, double t, int gpu, const char *metric, double v
 	return ((report_run *)ctx)->nsamples < SAMPLES_MAX;
 }
 
+typedef struct history_ctx {
+	report_data *d;
+	history *h;
+	size_t want, got;   /* runs to read, newest first, and read so far */
+	size_t first_order; /* the input number of the oldest of them */
+	size_t watch_loaded;
+	char **err;
+	bool failed;
+} history_ctx;
+
+static bool history_run(void *ctx, hist_run_row *row)
+{
+	history_ctx *c = ctx;
+	if (c->got >= c->want) /* a run stored since they were counted */
+		return false;
+	/* the store gives the newest first; the page numbers them oldest first, as if read in time order */
+	size_t order = c->first_order + (c->want - 1 - c->got++);
+	report_run *r = keep_run(c->d, history_run_json(row), history_path(c->h), order);
+	/* only the recordings the page draws have their samples read: a history of long recordings
+	 * would otherwise be read whole */
+	if (r && row->kind == HIST_WATCH && row->nsamples > 0 && c->watch_loaded < WATCH_RUNS_MAX) {
+		c->watch_loaded++;
+		if (!history_samples(c->h, row->id, sample_cb, r, c->err)) {
+			c->failed = true;
+			return false;
+		}
+		r->samples_seen = (size_t)row->nsamples;
+	} else if (r) {
+		r->samples_seen = (size_t)row->nsamples;
+	}
+	return true;
+}
+
 bool report_add_history(report_data *d, history *h, long long limit, char **err)
 {
 	hist_query q = {.any_kind = true, .limit = limit};
-	hist_run_row *rows = NULL;
-	size_t n = 0;
-	if (!history_list(h, &q, &rows, &n, err))
+	long long counts[HIST_KIND_LAST + 1];
+	if (!history_count(h, &q, counts, err))
 		return false;
-	bool ok = true;
-	/* newest first from the store: oldest first here */
-	for (size_t i = n; i-- > 0 && ok;) {
-		report_run *r = add_run(d, history_run_json(&rows[i]), history_path(h));
-		if (rows[i].nsamples > 0)
-			ok = history_samples(h, rows[i].id, sample_cb, r, err);
+	size_t total = 0;
+	for (int k = 0; k <= HIST_KIND_LAST; k++) {
+		total += (size_t)counts[k];
+		d->seen_kind[k] += (size_t)counts[k];
 	}
-	hist_runs_free(rows, n);
-	return ok;
+	d->seen += total;
+	/* the counts are of every run asked for; the runs themselves, the newest the page keeps */
+	history_ctx c = {.d = d, .h = h, .want = total < REPORT_RUNS_MAX ? total : REPORT_RUNS_MAX,
+			 .first_order = d->next_order, .err = err};
+	d->next_order += c.want;
+	if (!c.want)
+		return true;
+	q.limit = (long long)c.want;
+	return history_each(h, &q, history_run, &c, err) && !c.failed;
 }
 
 /* A run object with the history's fields, empty. */
@@ -265,13 +449,15 @@ static void from_bench(cJSON *run, const cJSON *doc)
 		double v = jnum(f, "value");
 		if (!id || cJSON_IsTrue(jget(f, "skipped")) || !isfinite(v))
 			continue;
-		double size = jnum(f, "size");
-		char *name = report_result_name(id, isfinite(size) ? (long long)size : 0);
+		long long size = 0;
+		if (!double_to_int(jnum(f, "size"), 0, 1LL << 40, &size))
+			size = 0;
+		char *name = report_result_name(id, size);
 		cJSON *r = cJSON_CreateObject();
 		cJSON_AddStringToObject(r, "name", name);
 		free(name);
 		double gpu = jnum(f, "gpu");
-		cJSON_AddNumberToObject(r, "gpu", isfinite(gpu) ? gpu : -1);
+		cJSON_AddNumberToObject(r, "gpu", doc_gpu(gpu));
 		cJSON_AddNumberToObject(r, "value", v);
 		const char *unit = jstr(f, "unit");
 		cJSON_AddStringToObject(r, "unit", unit ? unit : "");
@@ -294,6 +480,57 @@ static void from_bench(cJSON *run, const cJSON *doc)
 		if (jstr(f, "note"))
 			cJSON_AddStringToObject(r, "note", jstr(f, "note"));
 		cJSON_AddItemToArray(results, r);
+	}
+}
+
+/* A gpuvet.diag/1 document as a run of the history's shape: its GPUs (by NVML index), every
+ * figure as a result "diag.METRIC" with its GPU and its status in params, its findings. */
+static void from_diag(cJSON *run, const cJSON *doc)
+{
+	copy_findings(run, doc);
+	if (jstr(doc, "host"))
+		cJSON_AddStringToObject(run, "host", jstr(doc, "host"));
+	cJSON *meta = cJSON_GetObjectItem(run, "meta");
+	if (jstr(doc, "driver"))
+		cJSON_AddStringToObject(meta, "driver", jstr(doc, "driver"));
+	double level = jnum(doc, "level");
+	if (isfinite(level)) {
+		char lv[16];
+		snprintf(lv, sizeof(lv), "%d", (int)level);
+		cJSON_AddStringToObject(meta, "level", lv);
+	}
+	cJSON *gpus = cJSON_GetObjectItem(run, "gpus"), *results = cJSON_GetObjectItem(run, "results");
+	const cJSON *g;
+	cJSON_ArrayForEach(g, jget(doc, "gpus"))
+	{
+		double idx = jnum(g, "nvml_index");
+		if (!isfinite(idx))
+			idx = jnum(g, "index");
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "index", isfinite(idx) ? idx : -1);
+		static const char *const keys[][2] = {{"name", "name"}, {"uuid", "uuid"}, {"pci_bus_id", "bus_id"}, {"serial", "serial"}};
+		for (size_t k = 0; k < GV_ARRAY_LEN(keys); k++)
+			if (jstr(g, keys[k][0]))
+				cJSON_AddStringToObject(o, keys[k][1], jstr(g, keys[k][0]));
+		cJSON_AddItemToArray(gpus, o);
+		const cJSON *x;
+		cJSON_ArrayForEach(x, jget(g, "results"))
+		{
+			const char *metric = jstr(x, "metric");
+			if (!metric || !isfinite(jnum(x, "value")))
+				continue;
+			char name[96];
+			snprintf(name, sizeof(name), "diag.%s", metric);
+			cJSON *r = cJSON_CreateObject();
+			cJSON_AddStringToObject(r, "name", name);
+			cJSON_AddNumberToObject(r, "gpu", isfinite(idx) ? idx : -1);
+			cJSON_AddNumberToObject(r, "value", jnum(x, "value"));
+			cJSON_AddStringToObject(r, "unit", jstr(x, "unit") ? jstr(x, "unit") : "");
+			cJSON *pa = cJSON_AddObjectToObject(r, "params");
+			cJSON_AddStringToObject(pa, "status", jstr(x, "status") ? jstr(x, "status") : "");
+			cJSON_AddStringToObject(pa, "test", jstr(x, "test") ? jstr(x, "test") : "");
+			cJSON_AddItemToArray(results, r);
+		}
 	}
 }
 
@@ -342,7 +579,10 @@ bool report_add_document(report_data *d, const char *name, const char *text, siz
 		cJSON *runs = cJSON_DetachItemFromObject(doc, "runs");
 		cJSON *r;
 		while (runs && (r = cJSON_DetachItemFromArray(runs, 0)))
-			add_run(d, r, name);
+			if (cJSON_IsObject(r))
+				add_run(d, r, name);
+			else
+				cJSON_Delete(r);
 		cJSON_Delete(runs);
 		cJSON_Delete(doc);
 		/* the export is newest first, like list */
@@ -351,19 +591,30 @@ bool report_add_document(report_data *d, const char *name, const char *text, siz
 	if (strcmp(schema, "gpuvet.history.samples/1") == 0) {
 		double id = jnum(doc, "run_id");
 		report_run *r = isfinite(id) ? find_run_id(d, id) : NULL;
-		if (!r)
+		if (!r) /* a recording of its own: of unknown time until its samples say, so kept */
 			r = add_run(d, new_run("watch", NULL), name);
+		if (!r) {
+			cJSON_Delete(doc);
+			return true;
+		}
 		const cJSON *s;
+		double first = NAN;
+		bool any = false;
 		cJSON_ArrayForEach(s, jget(doc, "samples"))
 		{
-			double gpu = jnum(s, "gpu");
-			add_sample(r, jnum(s, "t"), isfinite(gpu) ? (int)gpu : -1, jstr(s, "metric"), jnum(s, "value"));
+			double t = doc_time(jnum(s, "t"));
+			if (!any && jstr(s, "metric")) {
+				any = true;
+				first = t;
+			}
+			add_sample(r, t, doc_gpu(jnum(s, "gpu")), jstr(s, "metric"), jnum(s, "value"));
 		}
-		if (!isfinite(r->t) && r->nsamples) {
+		if (!isfinite(r->t) && any) {
 			char b[40];
-			utc_text(b, sizeof(b), r->samples[0].t);
+			utc_text(b, sizeof(b), first); /* "unknown time" when the first sample has none */
 			cJSON_ReplaceItemInObject(r->run, "started_utc", cJSON_CreateString(b));
-			r->t = r->samples[0].t;
+			r->t = first;
+			reorder_run(d, r); /* its time moves it among the kept runs */
 		}
 		cJSON_Delete(doc);
 		return true;
@@ -374,28 +625,54 @@ bool report_add_document(report_data *d, const char *name, const char *text, siz
 		from_check(run, doc);
 	} else if (strcmp(schema, "gpuvet.bench/1") == 0) {
 		char b[40] = "";
-		if (isfinite(jnum(doc, "started")))
+		if (isfinite(doc_time(jnum(doc, "started"))))
 			utc_text(b, sizeof(b), jnum(doc, "started"));
 		run = new_run("bench", b[0] ? b : NULL);
 		from_bench(run, doc);
 	} else if (strcmp(schema, "gpuvet.tune/1") == 0) {
 		run = new_run("tune", jstr(doc, "started"));
 		from_tune(run, doc);
+	} else if (strcmp(schema, "gpuvet.diag/1") == 0) {
+		run = new_run("diag", jstr(doc, "started"));
+		from_diag(run, doc);
 	} else {
-		*err = xasprintf("%s: schema %s is not one gpuvet report reads (check, bench, tune, history, "
+		*err = xasprintf("%s: schema %s is not one gpuvet report reads (check, bench, tune, diag, history, "
 				 "history samples)",
 				 name, schema);
 		cJSON_Delete(doc);
 		return false;
 	}
 	report_run *r = add_run(d, run, name);
-	if (strcmp(schema, "gpuvet.tune/1") == 0) {
+	if (r && strcmp(schema, "gpuvet.tune/1") == 0) {
 		cJSON_AddItemToArray(d->docs, doc);
 		r->tune = doc;
 	} else {
 		cJSON_Delete(doc);
 	}
 	return true;
+}
+
+bool report_add_file(report_data *d, const char *name, FILE *in, size_t max, char **err)
+{
+	runstream *rs = runstream_open(in, name);
+	bool ok;
+	if (runstream_is_history(rs)) {
+		/* an export of any size: run by run, each counted, the newest kept */
+		char *e = NULL;
+		cJSON *run;
+		while ((run = runstream_next(rs, &e)))
+			add_run(d, run, name);
+		ok = !e;
+		if (e)
+			*err = e;
+	} else {
+		size_t len = 0;
+		char *text = runstream_slurp(rs, max, &len, err);
+		ok = text && report_add_document(d, name, text, len, err);
+		free(text);
+	}
+	runstream_close(rs);
+	return ok;
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -473,6 +750,10 @@ static void section_machine(FILE *out, const report_data *d)
 {
 	fputs("<section id=\"machine\"><h2>Machine</h2>\n", out);
 	const report_run *r = latest(d, NULL);
+	if (!r && d->history_unread) {
+		fputs("<p class=\"empty\">nothing to show: the history could not be read (above)</p></section>\n", out);
+		return;
+	}
 	if (!r) {
 		fputs("<p class=\"empty\">nothing recorded yet: run <code>gpuvet check</code>, <code>gpuvet bench</code> or "
 		      "<code>gpuvet tune</code>, or give <code>--json</code> documents</p></section>\n",
@@ -528,14 +809,12 @@ static void section_machine(FILE *out, const report_data *d)
 		}
 	}
 	fputs("</dl>\n", out);
-	fprintf(out, "<p class=\"dim\">%zu run%s read: ", n, n == 1 ? "" : "s");
-	static const char *const kinds[] = {"check", "bench", "tune", "watch"};
-	for (size_t k = 0; k < GV_ARRAY_LEN(kinds); k++) {
-		size_t c = 0;
-		for (size_t i = 0; i < n; i++)
-			c += strcmp(jstr(v[i]->run, "kind") ? jstr(v[i]->run, "kind") : "", kinds[k]) == 0;
-		fprintf(out, "%s%zu %s", k ? ", " : "", c, kinds[k]);
-	}
+	/* every run read counts, also those older than the runs kept */
+	fprintf(out, "<p class=\"dim\">%zu run%s read: ", d->seen, d->seen == 1 ? "" : "s");
+	for (int k = 0; k <= HIST_KIND_LAST; k++)
+		fprintf(out, "%s%zu %s", k ? ", " : "", d->seen_kind[k], hist_kind_name((hist_kind)k));
+	if (d->seen > d->n)
+		fprintf(out, "; the newest %zu are drawn", d->n);
 	fputs("</p></section>\n", out);
 	free(v);
 }
@@ -755,6 +1034,7 @@ typedef struct trend {
 	char unit[32];
 	int better; /* 1 higher, -1 lower, 0 neutral */
 	chart_point *pts;
+	double *spread; /* each point's spread over its repeats in % (hist_spread_pct), NAN unknown */
 	char **tips;
 	size_t n;
 } trend;
@@ -782,7 +1062,7 @@ static trend *trend_find(trend **v, size_t *n, size_t *cap, const cJSON *res)
 {
 	const char *name = jstr(res, "name");
 	double g = jnum(res, "gpu");
-	int gpu = isfinite(g) ? (int)g : -1;
+	int gpu = doc_gpu(g);
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp((*v)[i].name, name) == 0 && (*v)[i].gpu == gpu)
 			return &(*v)[i];
@@ -838,8 +1118,9 @@ static chart_event *context_events(const report_data *d, size_t *nev, strlist *l
 	return ev;
 }
 
-/* Marks points worse than the one before by more than threshold_pct in the figure's direction,
- * as `history compare` counts a regression: (b - a) / |a| * 100. */
+/* Marks points worse than the one before by more than threshold_pct in the figure's direction and
+ * by more than the figure's spread in either run, as `history compare` counts a regression:
+ * (b - a) / |a| * 100 (store/history.h: hist_change_counts). */
 static size_t mark_regressions(trend *t, double threshold_pct)
 {
 	size_t marked = 0;
@@ -848,7 +1129,9 @@ static size_t mark_regressions(trend *t, double threshold_pct)
 		if (!t->better || !isfinite(a) || !isfinite(b) || a == 0)
 			continue;
 		double pct = (b - a) / fabs(a) * 100;
-		if (pct * t->better < -threshold_pct) {
+		double s = t->spread[i - 1], s2 = t->spread[i];
+		double spread = isnan(s) ? s2 : isnan(s2) ? s : s > s2 ? s : s2;
+		if (hist_change_counts(-pct * t->better, threshold_pct, spread)) {
 			t->pts[i].marked = true;
 			marked++;
 		}
@@ -885,6 +1168,8 @@ static void section_history(FILE *out, const report_data *d, double threshold_pc
 				trend *t = trend_find(&tr, &ntr, &cap, x);
 				t->pts = xrealloc(t->pts, (t->n + 1) * sizeof(*t->pts));
 				t->tips = xrealloc(t->tips, (t->n + 1) * sizeof(*t->tips));
+				t->spread = xrealloc(t->spread, (t->n + 1) * sizeof(*t->spread));
+				t->spread[t->n] = hist_spread_pct(jnum(x, "value"), jnum(x, "min"), jnum(x, "max"));
 				char val[96];
 				value_text(val, sizeof(val), x);
 				const char *when = jstr(v[i]->run, "started_utc");
@@ -939,6 +1224,7 @@ static void section_history(FILE *out, const report_data *d, double threshold_pc
 				free(tr[i].tips[j]);
 			free(tr[i].tips);
 			free(tr[i].pts);
+			free(tr[i].spread);
 		}
 		free(tr);
 		free(v);
@@ -1187,32 +1473,107 @@ static void section_tune(FILE *out, const report_data *d)
 
 /* ------------------------------------------------------------------ watch */
 
-static const struct {
-	const char *metric, *title, *unit;
-	double scale;
-} watch_metrics[] = {
-	{"utilization_gpu", "GPU utilization", "%", 1},
-	{"memory_used_bytes", "memory used", "GiB", 1.0 / (1024.0 * 1024 * 1024)},
-	{"temperature_c", "temperature", "°C", 1},
-	{"power_w", "power", "W", 1},
-	{"sm_clock_mhz", "SM clock", "MHz", 1},
-};
+/* diag: the latest run of each host, one row per GPU with every test's status and figure, and
+ * the findings; many nodes' documents give one table for the fleet. */
+static void section_diag(FILE *out, const report_data *d)
+{
+	fputs("<section id=\"diag\"><h2>Active tests (diag)</h2>\n", out);
+	size_t n = 0;
+	const report_run **v = runs_of(d, "diag", &n);
+	/* newest first: keep the first run of each host */
+	const report_run *keep[256];
+	size_t nk = 0;
+	for (size_t i = n; i-- > 0 && nk < GV_ARRAY_LEN(keep);) {
+		const char *h = jstr(v[i]->run, "host");
+		bool seen = false;
+		for (size_t k = 0; k < nk; k++) {
+			const char *o = jstr(keep[k]->run, "host");
+			seen |= (h && o && strcmp(h, o) == 0) || (!h && !o);
+		}
+		if (!seen)
+			keep[nk++] = v[i];
+	}
+	free(v);
+	if (!nk) {
+		fputs("<p class=\"empty\">no diag run recorded: <code>gpuvet diag</code> stores one</p></section>\n", out);
+		return;
+	}
+	fputs("<table><thead><tr><th>node</th><th>GPU</th><th>name</th><th>serial</th><th>tests</th></tr></thead><tbody>\n", out);
+	for (size_t k = 0; k < nk; k++) {
+		const cJSON *run = keep[k]->run, *g;
+		cJSON_ArrayForEach(g, jget(run, "gpus"))
+		{
+			double idx = jnum(g, "index");
+			fputs("<tr><td>", out);
+			html_text(out, jstr(run, "host") ? jstr(run, "host") : "");
+			fprintf(out, "</td><td>%d</td><td>", isfinite(idx) ? (int)idx : -1);
+			html_text(out, jstr(g, "name") ? jstr(g, "name") : "");
+			fputs("</td><td>", out);
+			html_text(out, jstr(g, "serial") ? jstr(g, "serial") : "");
+			fputs("</td><td>", out);
+			const cJSON *x;
+			cJSON_ArrayForEach(x, jget(run, "results"))
+			{
+				if (jnum(x, "gpu") != idx)
+					continue;
+				const char *st = jstr(jget(x, "params"), "status");
+				const char *cls = !st ? "" : strcmp(st, "fail") == 0 ? "fail" : strcmp(st, "warn") == 0 ? "warn" : "ok";
+				char val[64];
+				snprintf(val, sizeof(val), "%.4g", jnum(x, "value"));
+				fprintf(out, "<span class=\"%s\">", cls);
+				html_text(out, jstr(x, "name") ? jstr(x, "name") + (strncmp(jstr(x, "name"), "diag.", 5) ? 0 : 5) : "");
+				fputs(" ", out);
+				html_text(out, val);
+				if (jstr(x, "unit") && *jstr(x, "unit")) {
+					fputs(" ", out);
+					html_text(out, jstr(x, "unit"));
+				}
+				fputs(st ? " (" : "", out);
+				if (st)
+					html_text(out, st);
+				fputs(st ? ")</span><br>\n" : "</span><br>\n", out);
+			}
+			fputs("</td></tr>\n", out);
+		}
+	}
+	fputs("</tbody></table>\n", out);
+	for (size_t k = 0; k < nk; k++) {
+		const cJSON *f;
+		cJSON_ArrayForEach(f, jget(keep[k]->run, "findings"))
+		{
+			const char *cls = severity_class(jstr(f, "severity"));
+			fprintf(out, "<article class=\"finding %s\"><h4><span class=\"sev\">%s</span> ", cls, cls);
+			html_text(out, jstr(keep[k]->run, "host") ? jstr(keep[k]->run, "host") : "");
+			fputs(" <code class=\"id\">", out);
+			html_text(out, jstr(f, "id"));
+			fputs("</code> ", out);
+			html_text(out, jstr(f, "title"));
+			fputs("</h4>\n", out);
+			if (cJSON_GetArraySize(jget(f, "evidence"))) {
+				fputs("<ul class=\"evidence\">\n", out);
+				string_lines(out, jget(f, "evidence"), "li", "ev");
+				fputs("</ul>\n", out);
+			}
+			fputs("</article>\n", out);
+		}
+	}
+	fputs("</section>\n", out);
+}
 
-#define WATCH_RUNS_MAX 3
 #define WATCH_GPUS_MAX 16
 
 static void watch_run(FILE *out, const report_run *r)
 {
 	fputs("<h3>", out);
 	run_when(out, r);
-	fprintf(out, " · %zu samples</h3>\n<div class=\"grid2\">\n", r->nsamples);
+	fprintf(out, " · %zu samples</h3>\n<div class=\"grid2\">\n", r->samples_seen);
 	for (size_t m = 0; m < GV_ARRAY_LEN(watch_metrics); m++) {
 		chart_series s[WATCH_GPUS_MAX];
 		chart_point *pts[WATCH_GPUS_MAX] = {0};
 		char names[WATCH_GPUS_MAX][16];
 		size_t counts[WATCH_GPUS_MAX] = {0}, ns = 0;
 		for (size_t i = 0; i < r->nsamples; i++)
-			if (strcmp(r->samples[i].metric, watch_metrics[m].metric) == 0 && r->samples[i].gpu >= 0 &&
+			if (r->samples[i].metric == m && r->samples[i].gpu >= 0 &&
 			    r->samples[i].gpu < WATCH_GPUS_MAX)
 				counts[r->samples[i].gpu]++;
 		for (int g = 0; g < WATCH_GPUS_MAX; g++) {
@@ -1222,7 +1583,7 @@ static void watch_run(FILE *out, const report_run *r)
 			pts[g] = xcalloc(counts[g] / every + 2, sizeof(chart_point));
 			for (size_t i = 0; i < r->nsamples; i++) {
 				const report_sample *x = &r->samples[i];
-				if (x->gpu != g || strcmp(x->metric, watch_metrics[m].metric) != 0)
+				if (x->gpu != g || x->metric != m)
 					continue;
 				if (seen++ % every == 0)
 					pts[g][k++] = (chart_point){x->t, x->value * watch_metrics[m].scale, false, NULL};
@@ -1249,7 +1610,7 @@ static void section_watch(FILE *out, const report_data *d)
 	size_t n, shown = 0;
 	const report_run **v = runs_of(d, "watch", &n);
 	for (size_t i = n; i-- > 0 && shown < WATCH_RUNS_MAX;)
-		if (v[i]->nsamples) {
+		if (v[i]->samples_seen) {
 			watch_run(out, v[i]);
 			shown++;
 		}
@@ -1324,12 +1685,24 @@ void report_write_html(FILE *out, const report_data *d, const report_opts *o)
 	fputs("</h1><p class=\"dim\">made ", out);
 	html_text(out, gen);
 	fputs(" by gpuvet " GPUVET_VERSION "</p>\n<nav><a href=\"#machine\">machine</a><a href=\"#check\">diagnosis</a>"
-	      "<a href=\"#bench\">benchmarks</a><a href=\"#history\">history</a><a href=\"#tune\">tune</a>"
+	      "<a href=\"#bench\">benchmarks</a><a href=\"#diag\">diag</a><a href=\"#history\">history</a><a href=\"#tune\">tune</a>"
 	      "<a href=\"#watch\">samples</a></nav></header>\n<main>\n",
 	      out);
+	if (d->history_unread) {
+		fputs("<p class=\"callout\">the history was not read, so this page lacks it: ", out);
+		html_text(out, d->history_unread);
+		fputs("</p>\n", out);
+	}
+	if (d->seen > d->n)
+		fprintf(out, "<p class=\"callout\" id=\"left-out\">This page draws the newest %zu of the %zu runs read: it keeps "
+			     "%d runs at most, so that a history of any size makes a page in bounded memory. The %zu older "
+			     "runs are counted under Machine, not drawn (<code>gpuvet report --limit N</code> chooses "
+			     "fewer).</p>\n",
+			d->n, d->seen, REPORT_RUNS_MAX, d->seen - d->n);
 	section_machine(out, d);
 	section_check(out, d);
 	section_bench(out, d);
+	section_diag(out, d);
 	section_history(out, d, o->threshold_pct > 0 ? o->threshold_pct : 5);
 	section_tune(out, d);
 	section_watch(out, d);

@@ -115,7 +115,8 @@ static void capabilities(rule_ctx *c)
 	if (!compute)
 		finding_evidence(x, "without compute the runtime mounts no libcuda.so: CUDA and PyTorch find no GPU");
 	if (!utility)
-		finding_evidence(x, "without utility there is no nvidia-smi and no libnvidia-ml.so (NVML) in the container");
+		finding_evidence(x, "without utility the runtime mounts neither nvidia-smi nor libnvidia-ml.so (NVML) into the "
+				    "container");
 	for (size_t i = 0; i < unknown.n; i++)
 		finding_evidence(x, "'%s' is not a capability (compute, compat32, graphics, utility, video, display, all)",
 				 unknown.v[i]);

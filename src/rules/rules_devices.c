@@ -150,7 +150,7 @@ static void dev_permission(rule_ctx *c)
 		check_node(f, p, &d);
 	}
 	if (d.lines.n) {
-		finding *x = rule_emit(c, "this user cannot open the NVIDIA device nodes: CUDA and NVML will fail");
+		finding *x = rule_emit(c, "this user cannot open the NVIDIA device nodes, which CUDA and NVML must open");
 		for (size_t i = 0; i < d.lines.n; i++)
 			finding_evidence(x, "%s", d.lines.v[i]);
 		const char *user = facts_str(f, FK_DEVICES_USER_NAME);
@@ -348,8 +348,8 @@ static void wrong_node(rule_ctx *c)
 				       paths.n == 1 ? "it" : "them");
 		for (size_t i = 0; i < bad.n; i++)
 			finding_evidence(x, "%s", bad.v[i]);
-		finding_evidence(x, "opening such a path fails or reaches another device: cuInit and nvmlInit report no device or an "
-				    "unknown error, and PyTorch says no GPU is available");
+		finding_evidence(x, "a program that opens such a path fails or reaches another device: cuInit and nvmlInit then "
+				    "report no device or an unknown error, and PyTorch no GPU");
 		if (facts_true(f, FK_CONTAINER_INSIDE)) {
 			finding_fix(x, "the container runtime set up the wrong node: recreate the container with --gpus all "
 				       "(or --device nvidia.com/gpu=all with CDI), not with -v or --device paths of your own");

@@ -3,6 +3,7 @@
  * code mapped to its cause), do they match the kernel module, what CUDA the driver supports,
  * persistence mode on datacenter GPUs.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,8 +162,11 @@ static void version_mismatch(rule_ctx *c)
 	finding_evidence(x, "kernel module (/proc/driver/nvidia/version): %s", kver ? kver : "unknown");
 	if (uver)
 		finding_evidence(x, "user-space driver, from %s: %s", from, uver);
-	if (nvml_says)
-		finding_evidence(x, "nvmlInit: NVML_ERROR_LIB_RM_VERSION_MISMATCH (18); nvidia-smi fails the same way");
+	if (nvml_says) {
+		char readers[PATH_MAX + 160];
+		finding_evidence(x, "nvmlInit: NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)");
+		finding_evidence(x, "%s", nv_nvml_readers(f, readers, sizeof(readers)));
+	}
 	if (cuda_rc == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
 		finding_evidence(x, "cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)");
 	finding_evidence(x, "typical cause: the driver packages were upgraded (often by unattended-upgrades) and the "
@@ -260,7 +264,7 @@ static const code_fix cuda_init_fixes[] = {
 static void explain_nvml(const facts *f, finding *x, long long rc)
 {
 	if (explain_init_hung(x, "nvmlInit", facts_get(f, FK_NVML_INIT), facts_true(f, FK_NVML_TIMEOUT),
-			      "the driver hangs (nvidia-smi will hang too): look for Xid errors (sudo journalctl -k | "
+			      "the driver hangs (nvidia-smi makes the same nvmlInit call): look for Xid errors (sudo journalctl -k | "
 			      "grep -i xid; Xid 79 means a GPU fell off the bus) and reboot the machine"))
 		return;
 	fix_by_code(x, nvml_init_fixes, GV_ARRAY_LEN(nvml_init_fixes), rc);
@@ -365,7 +369,7 @@ static void init_failed(rule_ctx *c)
 	if (nvml_bad && cuda_bad)
 		x = rule_emit(c, "the driver does not initialise: nvmlInit and cuInit both fail");
 	else if (nvml_bad)
-		x = rule_emit(c, "NVML does not initialise (nvidia-smi fails too)");
+		x = rule_emit(c, "NVML does not initialise: nvmlInit fails");
 	else
 		x = rule_emit(c, "cuInit fails: no CUDA program can use the GPU");
 	if (nvml_bad)

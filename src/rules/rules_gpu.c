@@ -160,7 +160,9 @@ static void xid(rule_ctx *c)
 				 this_boot ? "" : " (an earlier boot)", known ? v.meaning : "code not in the catalogue",
 				 msg && *msg ? " -- " : "", msg ? msg : "");
 		if (known && this_boot) {
-			char *a = xasprintf("Xid %lld (%s): %s", code, v.name, v.action);
+			char *a = *v.resolution ? xasprintf("Xid %lld (%s): %s (NVIDIA's resolution: %s)", code, v.name, v.action,
+							    v.resolution)
+						: xasprintf("Xid %lld (%s): %s", code, v.name, v.action);
 			if (!sl_contains(&actions, a))
 				sl_push(&actions, a);
 			free(a);
@@ -512,6 +514,75 @@ static void mig(rule_ctx *c)
 			       "them); a CUDA process uses one MIG device");
 }
 
+/* A GPU that drives a display runs its kernels under the display's watchdog: one that runs for more
+ * than a few seconds is ended with cudaErrorLaunchTimeout (702). */
+static void display_watchdog(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	long long n = facts_int_or(f, 0, FK_CUDA_DEVICE_COUNT);
+	finding *x = NULL;
+	for (long long i = 0; i < n && i < 64; i++) {
+		const fact *t = facts_get(f, FK_CUDA_DEV_KERNEL_EXEC_TIMEOUT(lld), i);
+		if (!t || t->state != FACT_OK || !t->i)
+			continue;
+		if (!x)
+			x = rule_emit(c, "a GPU drives a display: its watchdog ends kernels that run longer than a few "
+					 "seconds (the launch timed out and was terminated)");
+		const char *name = facts_str(f, FK_CUDA_DEV_NAME(lld), i);
+		const char *bus = facts_str(f, FK_CUDA_DEV_PCI_BUS_ID(lld), i);
+		finding_evidence(x, "CUDA device %lld (%s, %s): kernel execution timeout enabled", i, name ? name : "?",
+				 bus ? bus : "?");
+	}
+	if (!x)
+		return;
+	finding_fix(x, "run long kernels on a GPU without a display (CUDA_VISIBLE_DEVICES), or stop the display server "
+		       "on this one (sudo systemctl isolate multi-user.target); a compute-only GPU has no watchdog");
+}
+
+/* NVML opens the GPU but answers none of the readings every working GPU gives (its identity,
+ * utilization, memory, temperature, power, clock; a list of processes alone says nothing of the
+ * GPU): a GPU none of whose values can be read is not usable, whatever the count says. The
+ * sampler marks such a GPU lost for watch and serve. A handle that does not open is
+ * driver.nvml-failed's. */
+static void unreadable(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	int n = nv_gpu_count(f);
+	finding *x = NULL;
+	for (int i = 0; i < n && i < 256; i++) {
+		const fact *v[] = {
+			facts_get(f, FK_NVML_GPU_NAME(d), i),           facts_get(f, FK_NVML_GPU_UUID(d), i),
+			facts_get(f, FK_NVML_GPU_PCI_BUS_ID(d), i),     facts_get(f, FK_NVML_GPU_UTILIZATION_GPU(d), i),
+			facts_get(f, FK_NVML_GPU_MEMORY_TOTAL_BYTES(d), i), facts_get(f, FK_NVML_GPU_MEMORY_USED_BYTES(d), i),
+			facts_get(f, FK_NVML_GPU_TEMPERATURE_C(d), i),  facts_get(f, FK_NVML_GPU_POWER_W(d), i),
+			facts_get(f, FK_NVML_GPU_SM_CLOCK_MHZ(d), i),
+		};
+		const fact *first_error = NULL;
+		bool any_ok = false;
+		for (size_t k = 0; k < GV_ARRAY_LEN(v); k++) {
+			if (v[k] && v[k]->state == FACT_OK)
+				any_ok = true;
+			else if (v[k] && v[k]->state == FACT_ERROR && !first_error)
+				first_error = v[k];
+		}
+		if (any_ok || !first_error ||
+		    (first_error->source && strcmp(first_error->source, "nvmlDeviceGetHandleByIndex") == 0))
+			continue;
+		if (!x)
+			x = rule_emit(c, "NVML opens the GPU but cannot read any of its values: it cannot be used or monitored");
+		char label[160];
+		finding_evidence(x, "%s: every reading failed, %s: %s", nv_gpu_label(f, i, label, sizeof(label)),
+				 first_error->source ? first_error->source : "NVML",
+				 first_error->error ? first_error->error : "unknown error");
+	}
+	if (!x)
+		return;
+	finding_fix(x, "look for Xid errors in the kernel log (sudo dmesg | grep -i xid): Xid 79 or 119 means the GPU "
+		       "fell off the bus or its GSP stopped answering");
+	finding_fix(x, "with no process on it, reset the GPU (sudo nvidia-smi -r -i N), else reboot; one that fails "
+		       "again after a reboot goes back to the vendor");
+}
+
 static void fabric_manager(rule_ctx *c)
 {
 	const facts *f = c->facts;
@@ -623,8 +694,12 @@ const rule rules_gpu[] = {
 	{"gpu.compute-mode", "gpu", SEV_WARN, FK_NVML_INIT, compute_mode,
 	 "compute mode prohibited, or exclusive while another process holds the GPU"},
 	{"gpu.mig", "gpu", SEV_INFO, FK_NVML_INIT, mig, "MIG enabled: instances and their UUIDs"},
+	{"gpu.unreadable", "gpu", SEV_FAIL, FK_NVML_INIT, unreadable,
+	 "NVML opens a GPU but none of its readings (identity, utilization, memory, temperature, power, clock) answers"},
 	{"gpu.fabric-manager", "gpu", SEV_FAIL, FK_NVML_INIT, fabric_manager,
 	 "NVSwitch system whose fabric is not ready (nvidia-fabricmanager)"},
+	{"gpu.display-watchdog", "gpu", SEV_INFO, FK_CUDA_DEVICE_COUNT, display_watchdog,
+	 "a GPU that drives a display, whose watchdog ends long kernels (CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT)"},
 	{"nccl.p2p-blocked", "gpu", SEV_WARN, FK_CUDA_DEVICE_COUNT, p2p_blocked,
 	 "GPUs that cannot access each other (cuDeviceCanAccessPeer)"},
 	{NULL, NULL, 0, NULL, NULL, NULL},

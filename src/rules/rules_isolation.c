@@ -3,6 +3,7 @@
  * the process or printed on stdout while a probe's child loaded or called it (isolation.NAME.*
  * facts, NAME the probe), and NVML calls that fail on a machine whose PCI tree has NVIDIA GPUs.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -104,7 +105,7 @@ static void hung_one(rule_ctx *c, const char *name, const char *outcome)
 	const char *call = facts_str(f, FK_ISOLATION_CALL, name);
 	double limit = 0;
 	facts_real(f, &limit, FK_ISOLATION_LIMIT_SECONDS, name);
-	finding *x = rule_emit(c, "%s hangs%s%s: every program that loads it hangs the same way", lib,
+	finding *x = rule_emit(c, "%s hangs%s%s in gpuvet's child: every program that loads it runs the same code", lib,
 			       call ? " in " : "", call ? call : "");
 	evidence_where(f, x, name);
 	finding_evidence(x, "it did not answer within %.0f s and was killed (GPUVET_DRIVER_TIMEOUT sets the limit)", limit);
@@ -136,7 +137,8 @@ static void crashed_one(rule_ctx *c, const char *name, const char *outcome)
 	const char *call = facts_str(f, FK_ISOLATION_CALL, name);
 	const char *sig = facts_str(f, FK_ISOLATION_SIGNAL, name);
 	const char *sigtext = facts_str(f, FK_ISOLATION_SIGNAL_TEXT, name);
-	finding *x = rule_emit(c, "%s crashes with %s (%s)%s%s: every program that loads it dies the same way", lib,
+	finding *x = rule_emit(c, "%s crashes with %s (%s)%s%s in gpuvet's child: every program that loads it runs the "
+				  "same code", lib,
 			       sig ? sig : "a signal", sigtext ? sigtext : "?", call ? " in " : "", call ? call : "");
 	evidence_where(f, x, name);
 	long long have = 0, claim = 0;
@@ -272,7 +274,8 @@ static void nvml_failed(rule_ctx *c)
 	if (pci > 0)
 		finding_evidence(x, "the PCI tree shows %lld NVIDIA GPU(s)%s", pci,
 				 n > 0 ? "" : "; NVML answers none of them");
-	finding_evidence(x, "nvidia-smi fails the same way; monitoring (DCGM, gpuvet serve) sees no GPU");
+	char readers[PATH_MAX + 160];
+	finding_evidence(x, "%s", nv_nvml_readers(f, readers, sizeof(readers)));
 	finding_fix(x, "see the driver's own message: sudo dmesg | grep -i -e nvrm -e xid; a GPU that fell off the bus "
 		       "(Xid 79) or a driver error needs a reboot (or sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
 		       "nvidia && sudo modprobe nvidia nvidia_uvm with no GPU process running)");

@@ -52,6 +52,19 @@ const char *nv_driver_branch(const char *version, char *buf, size_t size)
 	return buf;
 }
 
+const char *nv_nvml_readers(const facts *f, char *buf, size_t size)
+{
+	const fact *lib = facts_get(f, FK_NVML_LIBRARY);
+	const char *path = lib && lib->state == FACT_OK && lib->type == FV_STR ? lib->str : NULL;
+	if (path && lib->source && strcmp(lib->source, "GPUVET_NVML_LIB") == 0)
+		snprintf(buf, size, "gpuvet read %s (GPUVET_NVML_LIB); nvidia-smi and DCGM load the system's "
+				    "libnvidia-ml.so.1, which may answer otherwise", path);
+	else
+		snprintf(buf, size, "nvidia-smi, DCGM and gpuvet serve read the GPUs through the same library (%s)",
+			 path ? path : "libnvidia-ml.so.1");
+	return buf;
+}
+
 long long nv_mib(long long bytes)
 {
 	return bytes / (1024 * 1024);

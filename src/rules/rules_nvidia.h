@@ -17,6 +17,12 @@ int nv_gpu_count(const facts *f);
 const char *nv_gpu_label(const facts *f, int i, char *buf, size_t size);
 /* "580" of "580.159.04" (into buf); "" when unknown. */
 const char *nv_driver_branch(const char *version, char *buf, size_t size);
+/* What follows for nvidia-smi and the other NVML programs from what NVML answered gpuvet, as a
+ * line of evidence: gpuvet never runs nvidia-smi, so this names the library they share
+ * ("nvidia-smi, DCGM and gpuvet serve read the GPUs through the same library (PATH)"), never an
+ * outcome it did not see. When gpuvet loaded GPUVET_NVML_LIB, it says that nvidia-smi loads
+ * the system's libnvidia-ml.so.1 instead, which may answer otherwise. */
+const char *nv_nvml_readers(const facts *f, char *buf, size_t size);
 /* MiB of a byte count, for evidence. */
 long long nv_mib(long long bytes);
 /* The path between CUDA devices i and j as nvidia-smi topo -m names it (topology.gpu.*, matched

@@ -324,6 +324,12 @@ static void torch_arch_unsupported(rule_ctx *c)
 static void ext_arch_missing(rule_ctx *c)
 {
 	const facts *f = c->facts;
+	const fact *count = facts_get(f, FK_PYTHON_EXT_COUNT);
+	if (count && count->type != FV_INT) { /* --fast: the scan did not run; never "none found" */
+		findings_skip(c->out, c->rule->id, "fact %s: %s", FK_PYTHON_EXT_COUNT,
+			      count->error ? count->error : "not collected");
+		return;
+	}
 	fix_machine m;
 	fix_machine_read(f, c->kb, &m);
 	long long n = facts_int_or(f, 0, FK_PYTHON_EXT_COUNT);
@@ -1169,6 +1175,63 @@ static void python_environments(rule_ctx *c)
 	x->rank = 200;
 }
 
+/* ---- torch.newer-than-kb ---- */
+
+/* An installed torch newer than every release of the knowledge base: its recommendations (the
+ * build fix picks, the newest release it names) lag what can be installed. The torch versions
+ * seen: the examined interpreter's (live, then its files) and every other interpreter's. */
+static void torch_newer_than_kb(rule_ctx *c)
+{
+	const facts *f = c->facts;
+	torch_build *all;
+	size_t n = kb_torch_builds(c->kb, &all);
+	char newest[16] = "";
+	for (size_t i = 0; i < n; i++)
+		if (!newest[0] || version_cmp(all[i].version, newest) > 0)
+			str_copy(newest, sizeof(newest), all[i].version);
+	free(all);
+	if (!newest[0])
+		return;
+	struct seen {
+		const char *version, *where;
+	} v[66];
+	size_t nv = 0;
+	const char *live = live_torch(f) ? facts_str(f, FK_PYTHON_LIVE_TORCH_VERSION) : NULL;
+	const char *own = facts_str(f, FK_PYTHON_TORCH_VERSION);
+	if (live || own)
+		v[nv++] = (struct seen){live ? live : own, python_path(f)};
+	long long ni = facts_int_or(f, 0, FK_PYTHON_INTERPRETERS_COUNT);
+	for (long long i = 0; i < ni && i < 64; i++) {
+		const char *t = facts_str(f, FK_PYTHON_INTERPRETERS_TORCH(lld), i);
+		const char *p = facts_str(f, FK_PYTHON_INTERPRETERS_PATH(lld), i);
+		if (t)
+			v[nv++] = (struct seen){t, p ? p : "?"};
+	}
+	finding *x = NULL;
+	for (size_t i = 0; i < nv; i++) {
+		char rel[16];
+		torch_version_release(v[i].version, rel, sizeof(rel));
+		int a, b;
+		if (version_parse(rel, &a, &b, NULL) < 2 || version_cmp(rel, newest) <= 0)
+			continue;
+		bool dup = false;
+		for (size_t k = 0; k < i; k++)
+			dup |= strcmp(v[k].version, v[i].version) == 0 && strcmp(v[k].where, v[i].where) == 0;
+		if (dup)
+			continue;
+		if (!x)
+			x = rule_emit(c, "torch %s is newer than any PyTorch release in gpuvet's knowledge base (the newest it "
+					 "knows: %s): the builds it recommends can be older than what can be installed",
+				      rel, newest);
+		finding_evidence(x, "torch %s installed for %s", v[i].version, v[i].where);
+	}
+	if (!x)
+		return;
+	finding_evidence(x, "knowledge base: data/torch_cuda.csv lists PyTorch up to %s", newest);
+	finding_fix(x, "a newer gpuvet knows newer releases; `gpuvet check --kb DIR` reads newer tables in the meantime "
+		       "(data/SOURCES.md says where each row comes from)");
+}
+
 const rule rules_python[] = {
 	{"python.environments", "python", SEV_INFO, FK_PYTHON_INTERPRETERS_COUNT, python_environments,
 	 "the Python interpreters found and the one examined"},
@@ -1208,5 +1271,7 @@ const rule rules_python[] = {
 	 "a small matmul or conv2d on the GPU fails or gives wrong results"},
 	{"torch.cuda-unavailable", "python", SEV_FAIL, FK_PYTHON_LIVE_STATUS, torch_cuda_unavailable,
 	 "torch.cuda.is_available() is False; names the root cause"},
+	{"torch.newer-than-kb", "python", SEV_INFO, FK_PYTHON_INTERPRETERS_COUNT, torch_newer_than_kb,
+	 "an installed torch is newer than every PyTorch release in the knowledge base"},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -25,7 +25,7 @@ typedef struct snap_field {
 	double prom_scale; /* to base units */
 	const char *prom_help;
 	const char *dcgm;  /* dcgm-exporter's field (--dcgm-compat); NULL: none */
-	char dcgm_type;    /* 'g' gauge, 'u' untyped (DCGM's counters carry no _total) */
+	char dcgm_type;    /* 'g' gauge, 'c' counter (as dcgm-exporter types it, although DCGM's names carry no _total) */
 	double dcgm_scale; /* to DCGM's unit */
 	const char *dcgm_help;
 	const char *record; /* watch --record metric; NULL: not recorded */

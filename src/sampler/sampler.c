@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/sysroot.h"
 #include "core/util.h"
 #include "nvidia/contact.h"
 #include "nvidia/nvml.h"
+#include "sampler/alloc.h"
 #include "sampler/fields.h"
+#include "sampler/jobcpu.h"
 #include "sampler/nvlink_sample.h"
 #include "sampler/xid.h"
 
@@ -24,6 +27,7 @@ struct sampler {
 	gv_gpm_support *gpm_support;
 	gv_nv_dbl (*gpm_val)[GV_GPM_N];
 	unsigned long long takes;
+	bool want_health; /* sampler_want_health: the next take reads the health counters */
 	int consecutive_failures;
 	char driver_version[32], nvml_version[32];
 	int cuda_driver_version;
@@ -38,6 +42,13 @@ struct sampler {
 	kmsg_reader kmsg;
 	char sources[256];
 	owner_cache *owners; /* whose job each GPU process is, read once per process */
+	alloc_cache *allocs; /* the pods the kubelet allocated each GPU to */
+	/* the names of the uids seen, so /etc/passwd is read once per user, not per process and take */
+	struct {
+		long uid;
+		char name[32];
+	} users[32];
+	size_t nusers, next_user;
 };
 
 static void *event_thread(void *arg)
@@ -92,6 +103,7 @@ sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize)
 	}
 	sampler *s = xcalloc(1, sizeof(*s));
 	s->owners = owner_cache_new();
+	s->allocs = alloc_cache_new();
 	if (o)
 		s->o = *o;
 	if (s->o.health_every <= 0)
@@ -159,9 +171,23 @@ const char *sampler_sources(const sampler *s)
 	return s->sources;
 }
 
-/* Name and command line of a process from /proc (through --root); empty when not visible
- * (another PID namespace, the process ended). */
-static void proc_identity(gpu_process *p)
+static void user_name(sampler *s, long uid, char *out, size_t size)
+{
+	for (size_t i = 0; i < s->nusers; i++)
+		if (s->users[i].uid == uid) {
+			str_copy(out, size, s->users[i].name);
+			return;
+		}
+	/* full: the oldest goes (a machine with more than 32 users at once on its GPUs rereads) */
+	size_t i = s->nusers < GV_ARRAY_LEN(s->users) ? s->nusers++ : s->next_user++ % GV_ARRAY_LEN(s->users);
+	s->users[i].uid = uid;
+	owner_uid_name(uid, s->users[i].name, sizeof(s->users[i].name));
+	str_copy(out, size, s->users[i].name);
+}
+
+/* Name, command line, user and CPU time of a process from /proc (through --root); empty (n/a)
+ * when not visible (another PID namespace, the process ended). */
+static void proc_identity(sampler *s, gpu_process *p)
 {
 	char path[64], *buf = NULL;
 	size_t len = 0;
@@ -187,6 +213,39 @@ static void proc_identity(gpu_process *p)
 	}
 	str_sanitize(p->name);
 	str_sanitize(p->cmdline);
+	long uid = owner_proc_uid((int)p->pid);
+	if (uid >= 0)
+		user_name(s, uid, p->user, sizeof(p->user));
+	p->cpu_seconds = (sval){0, SV_NA};
+	snprintf(path, sizeof(path), "/proc/%u/stat", p->pid);
+	buf = NULL;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (sysroot_read(path, 4096, &buf, &len, NULL) == 0 && hz > 0 && proc_stat_ticks(buf, &ticks))
+		p->cpu_seconds = sv_ok((double)ticks / (double)hz);
+	free(buf);
+}
+
+/* MIG mode and its devices, from the take's GV_NVML_MIG. */
+static void fill_mig(const gv_nvml_device *d, gpu_sample *g)
+{
+	g->mig_mode = sv_from_nvml(d->mig_mode, 1);
+	g->nmig = 0;
+	for (unsigned m = 0; GV_OK(d->mig_mode) && d->mig_mode.v && m < d->mig_count && g->nmig < SNAP_MAX_MIG; m++) {
+		const gv_nvml_mig *nm = &d->mig[m];
+		snap_mig *sm = &g->mig[g->nmig++];
+		memset(sm, 0, sizeof(*sm));
+		if (GV_OK(d->mig_uuid[m]))
+			str_copy(sm->uuid, sizeof(sm->uuid), d->mig_uuid[m].v);
+		if (GV_OK(nm->name))
+			gv_nvml_mig_profile(nm->name.v, sm->profile, sizeof(sm->profile));
+		str_sanitize(sm->uuid);
+		str_sanitize(sm->profile);
+		sm->gpu_instance = GV_OK(nm->gpu_instance_id) ? (int)nm->gpu_instance_id.v : -1;
+		sm->compute_instance = GV_OK(nm->compute_instance_id) ? (int)nm->compute_instance_id.v : -1;
+		sm->mem_used = sv_from_nvml(nm->memory_used, 1);
+		sm->mem_total = sv_from_nvml(nm->memory_total, 1);
+	}
 }
 
 static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
@@ -198,6 +257,10 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 		str_copy(g->name, sizeof(g->name), d->name.v);
 	if (GV_OK(d->uuid))
 		str_copy(g->uuid, sizeof(g->uuid), d->uuid.v);
+	if (GV_OK(d->serial)) {
+		str_copy(g->serial, sizeof(g->serial), d->serial.v);
+		str_sanitize(g->serial);
+	}
 	if (GV_OK(d->pci_bus_id))
 		str_copy(g->pci_bus_id, sizeof(g->pci_bus_id), d->pci_bus_id.v);
 	str_sanitize(g->name);
@@ -209,6 +272,8 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 		return;
 	}
 	/* every plain reading from one table (sampler/fields.h) */
+	size_t readable = 0, failed = 0;
+	nvmlReturn_t first_rc = NVML_SUCCESS;
 	for (size_t k = 0; k < n_snap_fields; k++) {
 		const snap_field *f = &snap_fields[k];
 		if (f->nvml_off == SNAP_NO_NVML)
@@ -217,6 +282,15 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 		memcpy(&v, (const char *)d + f->nvml_off, sizeof(v));
 		sval out = sv_from_nvml(v, f->nvml_scale);
 		memcpy((char *)g + f->off, &out, sizeof(out));
+		readable += out.st == SV_OK;
+		if (out.st == SV_ERR && !failed++)
+			first_rc = v.rc;
+	}
+	/* a GPU none of whose readings answers (every call NVML_ERROR_UNKNOWN) is as good as lost:
+	 * "healthy" with every field an error would be a lie (check's gpu.unreadable) */
+	if (!readable && failed) {
+		g->lost = true;
+		snprintf(g->error, sizeof(g->error), "every reading failed: %s", gv_nvml_return_name(first_rc));
 	}
 	if (GV_OK(d->cc_major) && GV_OK(d->cc_minor))
 		g->cc = sv_ok((double)d->cc_major.v + (double)(d->cc_minor.v % 10) / 10.0);
@@ -235,6 +309,7 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 		g->lost = true;
 		str_copy(g->error, sizeof(g->error), "NVML_ERROR_GPU_IS_LOST");
 	}
+	fill_mig(d, g);
 	if (d->procs_st == GV_V_OK) {
 		g->nprocs = sv_ok(d->nprocs);
 		g->nproc = d->nprocs < SNAP_MAX_PROCS ? d->nprocs : SNAP_MAX_PROCS;
@@ -248,7 +323,7 @@ static void fill_sample(sampler *s, unsigned i, gpu_sample *g)
 										: sv_ok((double)np->used_bytes);
 			str_copy(p->name, sizeof(p->name), np->name);
 			p->sm_util = np->sm_util >= 0 ? sv_ok(np->sm_util) : (sval){0, SV_NA};
-			proc_identity(p);
+			proc_identity(s, p);
 			p->owner = *owner_cache_get(s->owners, (int)p->pid);
 		}
 	} else {
@@ -264,18 +339,25 @@ static bool any_reading(const gv_nvml_device *d)
 		GV_OK(d->sm_clock_mhz) || d->procs_st == GV_V_OK);
 }
 
+void sampler_want_health(sampler *s)
+{
+	if (s)
+		s->want_health = true;
+}
+
 snapshot *sampler_take(sampler *s, char *err, size_t errsize)
 {
 	s->takes++;
 	if (s->kmsg.fd >= 0)
 		kmsg_poll(&s->kmsg, on_kmsg_xid, s);
-	unsigned what = GV_NVML_DYNAMIC;
+	unsigned what = GV_NVML_DYNAMIC | GV_NVML_MIG;
 	if (s->o.processes_every <= 1 || (s->takes - 1) % (unsigned long long)s->o.processes_every == 0)
 		what |= GV_NVML_PROCESSES;
 	/* PCIe throughput samples the link ~20 ms per direction (measured on an H200): read with the
 	 * health counters, not every tick; the last reading stays in the device record between */
-	if (s->takes == 1 || s->takes % (unsigned)s->o.health_every == 1 || s->o.health_every == 1)
+	if (s->takes == 1 || s->takes % (unsigned)s->o.health_every == 1 || s->o.health_every == 1 || s->want_health)
 		what |= GV_NVML_HEALTH | GV_NVML_PCIE_THROUGHPUT;
+	s->want_health = false;
 	if (s->takes > 1 && s->takes % (unsigned)s->o.identity_every == 0)
 		what |= GV_NVML_IDENTITY;
 	/* GPM metrics need 100 ms between samples: the first take after open (watch --once), or a
@@ -319,6 +401,7 @@ snapshot *sampler_take(sampler *s, char *err, size_t errsize)
 		if (!snap->gpus[i].lost)
 			nvlink_sample(i, &s->nvl[i], (what & GV_NVML_HEALTH) != 0, snap->time, &snap->gpus[i]);
 	}
+	alloc_fill(s->allocs, snap, snap->time);
 	return snap;
 }
 
@@ -340,6 +423,7 @@ void sampler_close(sampler *s)
 	free(s->gpm_val);
 	free(s->dev);
 	owner_cache_free(s->owners);
+	alloc_cache_free(s->allocs);
 	free(s->nvl);
 	free(s);
 }

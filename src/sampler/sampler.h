@@ -40,6 +40,9 @@ typedef struct sampler_opts {
 sampler *sampler_open(const sampler_opts *o, char *err, size_t errsize);
 /* Takes a snapshot. NULL with err when nothing could be read. */
 snapshot *sampler_take(sampler *s, char *err, size_t errsize);
+/* The next take reads the health counters (ECC, retired pages, remapped rows, PCIe replays)
+ * whatever health_every says: a before-and-after comparison asks for them. */
+void sampler_want_health(sampler *s);
 /* What the event sources are doing, for humans ("NVML events; kernel log: /dev/kmsg: EACCES"). */
 const char *sampler_sources(const sampler *s);
 void sampler_close(sampler *s);

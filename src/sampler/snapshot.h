@@ -64,6 +64,9 @@ typedef struct gpu_process {
 	sval used_bytes;
 	sval sm_util;      /* percent of the GPU's SM time (nvmlDeviceGetProcessUtilization) */
 	owner owner;       /* whose job: a pod's container, a Slurm job (fleet/attrib.h) */
+	char user[32];     /* the process's user: its real uid's name, "uid N" when unlisted, "" unread */
+	sval cpu_seconds;  /* user + system CPU time since it started (/proc/PID/stat); a rate needs
+			      two snapshots */
 } gpu_process;
 
 #define SNAP_MAX_PROCS 64
@@ -75,6 +78,25 @@ typedef struct xid_count {
 	unsigned long long count;
 	double last_time; /* now_seconds() of the last one */
 } xid_count;
+
+/* One MIG device of a GPU in MIG mode (nvidia/nvml.h's gv_nvml_mig). */
+#define SNAP_MAX_MIG 16
+typedef struct snap_mig {
+	char uuid[80];          /* "MIG-..." */
+	char profile[32];       /* "1g.18gb"; "" when NVML's name has none */
+	int gpu_instance;       /* nvmlDeviceGetGpuInstanceId; -1 when unknown */
+	int compute_instance;   /* nvmlDeviceGetComputeInstanceId; -1 when unknown */
+	sval mem_used, mem_total; /* bytes */
+} snap_mig;
+
+/* A pod's container the kubelet allocated the GPU to (fleet/kubelet.h: its device-plugin
+ * checkpoint), whether or not it runs anything on the GPU yet. */
+#define SNAP_MAX_ALLOCS 8
+typedef struct gpu_alloc {
+	owner owner;        /* OWNER_POD: pod_uid and container; namespace and pod where the node names them */
+	int gpu_instance;   /* the MIG device's GPU instance; -1 for the GPU (or a share of it) */
+	char resource[64];  /* "nvidia.com/gpu" */
+} gpu_alloc;
 
 /* One NVLink link in a sample (sampler/nvlink_sample.c). */
 #define SNAP_MAX_NVLINKS 18
@@ -88,6 +110,7 @@ typedef struct gpu_sample {
 	int index; /* NVML index */
 	char uuid[80];
 	char name[96];
+	char serial[32];     /* the board's serial number; "" when NVML has none */
 	char pci_bus_id[32]; /* "00000000:18:00.0" */
 	int minor;           /* /dev/nvidiaN, -1 when unknown */
 	bool lost;           /* NVML cannot reach the GPU (handle or GPU_IS_LOST): values are stale */
@@ -110,6 +133,7 @@ typedef struct gpu_sample {
 	sval ecc_corr_volatile, ecc_uncorr_volatile, ecc_corr_aggregate, ecc_uncorr_aggregate;
 	sval retired_sbe, retired_dbe, retired_pending;
 	sval remap_corr, remap_uncorr, remap_pending, remap_failure;
+	sval pcie_replay; /* PCIe replays since the driver loaded */
 	sval fan; /* percent of maximum speed */
 
 	/* GPM activity counters (nvidia/gpm_fields.h: GV_GPM_*), in base units (ratio 0-1, bytes per
@@ -121,6 +145,15 @@ typedef struct gpu_sample {
 	sval nprocs; /* processes holding the GPU (compute and graphics), may exceed procs[] */
 	size_t nproc;
 	gpu_process procs[SNAP_MAX_PROCS];
+
+	/* the pods the kubelet allocated the GPU to (sampler/alloc.c) */
+	size_t nalloc;
+	gpu_alloc alloc[SNAP_MAX_ALLOCS];
+
+	/* MIG: the mode (SV_NA without MIG) and, when on, its devices */
+	sval mig_mode;
+	size_t nmig;
+	snap_mig mig[SNAP_MAX_MIG];
 
 	size_t nxid;
 	xid_count xids[SNAP_MAX_XID_CODES];
@@ -139,6 +172,9 @@ typedef struct snapshot {
 	char driver_version[32];
 	char nvml_version[32];
 	int cuda_driver_version; /* 13000 for 13.0; 0 when unknown */
+	/* the kubelet's device-plugin checkpoint (fleet/kubelet.h): 0 none on this node, 1 read,
+	 * -1 there but unreadable or not a checkpoint (gpuvet_kubelet_checkpoint_up) */
+	int kubelet_checkpoint;
 	int ngpus;
 	gpu_sample *gpus; /* ngpus */
 } snapshot;

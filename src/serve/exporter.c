@@ -14,6 +14,7 @@
 
 #include "core/util.h"
 #include "diagnose/diagnose.h"
+#include "kb/kb.h"
 
 struct exporter {
 	exporter_opts o;
@@ -44,6 +45,8 @@ void expo_body_unref(expo_body *b)
 	if (b && atomic_fetch_sub_explicit((_Atomic int *)&b->refs, 1, memory_order_acq_rel) == 1) {
 		free(b->text);
 		free(b->om);
+		expo_deflated_free(&b->text_gz);
+		expo_deflated_free(&b->om_gz);
 		free(b);
 	}
 }
@@ -52,6 +55,7 @@ static char *render_body(exporter *ex, const snapshot *s, expo_format fmt, size_
 {
 	metrics_input in = {0};
 	in.snap = s;
+	in.kb = kb_global();
 	in.health = &ex->health;
 	in.dcgm = ex->o.dcgm;
 	in.dcgm_model_name = ex->o.dcgm_model_name;
@@ -256,7 +260,7 @@ void exporter_run_check(exporter *ex)
 		v = NULL;
 		n = 0;
 		facts *f = facts_new();
-		probe_opts po = {!ex->o.check_full, !ex->o.check_full, NULL, 20000};
+		probe_opts po = {.fast = !ex->o.check_full, .no_python = !ex->o.check_full, .python_timeout_ms = 20000};
 		diagnose_opts o = {.probes = &po};
 		findings fs;
 		findings_init(&fs);

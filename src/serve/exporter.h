@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "expo/gzip.h"
 #include "sampler/sampler.h"
 #include "serve/metrics.h"
 
@@ -32,6 +33,9 @@ typedef struct expo_body {
 	int refs; /* atomic */
 	char *text, *om;
 	size_t text_len, om_len;
+	/* each compressed by the first scrape that asks for gzip (expo/gzip.h); the HTTP event loop
+	 * alone touches them, the freeing excepted */
+	expo_deflated text_gz, om_gz;
 } expo_body;
 
 /* Starts the sampler thread (its first sample right away) and the checker thread. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "expo/gzip.h"
 #include "serve/conn_budget.h"
 
 /* connections being closed may still hold their descriptors for one turn of the event loop:
@@ -257,9 +258,25 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
 	return ret;
 }
 
+/* 503 with Retry-After: the exporter is there, its answer is not yet. */
+static enum MHD_Result send_unavailable(struct MHD_Connection *c, const char *text)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 struct scrape {
 	expo_body *body;
 	char *prefix;
+	unsigned char *gz_pre; /* gzip: the header and the prefix's deflate blocks */
+	unsigned char gz_trailer[8];
 };
 
 static void scrape_done(void *cls)
@@ -267,18 +284,26 @@ static void scrape_done(void *cls)
 	struct scrape *s = cls;
 	expo_body_unref(s->body);
 	free(s->prefix);
+	free(s->gz_pre);
 	free(s);
+}
+
+/* The body's deflate blocks, made by the first gzip scrape of this body (event loop only). */
+static const expo_deflated *body_gz(expo_body *b, expo_format fmt)
+{
+	expo_deflated *d = fmt == EXPO_OPENMETRICS ? &b->om_gz : &b->text_gz;
+	if (!d->data && !expo_deflate(fmt == EXPO_OPENMETRICS ? b->om : b->text, fmt == EXPO_OPENMETRICS ? b->om_len : b->text_len, d))
+		return NULL;
+	return d;
 }
 
 /* The budget at scrape time: an exporter under attack says so (docs/serve.md, "Limits"). */
 static void render_conns(expo *e, const conn_table *t)
 {
-	expo_family(e, "gpuvet_http_connections", MT_GAUGE,
-		    "HTTP connections open now, by state: idle (no request yet), headers (request under way), answering.");
+	metrics_declare(e, NULL, MF_HTTP_CONNECTIONS);
 	for (conn_state st = CONN_IDLE; st <= CONN_ANSWERING; st++)
 		expo_sample(e, (double)conn_count(t, st), "state", conn_state_name(st), NULL);
-	expo_family(e, "gpuvet_http_connections_closed_total", MT_COUNTER,
-		    "HTTP connections the exporter closed, by rule: evicted (to make room), deadline, refused, hung_up, not_allowed.");
+	metrics_declare(e, NULL, MF_HTTP_CONNECTIONS_CLOSED);
 	for (conn_reason r = 0; r < CONN_REASONS; r++)
 		expo_sample(e, (double)t->closed[r], "reason", conn_reason_name(r), NULL);
 }
@@ -291,19 +316,39 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, http_server *h)
 	struct scrape *s = xcalloc(1, sizeof(*s));
 	metrics_status st;
 	s->body = exporter_body(ex, &st);
+	if (!s->body) {
+		/* the first sample is under way (a first contact with NVML takes a while on a loaded
+		 * machine): an answer without the GPUs would tell Prometheus that every GPU vanished at
+		 * each restart. 503: this scrape failed, the target is not up yet. */
+		scrape_done(s);
+		return send_unavailable(c, "no sample yet: the first one is under way\n");
+	}
 	strbuf sb;
 	sb_init(&sb);
 	expo e;
 	expo_init(&e, &sb, fmt);
 	metrics_render_status(&e, &st);
 	render_conns(&e, &h->conns);
-	if (!s->body)
-		expo_finish(&e); /* nothing sampled yet: the status alone is the whole exposition */
 	size_t plen = sb.len;
 	s->prefix = sb_steal(&sb);
-	struct MHD_IoVec iov[2] = {{s->prefix, plen}, {NULL, 0}};
+	struct MHD_IoVec iov[3] = {{s->prefix, plen}, {NULL, 0}, {NULL, 0}};
 	unsigned n = 1;
-	if (s->body) {
+	/* gzip when the scraper takes it: the body compressed once, the prefix per answer, joined
+	 * into one gzip member (expo/gzip.h); identity when compressing fails */
+	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	bool gz = false;
+	if (expo_gzip_accepted(enc)) {
+		const expo_deflated *d = s->body ? body_gz(s->body, fmt) : NULL;
+		size_t pre_len;
+		if ((d || !s->body) && expo_gzip_join(s->prefix, plen, d, &s->gz_pre, &pre_len, s->gz_trailer)) {
+			iov[0] = (struct MHD_IoVec){s->gz_pre, pre_len};
+			if (d)
+				iov[n++] = (struct MHD_IoVec){d->data, d->len};
+			iov[n++] = (struct MHD_IoVec){s->gz_trailer, sizeof(s->gz_trailer)};
+			gz = true;
+		}
+	}
+	if (!gz && s->body) {
 		iov[1].iov_base = fmt == EXPO_OPENMETRICS ? s->body->om : s->body->text;
 		iov[1].iov_len = fmt == EXPO_OPENMETRICS ? s->body->om_len : s->body->text_len;
 		n = 2;
@@ -316,6 +361,9 @@ static enum MHD_Result send_metrics(struct MHD_Connection *c, http_server *h)
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				fmt == EXPO_OPENMETRICS ? EXPO_CONTENT_TYPE_OPENMETRICS : EXPO_CONTENT_TYPE_TEXT);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	if (gz)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;

@@ -27,8 +27,11 @@ typedef struct metrics_finding {
  * summed into one pid="other" series. */
 #define METRICS_PROCESS_SERIES_DEFAULT 256
 
+struct kb;
+
 typedef struct metrics_input {
 	const snapshot *snap;          /* last good snapshot; NULL before the first */
+	const struct kb *kb;           /* the Xid catalogue (err_msg labels); NULL: none */
 	const health_tracker *health;  /* NULL: no health families */
 	bool dcgm;                     /* also the DCGM exporter's names and labels */
 	bool dcgm_model_name;          /* and its modelName label (camelCase: promtool's lint names it) */
@@ -52,9 +55,38 @@ typedef struct metrics_status {
 
 void metrics_render(expo *e, const metrics_input *in);
 
+/* The metric families serve writes by hand, one row each: name, type and help. The plain
+ * per-GPU readings have their table in sampler/fields.h (snap_fields: gpuvet's and DCGM's
+ * names), the GPM counters theirs in nvidia/gpm_fields.h; every other family is a row here, and
+ * its writer declares it by its id (metrics_declare). docs/serve.md names every family of the
+ * three tables (tests/unit/test_serve.c holds it), and a scrape has no family outside them. */
+typedef enum metric_family_id {
+	MF_BUILD_INFO, MF_GPUS, MF_GPU_INFO, MF_GPM_SUPPORTED, MF_THROTTLE_REASON, MF_PCIE_THROUGHPUT, MF_ECC_ERRORS,
+	MF_RETIRED_PAGES, MF_REMAPPED_ROWS, MF_XID_ERRORS, MF_OWNER_INFO, MF_OWNER_PROCESSES, MF_KUBELET_CHECKPOINT_UP,
+	MF_MIG_MODE, MF_MIG_INFO, MF_MIG_MEMORY_USED, MF_MIG_MEMORY_TOTAL, MF_NVLINK_UP, MF_NVLINK_ERRORS,
+	MF_NVLINK_DATA_BYTES, MF_HEALTH, MF_CONDITION, MF_PROCESS_MEMORY, MF_PROCESS_SM_UTILIZATION,
+	MF_PROCESS_SERIES_FOLDED, MF_FINDING, MF_CHECK_TIMESTAMP, MF_CHECK_DURATION, MF_SAMPLER_UP, MF_SAMPLE_AGE,
+	MF_SAMPLE_TIMESTAMP, MF_SAMPLE_INTERVAL, MF_SAMPLES, MF_SAMPLER_ERRORS, MF_HTTP_CONNECTIONS,
+	MF_HTTP_CONNECTIONS_CLOSED,
+	/* --dcgm-compat */
+	MF_DCGM_XID_ERRORS, MF_DCGM_FB_FREE, MF_DCGM_NVLINK_CRC_FLIT, MF_DCGM_NVLINK_CRC_DATA, MF_DCGM_NVLINK_REPLAY,
+	MF_DCGM_NVLINK_RECOVERY, MF_DCGM_NVLINK_BANDWIDTH,
+	MF_N
+} metric_family_id;
+typedef struct metric_family {
+	const char *name;
+	metric_type type;
+	const char *help;
+} metric_family;
+extern const metric_family metric_families[MF_N];
+/* Declares family id (its HELP and TYPE lines); with declared, only once per *declared. */
+void metrics_declare(expo *e, bool *declared, metric_family_id id);
+
 /* For the writers of metrics.c and metrics_nvlink.c: one GPU's labels, gpuvet's (gpu, uuid) or,
  * with dcgm, dcgm-exporter's (gpu, UUID, pci_bus_id, device, Hostname, DCGM_FI_DRIVER_VERSION,
- * modelName with --dcgm-model-name), then the pod or Slurm job that holds it */
+ * modelName with --dcgm-model-name) and then, as dcgm-exporter has them, the pod or Slurm job
+ * that holds the GPU. gpuvet's own GPU series carry the GPU's identity alone, so that a series
+ * stays one series when jobs come and go; its owners are gpuvet_gpu_owner_info's. */
 typedef struct gpu_labels {
 	char index[16], device[24];
 	const char *names[12];
@@ -62,9 +94,13 @@ typedef struct gpu_labels {
 	size_t n;
 } gpu_labels;
 void metrics_gpu_labels(gpu_labels *l, const gpu_sample *g, bool dcgm, const metrics_input *in);
-/* Declares a family before its first sample: once per *declared. */
-void metrics_family_once(expo *e, bool *declared, const char *name, metric_type type, const char *help);
 /* The NVLink families (serve/metrics_nvlink.c), called by metrics_render. */
 void metrics_render_nvlink(expo *e, const snapshot *s, const metrics_input *in);
 void metrics_render_status(expo *e, const metrics_status *st);
+
+/* The labels that name an owner (kind, then namespace, pod, container, pod_uid of a pod; job_id,
+ * user of a Slurm job; runtime, container_id of another container), appended to names/values
+ * from n on (at most max in all); returns the new count. One table for gpuvet_gpu_owner_info,
+ * gpuvet_gpu_owner_processes and the per-process series. */
+size_t metrics_owner_labels(const owner *o, const char **names, const char **values, size_t n, size_t max);
 #endif

@@ -1,7 +1,7 @@
 /*
  * serve's NVLink families (docs/serve.md): per GPU and link, state, error counters and payload
  * bytes (counters: rate() gives the traffic). With --dcgm-compat also the DCGM exporter's per-GPU
- * DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL and DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL. The traffic rates (gpuvet_gpu_nvlink_tx/rx_bytes_per_second,
+ * DCGM_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL and DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (families: metrics.h). The traffic rates (gpuvet_gpu_nvlink_tx/rx_bytes_per_second,
  * DCGM_FI_PROF_NVLINK_TX/RX_BYTES) are GPM's (nvidia/gpm_fields.h): one family, one writer.
  * Pure, like metrics.c.
  */
@@ -51,8 +51,7 @@ static void render_ours(expo *e, const snapshot *s)
 		for (int l = 0; has_links(g) && l < g->nvlinks; l++) {
 			if (!sv_has(g->nvlink[l].active))
 				continue;
-			metrics_family_once(e, &declared, "gpuvet_gpu_nvlink_up", MT_GAUGE,
-					    "1 when the NVLink link is active, 0 when it is down (nvmlDeviceGetNvLinkState).");
+			metrics_declare(e, &declared, MF_NVLINK_UP);
 			sample_link(e, g->nvlink[l].active.v, g, l, NULL, NULL);
 		}
 	}
@@ -64,9 +63,7 @@ static void render_ours(expo *e, const snapshot *s)
 				sval v = link_field(&g->nvlink[l], errs[k].off);
 				if (!sv_has(v))
 					continue;
-				metrics_family_once(e, &declared, "gpuvet_gpu_nvlink_errors_total", MT_COUNTER,
-						    "NVLink data-link errors since the driver loaded, by type (CRC flit, "
-						    "CRC data, replay, recovery).");
+				metrics_declare(e, &declared, MF_NVLINK_ERRORS);
 				sample_link(e, v.v, g, l, "type", errs[k].type);
 			}
 	}
@@ -77,9 +74,7 @@ static void render_ours(expo *e, const snapshot *s)
 			const snap_nvlink *k = &g->nvlink[l];
 			if (!sv_has(k->tx_bytes) && !sv_has(k->rx_bytes))
 				continue;
-			metrics_family_once(e, &declared, "gpuvet_gpu_nvlink_data_bytes_total", MT_COUNTER,
-					    "NVLink payload bytes since the driver loaded, by direction (tx: sent by "
-					    "this GPU).");
+			metrics_declare(e, &declared, MF_NVLINK_DATA_BYTES);
 			if (sv_has(k->tx_bytes))
 				sample_link(e, k->tx_bytes.v, g, l, "direction", "tx");
 			if (sv_has(k->rx_bytes))
@@ -98,24 +93,19 @@ static void dcgm_sample(expo *e, double v, const gpu_sample *g, const metrics_in
 
 static void render_dcgm(expo *e, const snapshot *s, const metrics_input *in)
 {
-	/* DCGM's totals over all links (of one link field, or of two: off2); untyped as the other
-	 * DCGM counters here (metrics.c). BANDWIDTH_TOTAL (DCGM field 449, since renamed
-	 * DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL) is in dcgm-exporter's default set as a counter:
-	 * here the payload bytes both ways since the driver loaded, so rate() gives the traffic. */
+	/* DCGM's totals over all links (of one link field, or of two: off2), typed counter as
+	 * dcgm-exporter types them (metrics.h's table). BANDWIDTH_TOTAL (DCGM field 449, since renamed
+	 * DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL) is in dcgm-exporter's default set: here the payload
+	 * bytes both ways since the driver loaded, so rate() gives the traffic. */
 	static const struct {
-		const char *name, *help;
+		metric_family_id id;
 		size_t off, off2;
 	} totals[] = {
-		{"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "Total number of NVLink flow-control CRC errors.",
-		 L(crc_flit), NO_FIELD},
-		{"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "Total number of NVLink data CRC errors.", L(crc_data),
-		 NO_FIELD},
-		{"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "Total number of NVLink retries.", L(replay), NO_FIELD},
-		{"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "Total number of NVLink recovery errors.", L(recovery),
-		 NO_FIELD},
-		{"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
-		 "Total number of NVLink bandwidth counters for all lanes (payload bytes sent and received).", L(tx_bytes),
-		 L(rx_bytes)},
+		{.id = MF_DCGM_NVLINK_CRC_FLIT, .off = L(crc_flit), .off2 = NO_FIELD},
+		{.id = MF_DCGM_NVLINK_CRC_DATA, .off = L(crc_data), .off2 = NO_FIELD},
+		{.id = MF_DCGM_NVLINK_REPLAY, .off = L(replay), .off2 = NO_FIELD},
+		{.id = MF_DCGM_NVLINK_RECOVERY, .off = L(recovery), .off2 = NO_FIELD},
+		{.id = MF_DCGM_NVLINK_BANDWIDTH, .off = L(tx_bytes), .off2 = L(rx_bytes)},
 	};
 	for (size_t k = 0; k < GV_ARRAY_LEN(totals); k++) {
 		bool declared = false;
@@ -133,7 +123,7 @@ static void render_dcgm(expo *e, const snapshot *s, const metrics_input *in)
 			}
 			if (!any)
 				continue;
-			metrics_family_once(e, &declared, totals[k].name, MT_UNTYPED, totals[k].help);
+			metrics_declare(e, &declared, totals[k].id);
 			dcgm_sample(e, sum, g, in);
 		}
 	}

@@ -1,7 +1,8 @@
 /*
  * node_exporter's textfile collector: the exposition written to DIR/gpuvet.prom atomically
- * (a temporary file in DIR, fsync, rename), so the collector never reads half a file. The
- * temporary name does not end in .prom, so the collector never picks it up either.
+ * (core/atomicfile.h: a new temporary file in DIR made by mkstemp, fsync, rename), so the
+ * collector never reads half a file. The temporary name does not end in .prom, so the collector
+ * never picks it up either.
  */
 #ifndef GPUVET_SERVE_TEXTFILE_H
 #define GPUVET_SERVE_TEXTFILE_H

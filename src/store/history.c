@@ -8,6 +8,7 @@
  * gpuvet may not write is read as it is, when no recovery is pending.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -76,13 +77,13 @@ sqlite3_stmt *hist_prepare(history *h, const char *sql, char **err)
 
 const char *hist_kind_name(hist_kind k)
 {
-	static const char *const names[] = {"check", "bench", "tune", "watch"};
+	static const char *const names[] = {"check", "bench", "tune", "watch", "diag"};
 	return (unsigned)k < GV_ARRAY_LEN(names) ? names[k] : "check";
 }
 
 bool hist_kind_parse(const char *s, hist_kind *out)
 {
-	for (int k = HIST_CHECK; k <= HIST_WATCH; k++)
+	for (int k = HIST_CHECK; k <= HIST_KIND_LAST; k++)
 		if (s && strcmp(s, hist_kind_name((hist_kind)k)) == 0) {
 			*out = (hist_kind)k;
 			return true;
@@ -105,38 +106,6 @@ char *history_default_path(const char *explicit_path)
 	if (home && *home)
 		return xasprintf("%s/.local/share/gpuvet/history.db", home);
 	return NULL;
-}
-
-/* mkdir -p of the directories above path, each new one 0700 (existing ones are left alone). */
-static bool make_parent_dirs(const char *path, char **err)
-{
-	char *dir = xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	if (!slash || slash == dir) {
-		free(dir);
-		return true;
-	}
-	*slash = '\0';
-	for (char *p = dir + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char saved = *p;
-		*p = '\0';
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-			set_err(err, xasprintf("cannot create directory %s: %s", dir, strerror(errno)));
-			free(dir);
-			return false;
-		}
-		*p = saved;
-		if (saved == '\0')
-			break;
-	}
-	struct stat st;
-	bool ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
-	if (!ok)
-		set_err(err, xasprintf("cannot create the history database in %s: not a directory", dir));
-	free(dir);
-	return ok;
 }
 
 static unsigned be32(const unsigned char *p)
@@ -254,6 +223,24 @@ static verify_result quick_check(sqlite3 *db, const char *path, char **err)
 	return VERIFY_OK;
 }
 
+/* A schema version this build can read or upgrade: 0 (no schema yet) to HISTORY_SCHEMA_VERSION.
+ * Only such a version may index history_schema_steps: user_version is any 32-bit number in the
+ * file's header, and a negative one (no gpuvet writes it: a bit flip, a crafted file) would run
+ * whatever lies before the table as SQL, or crash. */
+static bool schema_version_known(long long v)
+{
+	return v >= 0 && v <= HISTORY_SCHEMA_VERSION;
+}
+
+static char *schema_version_message(const char *path, long long v)
+{
+	if (v > HISTORY_SCHEMA_VERSION)
+		return xasprintf("%s has history schema version %lld, newer than this gpuvet knows (%d); "
+				 "use a newer gpuvet, or another file with --db", path, v, HISTORY_SCHEMA_VERSION);
+	return xasprintf("%s has history schema version %lld, which no gpuvet writes (a damaged or crafted "
+			 "header); %s", path, v, untouched);
+}
+
 /*
  * Second look, through the connection gpuvet then uses, before anything is written: gpuvet's
  * application_id (or a database with no tables at all), a schema this build knows, and with
@@ -286,9 +273,8 @@ static verify_result verify(sqlite3 *db, const char *path, bool check_integrity,
 				       "schema objects), not a gpuvet history; %s", path, (unsigned long long)app & 0xffffffffu,
 				       tables, untouched));
 		return VERIFY_FAILED;
-	} else if (*version > HISTORY_SCHEMA_VERSION) {
-		set_err(err, xasprintf("%s has history schema version %lld, newer than this gpuvet knows (%d); "
-				       "use a newer gpuvet, or another file with --db", path, *version, HISTORY_SCHEMA_VERSION));
+	} else if (!schema_version_known(*version)) {
+		set_err(err, schema_version_message(path, *version));
 		return VERIFY_FAILED;
 	}
 	if (check_integrity && !*fresh)
@@ -314,7 +300,7 @@ static bool migrate(history *h, char **err)
 		if (!hist_exec(h, sql, err))
 			goto fail;
 		version = 0;
-	} else if (app != HISTORY_APPLICATION_ID || version > HISTORY_SCHEMA_VERSION) {
+	} else if (app != HISTORY_APPLICATION_ID || !schema_version_known(version)) {
 		set_err(err, xasprintf("%s changed while opening it (application_id 0x%08llx, schema %lld); %s", h->path,
 				       (unsigned long long)app & 0xffffffffu, version, untouched));
 		goto fail;
@@ -461,8 +447,11 @@ static bool create_if_missing(const char *p, history_mode mode, char **err)
 				       "runs there; --db or GPUVET_DB name another)", p));
 		return false;
 	}
-	if (!make_parent_dirs(p, err))
+	char why[PATH_MAX + 128];
+	if (!mkdir_parents(p, why, sizeof(why))) {
+		set_err(err, xasprintf("cannot create the history database %s: %s", p, why));
 		return false;
+	}
 	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 && errno != EEXIST) {
 		set_err(err, xasprintf("cannot create history database %s: %s", p, strerror(errno)));
@@ -595,8 +584,10 @@ history *history_open(const char *path, history_mode mode, char **err)
 			free(p);
 			return NULL;
 		}
-		if (!hist_exec(h, "PRAGMA foreign_keys = ON", err) ||
-		    ((fresh || version < HISTORY_SCHEMA_VERSION) && !migrate(h, err))) {
+		/* migrations run before foreign keys are on: step 3 rebuilds the runs table, and with
+		 * them on, its DROP TABLE would delete every run's rows in the other tables */
+		if (((fresh || version < HISTORY_SCHEMA_VERSION) && !migrate(h, err)) ||
+		    !hist_exec(h, "PRAGMA foreign_keys = ON", err)) {
 			history_close(h);
 			free(p);
 			return NULL;

@@ -9,8 +9,9 @@
  * A run is built in memory and written by history_run_finish() in one transaction: a process
  * killed before or during it leaves no trace of the run (watch --record may flush samples early
  * with history_run_flush(); such a run stays marked "incomplete" until finished, and readers hide
- * incomplete runs unless asked). A file that is not SQLite, a SQLite file of another application
- * or one from a newer gpuvet is reported with its path and never written to. A run killed at any
+ * incomplete runs unless asked). A file that is not SQLite, a SQLite file of another application,
+ * one from a newer gpuvet or one with a schema version no gpuvet writes (negative) is reported
+ * with its path and never written to. A run killed at any
  * point leaves a journal or WAL that the next opening rolls back or recovers (through a read-write
  * connection); a file of ours that SQLite finds corrupt is moved aside by the next writer
  * (PATH.corrupt-TIMESTAMP, never deleted), which starts a new history and says so
@@ -48,13 +49,14 @@
 
 /* "gpuv" in PRAGMA application_id; the schema version is PRAGMA user_version. */
 #define HISTORY_APPLICATION_ID 0x67707576
-#define HISTORY_SCHEMA_VERSION 2
+#define HISTORY_SCHEMA_VERSION 3
 
 typedef struct history history;
 typedef struct hist_run hist_run;
 
-typedef enum { HIST_CHECK, HIST_BENCH, HIST_TUNE, HIST_WATCH } hist_kind;
-const char *hist_kind_name(hist_kind k); /* "check", "bench", "tune", "watch" */
+typedef enum { HIST_CHECK, HIST_BENCH, HIST_TUNE, HIST_WATCH, HIST_DIAG } hist_kind;
+#define HIST_KIND_LAST HIST_DIAG
+const char *hist_kind_name(hist_kind k); /* "check", "bench", "tune", "watch", "diag" */
 bool hist_kind_parse(const char *s, hist_kind *out);
 
 /* ------------------------------------------------------------------ opening */
@@ -203,9 +205,19 @@ typedef struct hist_query {
 	bool oldest_first;
 } hist_query;
 
-/* Runs matching q, newest first unless q->oldest_first, with all their parts. Returns false with
- * *err on a database error. Free with hist_runs_free. */
+/* Runs matching q (NULL: every complete run), newest first unless q->oldest_first, with all their
+ * parts. Returns false with *err on a database error. Free with hist_runs_free. It holds every run
+ * in memory: a read that may meet the whole history (export, report) goes through history_each. */
 bool history_list(history *h, const hist_query *q, hist_run_row **out, size_t *n, char **err);
+
+/* Called with each run in turn; the row is freed when it returns, unless the callback moves its
+ * contents out (copies the struct and zeroes *r). Returning false stops the read (no error). */
+typedef bool (*history_run_cb)(void *ctx, hist_run_row *r);
+/* The runs of history_list one by one, read a page at a time in one read transaction: what is held
+ * is one page of runs (64), whatever the history's size. False with *err on a database error. */
+bool history_each(history *h, const hist_query *q, history_run_cb cb, void *ctx, char **err);
+/* How many runs of each kind history_each would give for q (its limit included): counts[kind]. */
+bool history_count(history *h, const hist_query *q, long long counts[HIST_KIND_LAST + 1], char **err);
 /* One run by id; returns false with *err ("no run 42 in PATH") when absent. */
 bool history_get(history *h, long long id, hist_run_row *out, char **err);
 /* The newest complete run, of kind when kind_or_neg >= 0. */
@@ -240,13 +252,25 @@ typedef struct hist_change {
 	bool in_a, in_b;
 	double a, b;      /* values (NAN when missing on that side) */
 	double pct;       /* (b - a) / |a| * 100; NAN when not computable */
-	bool regression;  /* worse than threshold_pct in the direction of better */
-	bool improvement; /* better than threshold_pct */
+	double spread_pct; /* the larger of the two runs' spreads of the figure (hist_spread_pct); NAN unknown */
+	bool regression;  /* worse than threshold_pct in the direction of better, and than spread_pct */
+	bool improvement; /* better than threshold_pct and than spread_pct */
+	bool within_spread; /* past threshold_pct either way, but within the figure's own spread: noise */
 } hist_change;
 
+/* A figure's spread over its repeats in %, as bench measures it: (max / min - 1) * 100, or
+ * (max - min) / |value| * 100 where min is not above 0; NAN when the run kept no min and max. */
+double hist_spread_pct(double value, double min, double max);
+/* Whether a change of pct % counts past threshold_pct and past the figure's spread (NAN: not
+ * known, the threshold alone decides). worse_pct is the change in the figure's bad direction. */
+bool hist_change_counts(double worse_pct, double threshold_pct, double spread_pct);
+
 /* Per result of a (the old run) and b (the new one), matched by (name, gpu), in name order;
- * results in only one run are listed with in_a / in_b false. Returns the number of changes in
- * *out (malloc'd; free it, not its strings) and the number of regressions. */
+ * results in only one run are listed with in_a / in_b false. A change within the figure's own
+ * measured spread (the larger of the two runs') is neither a regression nor an improvement, however
+ * far past the threshold: a figure that moved 2726% between its own repeats says nothing by
+ * moving 34% between runs. Returns the number of changes in *out (malloc'd; free it, not its
+ * strings) and the number of regressions. */
 size_t history_compare(const hist_run_row *a, const hist_run_row *b, double threshold_pct, hist_change **out,
 		       size_t *nregressions);
 

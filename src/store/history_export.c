@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 
 const char *hist_direction_name(hist_direction d)
 {
@@ -43,40 +44,41 @@ static const char *gpu_name(const hist_run_row *r, int gpu)
 	return NULL;
 }
 
-void history_export_csv(FILE *out, const hist_run_row *runs, size_t n)
+void history_export_csv_header(FILE *out)
 {
 	fputs("run_id,started_utc,kind,host,gpu_name,command,result,gpu,value,unit,better,min,max,repeats,params\n", out);
-	for (size_t i = 0; i < n; i++) {
-		const hist_run_row *r = &runs[i];
-		size_t rows = r->nresults ? r->nresults : 1;
-		for (size_t k = 0; k < rows; k++) {
-			const hist_result_row *x = r->nresults ? &r->results[k] : NULL;
-			fprintf(out, "%lld,", r->id);
-			csv_field(out, r->started_utc);
-			fprintf(out, ",%s,", hist_kind_name(r->kind));
-			csv_field(out, r->host);
+}
+
+void history_export_csv_run(FILE *out, const hist_run_row *r)
+{
+	size_t rows = r->nresults ? r->nresults : 1;
+	for (size_t k = 0; k < rows; k++) {
+		const hist_result_row *x = r->nresults ? &r->results[k] : NULL;
+		fprintf(out, "%lld,", r->id);
+		csv_field(out, r->started_utc);
+		fprintf(out, ",%s,", hist_kind_name(r->kind));
+		csv_field(out, r->host);
+		fputc(',', out);
+		csv_field(out, gpu_name(r, x ? x->gpu : -1));
+		fputc(',', out);
+		csv_field(out, r->command);
+		fputc(',', out);
+		if (x) {
+			csv_field(out, x->name);
+			fprintf(out, ",%d,", x->gpu);
+			csv_num(out, x->value);
 			fputc(',', out);
-			csv_field(out, gpu_name(r, x ? x->gpu : -1));
+			csv_field(out, x->unit);
+			fprintf(out, ",%s,", hist_direction_name(x->better));
+			csv_num(out, x->min);
 			fputc(',', out);
-			csv_field(out, r->command);
-			fputc(',', out);
-			if (x) {
-				csv_field(out, x->name);
-				fprintf(out, ",%d,", x->gpu);
-				csv_num(out, x->value);
-				fputc(',', out);
-				csv_field(out, x->unit);
-				fprintf(out, ",%s,", hist_direction_name(x->better));
-				csv_num(out, x->min);
-				fputc(',', out);
-				csv_num(out, x->max);
-				fprintf(out, ",%d,", x->repeats);
-				csv_field(out, x->params_json);
-			} else {
-				fputs(",,,,,,,,", out);
-			}
-			fputc('\n', out);
+			csv_num(out, x->max);
+			fprintf(out, ",%d,", x->repeats);
+			csv_field(out, x->params_json);
+		} else {
+			fputs(",,,,,,,,", out);
 		}
+		fputc('\n', out);
 	}
 }
 
@@ -149,20 +151,26 @@ cJSON *history_run_json(const hist_run_row *r)
 	return o;
 }
 
-cJSON *history_export_json(const hist_run_row *runs, size_t n)
+void history_json_begin(hist_json_writer *w, FILE *out)
 {
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "schema", "gpuvet.history/1");
-	cJSON *arr = cJSON_AddArrayToObject(o, "runs");
-	for (size_t i = 0; i < n; i++)
-		cJSON_AddItemToArray(arr, history_run_json(&runs[i]));
-	return o;
+	*w = (hist_json_writer){.out = out};
+	fputs("{\"schema\":\"gpuvet.history/1\",\"runs\":[\n", out);
 }
 
-char *history_json_print(const cJSON *j)
+void history_json_run(hist_json_writer *w, const hist_run_row *r)
 {
+	cJSON *j = history_run_json(r);
 	char *s = cJSON_PrintUnformatted(j);
-	char *copy = xstrdup(s ? s : "null");
+	char *safe = json_text_safe(s ? s : "null");
+	if (w->runs++)
+		fputs(",\n", w->out);
+	fputs(safe, w->out);
+	free(safe);
 	cJSON_free(s);
-	return copy;
+	cJSON_Delete(j);
+}
+
+void history_json_end(hist_json_writer *w)
+{
+	fputs(w->runs ? "\n]}\n" : "]}\n", w->out);
 }

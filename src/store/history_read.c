@@ -37,26 +37,64 @@ static void *push(void **v, size_t *n, size_t elem)
 	return p;
 }
 
-static bool load_parts(history *h, hist_run_row *r, char **err)
+/* The statements that read a run's parts, prepared once for every run a read goes through: a
+ * prepare costs more than the lookup (100,000 runs, five parts each). */
+typedef struct part_stmts {
+	sqlite3_stmt *meta, *gpus, *results, *findings, *samples;
+} part_stmts;
+
+static void parts_finalize(part_stmts *p)
 {
-	sqlite3_stmt *st;
-	int rc;
-	if (!(st = hist_prepare(h, "SELECT key, value FROM run_meta WHERE run_id = ? ORDER BY key", err)))
+	sqlite3_finalize(p->meta);
+	sqlite3_finalize(p->gpus);
+	sqlite3_finalize(p->results);
+	sqlite3_finalize(p->findings);
+	sqlite3_finalize(p->samples);
+	*p = (part_stmts){0};
+}
+
+static bool parts_prepare(history *h, part_stmts *p, char **err)
+{
+	*p = (part_stmts){0};
+	p->meta = hist_prepare(h, "SELECT key, value FROM run_meta WHERE run_id = ? ORDER BY key", err);
+	p->gpus = p->meta ? hist_prepare(h, "SELECT idx, name, uuid, bus_id, sm_clock_mhz, mem_clock_mhz, temperature_c, "
+					    "power_w, throttle FROM gpus WHERE run_id = ? ORDER BY idx", err)
+			  : NULL;
+	p->results = p->gpus ? hist_prepare(h, "SELECT name, gpu, value, unit, better, min, max, repeats, params FROM "
+					       "results WHERE run_id = ? ORDER BY name, gpu", err)
+			     : NULL;
+	p->findings = p->results ? hist_prepare(h, "SELECT id, severity, title, evidence, fix FROM findings "
+						   "WHERE run_id = ? ORDER BY seq", err)
+				 : NULL;
+	p->samples = p->findings ? hist_prepare(h, "SELECT count(*) FROM samples WHERE run_id = ?", err) : NULL;
+	if (!p->samples) {
+		parts_finalize(p);
 		return false;
-	sqlite3_bind_int64(st, 1, r->id);
+	}
+	return true;
+}
+
+/* st reset and bound to the run id, ready to step. */
+static sqlite3_stmt *for_run(sqlite3_stmt *st, long long id)
+{
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, id);
+	return st;
+}
+
+static bool load_parts(history *h, part_stmts *p, hist_run_row *r, char **err)
+{
+	sqlite3_stmt *st = for_run(p->meta, r->id);
+	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		hist_meta_row *m = push((void **)&r->meta, &r->nmeta, sizeof(*m));
 		m->key = col_text(st, 0);
 		m->value = col_text(st, 1);
 	}
-	sqlite3_finalize(st);
 	if (!step_error(h, rc, err))
 		return false;
 
-	if (!(st = hist_prepare(h, "SELECT idx, name, uuid, bus_id, sm_clock_mhz, mem_clock_mhz, temperature_c, power_w, "
-				   "throttle FROM gpus WHERE run_id = ? ORDER BY idx", err)))
-		return false;
-	sqlite3_bind_int64(st, 1, r->id);
+	st = for_run(p->gpus, r->id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		hist_gpu_row *g = push((void **)&r->gpus, &r->ngpus, sizeof(*g));
 		g->index = sqlite3_column_int(st, 0);
@@ -69,14 +107,10 @@ static bool load_parts(history *h, hist_run_row *r, char **err)
 		g->power_w = col_real(st, 7);
 		g->throttle = col_text(st, 8);
 	}
-	sqlite3_finalize(st);
 	if (!step_error(h, rc, err))
 		return false;
 
-	if (!(st = hist_prepare(h, "SELECT name, gpu, value, unit, better, min, max, repeats, params FROM results "
-				   "WHERE run_id = ? ORDER BY name, gpu", err)))
-		return false;
-	sqlite3_bind_int64(st, 1, r->id);
+	st = for_run(p->results, r->id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		hist_result_row *x = push((void **)&r->results, &r->nresults, sizeof(*x));
 		x->name = col_text(st, 0);
@@ -92,14 +126,10 @@ static bool load_parts(history *h, hist_run_row *r, char **err)
 		if (!x->name)
 			x->name = xstrdup("");
 	}
-	sqlite3_finalize(st);
 	if (!step_error(h, rc, err))
 		return false;
 
-	if (!(st = hist_prepare(h, "SELECT id, severity, title, evidence, fix FROM findings WHERE run_id = ? ORDER BY seq",
-				err)))
-		return false;
-	sqlite3_bind_int64(st, 1, r->id);
+	st = for_run(p->findings, r->id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		hist_finding_row *f = push((void **)&r->findings, &r->nfindings, sizeof(*f));
 		f->id = col_text(st, 0);
@@ -108,18 +138,14 @@ static bool load_parts(history *h, hist_run_row *r, char **err)
 		f->evidence_json = col_text(st, 3);
 		f->fix_json = col_text(st, 4);
 	}
-	sqlite3_finalize(st);
 	if (!step_error(h, rc, err))
 		return false;
 
-	if (!(st = hist_prepare(h, "SELECT count(*) FROM samples WHERE run_id = ?", err)))
-		return false;
-	sqlite3_bind_int64(st, 1, r->id);
+	st = for_run(p->samples, r->id);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r->nsamples = sqlite3_column_int64(st, 0);
 		rc = SQLITE_DONE;
 	}
-	sqlite3_finalize(st);
 	return step_error(h, rc, err);
 }
 
@@ -143,26 +169,37 @@ static void read_run_columns(sqlite3_stmt *st, hist_run_row *r)
 		r->started_utc = xstrdup("");
 }
 
-/* Reads every run a prepared statement yields, with its parts. */
-static bool read_runs(history *h, sqlite3_stmt *st, hist_run_row **out, size_t *n, char **err)
+/* Runs read at once: their rows are read, then their parts, then each goes to the callback and is
+ * freed. What a read holds is one page, whatever the history's size. */
+#define HIST_PAGE 64
+
+/* Every run a prepared statement of RUN_COLUMNS yields, with its parts, a page at a time, to cb
+ * (which may move a row out: the rest is freed after it). Stops early when cb returns false. */
+static bool each_run(history *h, sqlite3_stmt *st, history_run_cb cb, void *ctx, char **err)
 {
-	hist_run_row *v = NULL;
-	size_t cnt = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		hist_run_row *r = push((void **)&v, &cnt, sizeof(*r));
-		read_run_columns(st, r);
+	part_stmts p;
+	if (!parts_prepare(h, &p, err))
+		return false;
+	hist_run_row page[HIST_PAGE];
+	bool ok = true, done = false, stopped = false;
+	while (ok && !done && !stopped) {
+		size_t n = 0;
+		int rc = SQLITE_ROW;
+		while (n < HIST_PAGE && (rc = sqlite3_step(st)) == SQLITE_ROW)
+			read_run_columns(st, &page[n++]);
+		if (n < HIST_PAGE) { /* the statement is done, or failed */
+			done = true;
+			ok = step_error(h, rc, err);
+		}
+		for (size_t i = 0; ok && i < n; i++)
+			ok = load_parts(h, &p, &page[i], err);
+		for (size_t i = 0; i < n; i++) {
+			if (ok && !stopped && !cb(ctx, &page[i]))
+				stopped = true;
+			hist_run_row_free(&page[i]);
+		}
 	}
-	bool ok = step_error(h, rc, err);
-	for (size_t i = 0; ok && i < cnt; i++)
-		ok = load_parts(h, &v[i], err);
-	if (!ok) {
-		hist_runs_free(v, cnt);
-		v = NULL;
-		cnt = 0;
-	}
-	*out = v;
-	*n = cnt;
+	parts_finalize(&p);
 	return ok;
 }
 
@@ -177,32 +214,90 @@ static void end_read(history *h)
 	sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL);
 }
 
-bool history_list(history *h, const hist_query *q, hist_run_row **out, size_t *n, char **err)
+static const hist_query every_complete_run = {.any_kind = true};
+
+/* The runs of q, in its order, its limit included. */
+static sqlite3_stmt *query_runs(history *h, const hist_query *q, char **err)
 {
-	static const hist_query all = {true, HIST_CHECK, false, 0, false};
-	if (!q)
-		q = &all;
-	*out = NULL;
-	*n = 0;
 	char *sql = xasprintf("SELECT " RUN_COLUMNS " FROM runs WHERE (?1 OR kind = ?2) AND (?3 OR complete) "
 			      "ORDER BY started_utc %s, id %s LIMIT ?4",
 			      q->oldest_first ? "ASC" : "DESC", q->oldest_first ? "ASC" : "DESC");
-	if (!begin_read(h, err)) {
-		free(sql);
-		return false;
-	}
 	sqlite3_stmt *st = hist_prepare(h, sql, err);
 	free(sql);
-	bool ok = false;
 	if (st) {
 		sqlite3_bind_int(st, 1, q->any_kind);
 		sqlite3_bind_text(st, 2, hist_kind_name(q->kind), -1, SQLITE_STATIC);
 		sqlite3_bind_int(st, 3, q->incomplete);
 		sqlite3_bind_int64(st, 4, q->limit > 0 ? q->limit : -1);
-		ok = read_runs(h, st, out, n, err);
-		sqlite3_finalize(st);
 	}
+	return st;
+}
+
+bool history_each(history *h, const hist_query *q, history_run_cb cb, void *ctx, char **err)
+{
+	if (!q)
+		q = &every_complete_run;
+	if (!begin_read(h, err))
+		return false;
+	sqlite3_stmt *st = query_runs(h, q, err);
+	bool ok = st && each_run(h, st, cb, ctx, err);
+	sqlite3_finalize(st);
 	end_read(h);
+	return ok;
+}
+
+bool history_count(history *h, const hist_query *q, long long counts[HIST_KIND_LAST + 1], char **err)
+{
+	if (!q)
+		q = &every_complete_run;
+	for (int k = 0; k <= HIST_KIND_LAST; k++)
+		counts[k] = 0;
+	/* the limit counts the newest (or oldest) runs, as history_each reads them */
+	char *sql = xasprintf("SELECT kind, count(*) FROM (SELECT kind FROM runs WHERE (?1 OR kind = ?2) AND "
+			      "(?3 OR complete) ORDER BY started_utc %s, id %s LIMIT ?4) GROUP BY kind",
+			      q->oldest_first ? "ASC" : "DESC", q->oldest_first ? "ASC" : "DESC");
+	sqlite3_stmt *st = hist_prepare(h, sql, err);
+	free(sql);
+	if (!st)
+		return false;
+	sqlite3_bind_int(st, 1, q->any_kind);
+	sqlite3_bind_text(st, 2, hist_kind_name(q->kind), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 3, q->incomplete);
+	sqlite3_bind_int64(st, 4, q->limit > 0 ? q->limit : -1);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		hist_kind k;
+		if (hist_kind_parse((const char *)sqlite3_column_text(st, 0), &k))
+			counts[k] += sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return step_error(h, rc, err);
+}
+
+typedef struct collect_ctx {
+	hist_run_row *v;
+	size_t n;
+} collect_ctx;
+
+static bool collect(void *ctx, hist_run_row *r)
+{
+	collect_ctx *c = ctx;
+	hist_run_row *dst = push((void **)&c->v, &c->n, sizeof(*dst));
+	*dst = *r;
+	memset(r, 0, sizeof(*r)); /* moved: each_run frees nothing of it */
+	return true;
+}
+
+bool history_list(history *h, const hist_query *q, hist_run_row **out, size_t *n, char **err)
+{
+	collect_ctx c = {0};
+	bool ok = history_each(h, q, collect, &c, err);
+	if (!ok) {
+		hist_runs_free(c.v, c.n);
+		c = (collect_ctx){0};
+	}
+	*out = c.v;
+	*n = c.n;
 	return ok;
 }
 
@@ -212,26 +307,24 @@ static bool get_one(history *h, const char *sql, long long arg, hist_run_row *ou
 	if (!begin_read(h, err))
 		return false;
 	sqlite3_stmt *st = hist_prepare(h, sql, err);
-	hist_run_row *v = NULL;
-	size_t n = 0;
+	collect_ctx c = {0};
 	bool ok = false;
 	if (st) {
 		sqlite3_bind_int64(st, 1, arg);
-		ok = read_runs(h, st, &v, &n, err);
+		ok = each_run(h, st, collect, &c, err);
 		sqlite3_finalize(st);
 	}
 	end_read(h);
-	if (ok && n == 0) {
+	if (ok && c.n == 0) {
 		free(*err);
 		*err = xstrdup(missing);
 		ok = false;
 	}
 	if (ok) {
-		*out = v[0];
-		free(v);
-	} else {
-		hist_runs_free(v, n);
+		*out = c.v[0];
+		c.v[0] = (hist_run_row){0};
 	}
+	hist_runs_free(c.v, c.n);
 	return ok;
 }
 
@@ -460,6 +553,28 @@ static int cmp_key(const char *na, int ga, const char *nb, int gb)
 	return c ? c : (ga > gb) - (ga < gb);
 }
 
+double hist_spread_pct(double value, double min, double max)
+{
+	if (!isfinite(min) || !isfinite(max) || max < min)
+		return NAN;
+	if (min > 0)
+		return (max / min - 1.0) * 100.0;
+	if (isfinite(value) && value != 0)
+		return (max - min) / fabs(value) * 100.0;
+	return NAN;
+}
+
+bool hist_change_counts(double worse_pct, double threshold_pct, double spread_pct)
+{
+	return worse_pct > threshold_pct && !(isfinite(spread_pct) && worse_pct <= spread_pct);
+}
+
+/* The larger of two spreads, either may be unknown. */
+static double wider(double s, double t)
+{
+	return isnan(s) ? t : isnan(t) ? s : s > t ? s : t;
+}
+
 size_t history_compare(const hist_run_row *a, const hist_run_row *b, double threshold_pct, hist_change **out,
 		       size_t *nregressions)
 {
@@ -482,6 +597,8 @@ size_t history_compare(const hist_run_row *a, const hist_run_row *b, double thre
 		ch->a = ch->in_a ? x->value : NAN;
 		ch->b = ch->in_b ? y->value : NAN;
 		ch->pct = NAN;
+		ch->spread_pct = wider(ch->in_a ? hist_spread_pct(x->value, x->min, x->max) : NAN,
+				       ch->in_b ? hist_spread_pct(y->value, y->min, y->max) : NAN);
 		if (ch->in_a && ch->in_b && !isnan(ch->a) && !isnan(ch->b)) {
 			if (ch->a != 0)
 				ch->pct = (ch->b - ch->a) / fabs(ch->a) * 100.0;
@@ -489,8 +606,10 @@ size_t history_compare(const hist_run_row *a, const hist_run_row *b, double thre
 				ch->pct = ch->b == 0 ? 0.0 : ch->b > 0 ? INFINITY : -INFINITY;
 			double worse = ch->better == HIST_HIGHER_BETTER ? -ch->pct
 				     : ch->better == HIST_LOWER_BETTER ? ch->pct : 0.0;
-			ch->regression = worse > threshold_pct;
-			ch->improvement = ch->better != HIST_NEUTRAL && -worse > threshold_pct;
+			ch->regression = hist_change_counts(worse, threshold_pct, ch->spread_pct);
+			ch->improvement = ch->better != HIST_NEUTRAL && hist_change_counts(-worse, threshold_pct, ch->spread_pct);
+			ch->within_spread = ch->better != HIST_NEUTRAL && fabs(worse) > threshold_pct && !ch->regression &&
+					    !ch->improvement;
 			if (ch->regression)
 				nreg++;
 		}

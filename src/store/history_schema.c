@@ -64,4 +64,23 @@ const char *const history_schema_steps[HISTORY_SCHEMA_VERSION] = {
 	"  run_id INTEGER NOT NULL REFERENCES runs (id),"
 	"  set_utc TEXT NOT NULL);"
 	"CREATE INDEX results_by_name ON results (name, gpu);",
+
+	/* 3: diag runs. SQLite cannot change a CHECK constraint in place: the runs table is rebuilt
+	 * (history_open runs the steps with foreign keys off, so the rows that reference runs stay;
+	 * the renamed table takes the name they reference) */
+	"CREATE TABLE runs_v3 ("
+	"  id INTEGER PRIMARY KEY,"
+	"  kind TEXT NOT NULL CHECK (kind IN ('check', 'bench', 'tune', 'watch', 'diag')),"
+	"  started_utc TEXT NOT NULL,"
+	"  finished_utc TEXT,"
+	"  complete INTEGER NOT NULL DEFAULT 0,"
+	"  host TEXT,"
+	"  command TEXT,"
+	"  version TEXT,"
+	"  summary TEXT);"
+	"INSERT INTO runs_v3 (id, kind, started_utc, finished_utc, complete, host, command, version, summary)"
+	"  SELECT id, kind, started_utc, finished_utc, complete, host, command, version, summary FROM runs;"
+	"DROP TABLE runs;"
+	"ALTER TABLE runs_v3 RENAME TO runs;"
+	"CREATE INDEX runs_by_start ON runs (started_utc);",
 };

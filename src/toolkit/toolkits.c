@@ -10,6 +10,7 @@
 
 #include "core/proc.h"
 #include "core/sysroot.h"
+#include "elf/elf.h"
 #include "toolkit/cuda_version.h"
 
 #define MAX_INSTALLS 64
@@ -17,6 +18,8 @@
 #define MAX_SMALL_FILE (256u << 10)
 #define NVCC_TIMEOUT_MS 2000
 #define NVCC_MAX_OUTPUT (64u << 10)
+#define NVCC_ELF_MAX_SCAN (64u << 20) /* bytes of nvcc's .rodata searched for its version text */
+#define NVCC_ELF_CHUNK (1u << 20)
 
 static const char *target_arch(void)
 {
@@ -95,6 +98,40 @@ static bool read_header(const char *root, const char *name, char **buf, size_t *
 	p = xasprintf("%s/targets/%s/include/%s", root, target_arch(), name);
 	ok = read_small(p, buf, len);
 	free(p);
+	return ok;
+}
+
+/* nvcc's --version text ("Cuda compilation tools, release 12.4, V12.4.131") is a literal in its
+ * .rodata: read there, the version needs no program of the examined machine to be run. Read in
+ * chunks that overlap by more than the line, bounded. */
+static bool version_from_nvcc_elf(const char *nvcc, char *out, size_t n)
+{
+	static const char marker[] = "Cuda compilation tools, release ";
+	enum { OVERLAP = 256 };
+	const char *err;
+	elf_image *img = elf_open_file(nvcc, &err);
+	if (!img)
+		return false;
+	uint64_t off = 0, size = 0;
+	if (!elf_find_section(img, ".rodata", &off, &size) || size == 0) {
+		off = 0;
+		size = elf_file_size(img);
+	}
+	if (size > NVCC_ELF_MAX_SCAN)
+		size = NVCC_ELF_MAX_SCAN;
+	char *buf = xmalloc(NVCC_ELF_CHUNK + OVERLAP);
+	bool ok = false;
+	for (uint64_t at = 0; at < size && !ok; at += NVCC_ELF_CHUNK) {
+		size_t want = (size_t)(size - at < NVCC_ELF_CHUNK + OVERLAP ? size - at : NVCC_ELF_CHUNK + OVERLAP);
+		size_t got = elf_read_at(img, off + at, buf, want);
+		if (got == 0)
+			break;
+		const char *m = memmem(buf, got, marker, sizeof(marker) - 1);
+		if (m)
+			ok = cuda_version_from_nvcc(m, got - (size_t)(m - buf), out, n);
+	}
+	free(buf);
+	elf_close(img);
 	return ok;
 }
 
@@ -206,11 +243,23 @@ void cuda_install_probe(cuda_install *ci, bool run_nvcc)
 		free(buf);
 		buf = NULL;
 	}
-	if (!ci->version && ci->nvcc && run_nvcc)
+	if (!ci->version && ci->nvcc && version_from_nvcc_elf(ci->nvcc, v, sizeof(v))) {
+		ci->version = xstrdup(v);
+		ci->version_source = "nvcc (ELF)";
+	}
+	/* the runtime's real file name, lib64/libcudart.so.12.4.127 */
+	if (!ci->version && ci->lib_dir && version_from_names(ci->lib_dir, "libcudart.so.", "", v, sizeof(v))) {
+		ci->version = xstrdup(v);
+		ci->version_source = "libcudart file name";
+	}
+	/* a --root tree is read, never run: its nvcc would run on this host, as this user */
+	if (!ci->version && ci->nvcc && run_nvcc && !sysroot_active())
 		run_nvcc_version(ci);
 	if (!ci->version && !ci->version_error)
-		ci->version_error = xstrdup(ci->nvcc ? "no version file, and nvcc was not run"
-						     : "no version.json, version.txt, dist-info or cuda.h");
+		ci->version_error = xstrdup(!ci->nvcc ? "no version.json, version.txt, dist-info, cuda.h or libcudart.so.X.Y"
+					    : sysroot_active() ? "no version file, and nvcc's version text not found in its ELF "
+								 "(a --root tree's nvcc is never run)"
+							       : "no version file, and nvcc was not run");
 }
 
 /* Does a directory look like a CUDA install (compiler, version file or runtime library)? */

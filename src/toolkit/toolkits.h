@@ -2,7 +2,8 @@
  * The CUDA installs of the examined machine (through --root) and what points at them: PATH's
  * nvcc, CUDA_HOME / CUDA_PATH and the /usr/local/cuda link. Shared by the toolkit probe and the
  * `gpuvet env` command. Bounded: a fixed set of places, no disk walk; nvcc is run (2 s limit,
- * 64 KiB of output) only when no version file, dist-info or header says the version.
+ * 64 KiB of output) only when no version file, dist-info, header, nvcc's own ELF or libcudart's
+ * file name says the version, and never under --root (a tree is read, never run).
  */
 #ifndef GPUVET_TOOLKITS_H
 #define GPUVET_TOOLKITS_H
@@ -13,7 +14,8 @@
 typedef struct cuda_install {
 	char *root;                 /* real path of the install ("/usr/local/cuda-13.0") */
 	char *version;              /* "13.0.88"; NULL when unknown */
-	const char *version_source; /* "version.json", "version.txt", "dist-info", "cuda.h", "nvcc --version" */
+	const char *version_source; /* "version.json", "version.txt", "dist-info", "cuda.h", "nvcc (ELF)",
+					"libcudart file name", "nvcc --version" */
 	char *version_error;        /* why unknown ("nvcc timed out after 2 s", ...) */
 	char *nvcc;                 /* root/bin/nvcc when present */
 	char *lib_dir;              /* lib64, targets/<arch>-linux/lib or lib; NULL when none */

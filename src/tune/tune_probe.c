@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/atomicfile.h"
 #include "core/proc_stream.h"
 #include "kb/kb.h"
 
@@ -444,14 +446,9 @@ static char **child_env(void)
 
 static void save_raw(const char *path, const proc_stream_result *pr)
 {
-	FILE *f = fopen(path, "wb");
-	if (!f) {
-		fprintf(stderr, "gpuvet: cannot write %s: %s\n", path, strerror(errno));
-		return;
-	}
-	fwrite(pr->out, 1, pr->out_len, f);
-	if (fclose(f) != 0)
-		fprintf(stderr, "gpuvet: cannot write %s: %s\n", path, strerror(errno));
+	char err[PATH_MAX + 256];
+	if (!atomic_file_write(path, pr->out, pr->out_len, 0666, err, sizeof(err)))
+		fprintf(stderr, "gpuvet: %s\n", err);
 }
 
 tune_report *tune_probe_run(const tune_probe_opts *o)

@@ -8,15 +8,14 @@
 #include "core/util.h"
 #include "nvidia/nvml.h"
 #include "sampler/sampler.h"
+#include "sampler/summary.h"
 
 struct tune_sampler {
 	sampler *smp; /* the one NVML sampler (sampler/sampler.h) */
 	int index;
 	bool selected;
 	char name[96], uuid[96];
-	int n, n_sm, n_mem, n_power;
-	double sm_sum, mem_sum, power_sum, temp_max;
-	unsigned long long reasons;
+	gpu_window w; /* the conditions of the timed parts (sampler/summary.h) */
 };
 
 tune_sampler *tune_sampler_open(const char **why)
@@ -34,7 +33,8 @@ tune_sampler *tune_sampler_open(const char **why)
 	}
 	tune_sampler *s = xcalloc(1, sizeof(*s));
 	s->smp = smp;
-	s->temp_max = NAN;
+	gpu_window_init(&s->w, 0, NULL);
+	s->w.sums_only = true;
 	return s;
 }
 
@@ -80,23 +80,7 @@ bool tune_sampler_read(tune_sampler *s, double *pct)
 		snapshot_free(snap);
 		return false;
 	}
-	s->n++;
-	if (sv_has(g->sm_clock)) {
-		s->sm_sum += g->sm_clock.v;
-		s->n_sm++;
-	}
-	if (sv_has(g->mem_clock)) {
-		s->mem_sum += g->mem_clock.v;
-		s->n_mem++;
-	}
-	if (sv_has(g->power)) {
-		s->power_sum += g->power.v;
-		s->n_power++;
-	}
-	if (sv_has(g->temp) && (isnan(s->temp_max) || g->temp.v > s->temp_max))
-		s->temp_max = g->temp.v;
-	if (sv_has(g->clock_reasons))
-		s->reasons |= (unsigned long long)g->clock_reasons.v;
+	gpu_window_add(&s->w, g, snap->time, NULL, JOB_GPU_NONE, NAN);
 	bool ok = sv_has(g->util_gpu) && g->util_gpu.v <= 100;
 	if (ok)
 		*pct = g->util_gpu.v;
@@ -109,19 +93,18 @@ void tune_sampler_conditions(const tune_sampler *s, tune_conditions *out)
 	memset(out, 0, sizeof(*out));
 	out->index = -1;
 	out->sm_clock_mhz = out->mem_clock_mhz = out->power_w = out->temperature_max_c = NAN;
-	if (!s || !s->n)
+	if (!s || !s->w.n)
 		return;
+	gpu_summary sum;
+	gpu_window_summary(&s->w, &sum);
 	out->index = s->index;
-	out->samples = s->n;
-	if (s->n_sm)
-		out->sm_clock_mhz = s->sm_sum / s->n_sm;
-	if (s->n_mem)
-		out->mem_clock_mhz = s->mem_sum / s->n_mem;
-	if (s->n_power)
-		out->power_w = s->power_sum / s->n_power;
-	out->temperature_max_c = s->temp_max;
+	out->samples = sum.samples;
+	out->sm_clock_mhz = sum.sm_clock_mean;
+	out->mem_clock_mhz = sum.mem_clock_mean;
+	out->power_w = sum.power;
+	out->temperature_max_c = sum.temp_max;
 	/* idle and application-clock reasons say nothing about the timed steps */
-	unsigned long long shown = s->reasons & GV_NVML_REASONS_BAD;
+	unsigned long long shown = sum.reasons & GV_NVML_REASONS_BAD;
 	if (shown)
 		gv_nvml_clock_reasons_text(shown, out->reasons, sizeof(out->reasons));
 	out->slowed = shown != 0;
@@ -135,5 +118,6 @@ void tune_sampler_close(tune_sampler *s)
 		return;
 	sampler_close(s->smp);
 	gv_nvml_shutdown();
+	gpu_window_free(&s->w);
 	free(s);
 }

@@ -1,10 +1,10 @@
 /*
- * The live terminal view of gpuvet watch (ncurses): a row per GPU with bars, sparklines of the
- * last minutes, the processes, the active health messages. Keys: q quit, s sort the processes,
- * up/down (k/j) select a GPU (its processes only), a all GPUs, p pause.
+ * The live terminal view of gpuvet watch (ncurses): the samples, the keys (watch/keys.h) and the
+ * terminal. What the screen shows is laid out without a terminal (watch/layout.h) into a frame
+ * of cells, which this paints.
  *
- * Drawn into ncurses' virtual screen and sent with one doupdate per frame, so only what
- * changed travels (no flicker, fine over ssh); a resize redraws the whole layout.
+ * Painted into ncurses' virtual screen and sent with one doupdate per frame, so only what
+ * changed travels (no flicker, fine over ssh); a resize repaints the whole layout.
  */
 #ifndef GPUVET_WATCH_TUI_H
 #define GPUVET_WATCH_TUI_H
@@ -25,7 +25,7 @@ typedef struct tui_opts {
 	void *on_sample_ctx;
 	double max_seconds; /* > 0: quit after this long (tests) */
 	/* --pid: the job doctor's running verdict, drawn above the health messages when it has one */
-	const struct doctor_running *doctor;
+	const struct doctor_live *doctor;
 } tui_opts;
 
 /* Runs until q, SIGINT/SIGTERM or max_seconds. Returns 0, or -1 when the terminal could not be

@@ -15,148 +15,6 @@
 #include "nvidia/nvml.h"
 #include "sampler/fields.h"
 
-/* ------------------------------------------------------------------ the job of --pid */
-
-/* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."); 0 when unreadable. */
-static unsigned parent_of(unsigned pid)
-{
-	char path[64], *buf = NULL;
-	size_t len = 0;
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	if (sysroot_read(path, 4096, &buf, &len, NULL) != 0)
-		return 0;
-	unsigned ppid = 0;
-	char *close = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-	if (close) {
-		char state;
-		if (sscanf(close + 1, " %c %u", &state, &ppid) != 2)
-			ppid = 0;
-	}
-	free(buf);
-	return ppid;
-}
-
-void job_scan(job *j, unsigned root)
-{
-	memset(j, 0, sizeof(*j));
-	j->root = root;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%u", root);
-	j->alive = sysroot_is_dir(path);
-	if (!j->alive)
-		return;
-	j->pids[j->n++] = root;
-	/* every process and its parent, then the descendants breadth first */
-	size_t cap = 1024, np = 0;
-	unsigned (*pp)[2] = xmalloc(cap * sizeof(*pp));
-	DIR *d = sysroot_opendir("/proc");
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		unsigned pid = (unsigned)strtoul(de->d_name, NULL, 10);
-		unsigned ppid = parent_of(pid);
-		if (!ppid)
-			continue;
-		if (np == cap) {
-			if (cap >= (1u << 20))
-				break;
-			cap *= 2;
-			pp = xrealloc(pp, cap * sizeof(*pp));
-		}
-		pp[np][0] = pid;
-		pp[np][1] = ppid;
-		np++;
-	}
-	if (d)
-		closedir(d);
-	for (size_t k = 0; k < j->n && j->n < JOB_MAX_PIDS; k++)
-		for (size_t i = 0; i < np && j->n < JOB_MAX_PIDS; i++)
-			if (pp[i][1] == j->pids[k] && !job_has(j, pp[i][0]))
-				j->pids[j->n++] = pp[i][0];
-	free(pp);
-}
-
-void job_scan_owner(job *j, const char *pod, const char *slurm)
-{
-	char want_pod[sizeof(j->pod)], want_job[sizeof(j->slurm)];
-	str_copy(want_pod, sizeof(want_pod), pod ? pod : "");
-	str_copy(want_job, sizeof(want_job), want_pod[0] || !slurm ? "" : slurm);
-	memset(j, 0, sizeof(*j));
-	memcpy(j->pod, want_pod, sizeof(j->pod));
-	memcpy(j->slurm, want_job, sizeof(j->slurm));
-	/* one cache for the process: watch and run scan from one thread at a time */
-	static owner_cache *cache;
-	if (!cache)
-		cache = owner_cache_new();
-	DIR *d = sysroot_opendir("/proc");
-	struct dirent *de;
-	while (d && (de = readdir(d)) && j->n < JOB_MAX_PIDS) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		int pid = (int)strtol(de->d_name, NULL, 10);
-		const owner *o = owner_cache_get(cache, pid);
-		if (j->pod[0] ? owner_matches_pod(o, j->pod) : owner_matches_job(o, j->slurm)) {
-			j->pids[j->n++] = (unsigned)pid;
-			if (!j->root || (unsigned)pid < j->root)
-				j->root = (unsigned)pid;
-		}
-	}
-	if (d)
-		closedir(d);
-	j->alive = j->n > 0;
-}
-
-void job_rescan(job *j)
-{
-	if (j->pod[0] || j->slurm[0]) {
-		char pod[sizeof(j->pod)], slurm[sizeof(j->slurm)];
-		memcpy(pod, j->pod, sizeof(pod));
-		memcpy(slurm, j->slurm, sizeof(slurm));
-		job_scan_owner(j, pod, slurm);
-	} else {
-		job_scan(j, j->root);
-	}
-}
-
-const char *job_text(const job *j, char *buf, size_t size)
-{
-	if (j->pod[0])
-		snprintf(buf, size, "pod %s", j->pod);
-	else if (j->slurm[0])
-		snprintf(buf, size, "Slurm job %s", j->slurm);
-	else
-		snprintf(buf, size, "process %u", j->root);
-	return buf;
-}
-
-bool job_has(const job *j, unsigned pid)
-{
-	for (size_t i = 0; i < j->n; i++)
-		if (j->pids[i] == pid)
-			return true;
-	return false;
-}
-
-bool job_on_gpu(const job *j, const gpu_sample *g, double *mem_bytes)
-{
-	bool on = false;
-	double mem = 0;
-	bool mem_known = true;
-	for (size_t i = 0; i < g->nproc; i++) {
-		if (!job_has(j, g->procs[i].pid))
-			continue;
-		on = true;
-		if (sv_has(g->procs[i].used_bytes))
-			mem += g->procs[i].used_bytes.v;
-		else
-			mem_known = false;
-	}
-	if (mem_bytes)
-		*mem_bytes = on && mem_known ? mem : NAN;
-	return on;
-}
-
 /* ------------------------------------------------------------------ formatting */
 
 const char *fmt_bytes(char *buf, size_t size, sval v)
@@ -332,13 +190,14 @@ void view_text(FILE *out, const snapshot *s, const health_tracker *h, const view
 			if (!show_proc(o, p))
 				continue;
 			if (!header) {
-				fprintf(out, "\n%-3s %-8s %-9s %-16s %10s  %-28s %s\n", "GPU", "PID", "TYPE", "NAME", "MEMORY", "POD / JOB",
-					"COMMAND");
+				fprintf(out, "\n%-3s %-8s %-10s %-9s %-16s %10s  %-28s %s\n", "GPU", "PID", "USER", "TYPE", "NAME", "MEMORY",
+					"POD / JOB", "COMMAND");
 				header = true;
 			}
 			char mem[16], own[320];
-			fprintf(out, "%-3d %-8u %-9s %-16.16s %10s  %-28.60s %.100s\n", g->index, p->pid, p->type,
-				p->name[0] ? p->name : "?", fmt_bytes(mem, sizeof(mem), p->used_bytes),
+			fprintf(out, "%-3d %-8u %-10.10s %-9s %-16.16s %10s  %-28.60s %.100s\n", g->index, p->pid,
+				p->user[0] ? p->user : "?", p->type, p->name[0] ? p->name : "?",
+				fmt_bytes(mem, sizeof(mem), p->used_bytes),
 				owner_text(&p->owner, own, sizeof(own)), p->cmdline);
 		}
 		if (sv_has(g->nprocs) && g->nprocs.v > (double)g->nproc)
@@ -443,6 +302,10 @@ cJSON *view_json(const snapshot *s, const health_tracker *h, const view_opts *o)
 			cJSON_AddStringToObject(e, "type", p->type);
 			cJSON_AddStringToObject(e, "name", p->name);
 			cJSON_AddStringToObject(e, "command", p->cmdline);
+			if (p->user[0])
+				cJSON_AddStringToObject(e, "user", p->user);
+			else
+				cJSON_AddNullToObject(e, "user");
 			add_owner(e, &p->owner);
 			add_val(e, "memory_bytes", p->used_bytes, 1);
 			add_val(e, "sm_util_ratio", p->sm_util, 0.01);

@@ -1,7 +1,7 @@
 /*
- * What gpuvet watch shows, apart from the terminal: the job a --pid follows (the process and
- * its descendants), one snapshot as text (--once) or JSON (--once --json, schema
- * gpuvet.watch/1 in docs/watch.md), and the per-GPU history behind the sparklines.
+ * What gpuvet watch shows, apart from the terminal: one snapshot as text (--once) or JSON
+ * (--once --json, schema gpuvet.watch/1 in docs/watch.md), limited to the job a --pid follows
+ * (sampler/job.h), and the per-GPU history behind the sparklines.
  */
 #ifndef GPUVET_WATCH_VIEW_H
 #define GPUVET_WATCH_VIEW_H
@@ -9,31 +9,10 @@
 #include <stdio.h>
 
 #include "health/health.h"
+#include "sampler/job.h"
 #include "sampler/snapshot.h"
 
 struct cJSON;
-
-/* A job: a process and its descendants (a torchrun and its workers), from /proc (--root); or
- * every process of a Kubernetes pod or a Slurm job (fleet/attrib.h: --pod, --job), with theirs. */
-#define JOB_MAX_PIDS 256
-typedef struct job {
-	unsigned root;  /* the process followed; for a pod or Slurm job its lowest pid */
-	bool alive;     /* the root process exists (a pod or job: one of its processes does) */
-	size_t n;
-	unsigned pids[JOB_MAX_PIDS];
-	char pod[256];  /* --pod: name, namespace/name or UID; "" */
-	char slurm[48]; /* --job: ID or ID.STEP; "" */
-} job;
-void job_scan(job *j, unsigned root);
-/* Every process whose owner matches pod (or, when pod is NULL or "", the Slurm job slurm). */
-void job_scan_owner(job *j, const char *pod, const char *slurm);
-/* The same job again: its processes now (after job_scan or job_scan_owner). */
-void job_rescan(job *j);
-/* "process 4242", "pod research/trainer", "Slurm job 4242" */
-const char *job_text(const job *j, char *buf, size_t size);
-bool job_has(const job *j, unsigned pid);
-/* Whether the GPU runs a process of the job; the job's memory on it (bytes, NAN when unknown). */
-bool job_on_gpu(const job *j, const gpu_sample *g, double *mem_bytes);
 
 typedef struct view_opts {
 	const job *job; /* NULL: every GPU and process */

@@ -1,7 +1,7 @@
 /*
  * What a fake library does while it is being loaded, before any call: the faults of broken
  * driver installs that hit a program inside dlopen. `constructor.LIB = ACTION` in the
- * configuration, LIB being FAKE_LIB_NAME ("nvml" or "cuda"):
+ * configuration, LIB being FAKE_LIB_NAME ("nvml", "cuda" or "cublaslt"):
  *   hang MS        sleeps MS milliseconds (a stuck driver)
  *   exit N         calls exit(N) (a CI gate reads 0 as success)
  *   print TEXT     prints TEXT and a newline on stdout with printf (the stub cuBLASLt's

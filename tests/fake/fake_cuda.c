@@ -1,17 +1,21 @@
 /*
  * A fake libcuda for tests, configured by the same GPUVET_FAKE_CONFIG file as the fake NVML
  * (README.md). Devices come from the gpu.N.* keys, in CUDA order (cuda.order = 1,0 maps CUDA
- * ordinal i to NVML index order[i]). Memory calls work on host memory (bounded by
- * cuda.alloc_limit), kernels do nothing, events time real intervals: enough for the benchmark
- * code's no-GPU and error paths.
+ * ordinal i to NVML index order[i]). Device memory is one arena of host memory (bounded by
+ * cuda.alloc_limit; device pointers are host pointers), with bad cells on request
+ * (cuda.mem_stuck_bit); the kernels that have a model (fake_kernels.c: the input generators and
+ * the memory test's) compute at launch, the others do nothing; events time real intervals.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fake_config.h"
+#include "fake_cuda.h"
 #include "nvidia/cuda.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -25,7 +29,8 @@ struct CUmod_st {
 	int dummy;
 };
 struct CUfunc_st {
-	int dummy;
+	char name[64];
+	fake_kernel_fn run; /* NULL: the kernel does nothing here */
 };
 struct CUstream_st {
 	int dummy;
@@ -41,7 +46,10 @@ struct CUgraphExec_st {
 };
 static struct CUctx_st contexts[FAKE_MAX_GPUS];
 static struct CUmod_st the_module;
-static struct CUfunc_st the_function;
+/* one handle per kernel name, as the real cuModuleGetFunction gives */
+#define FAKE_MAX_FUNCTIONS 64
+static struct CUfunc_st functions[FAKE_MAX_FUNCTIONS];
+static int nfunctions;
 static struct CUgraph_st the_graph;
 static struct CUgraphExec_st the_exec;
 
@@ -223,6 +231,7 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attr, C
 	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 48 << 10; break;
 	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 227 << 10; break;
 	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *value = 228 << 10; break;
+	case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: *value = (int)fake_gpu_num(g, "kernel_exec_timeout", 0, NULL); break;
 	case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: *value = (int)fake_gpu_num(g, "ecc_mode", 1, NULL); break;
 	case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *value = 3; break;
 	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
@@ -290,6 +299,8 @@ static const struct {
 	{209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
 	{218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
 	{222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain."},
+	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+	{716, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
 	{304, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS"},
 	{800, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
 	{802, "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized"},
@@ -363,12 +374,179 @@ FAKE_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
 	return peer_ok(current->dev, peer->dev) ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
 }
 
-/* ---- memory: host memory stands in for device memory ---- */
+/* ---- memory: one arena of host memory stands in for device memory ---- */
 
-struct block {
-	size_t size;
-	long long pad; /* keeps the payload 16-byte aligned */
-};
+/* The arena is reserved once (address space only: pages are real once touched, and given back
+ * on free) and handed out first fit, 256-byte aligned, in address order, so that an offset
+ * into it names a cell: the first allocation of a process starts at offset 0. */
+#define ARENA_ALIGN 256
+typedef struct span {
+	size_t off, size;
+} span;
+static unsigned char *arena;
+static size_t arena_size;
+static span *spans; /* live allocations, by offset */
+static size_t nspans, spans_cap;
+
+static bool arena_ready(void)
+{
+	if (arena)
+		return true;
+	for (size_t size = 64ull << 30; size >= (1ull << 30); size /= 2) {
+		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p != MAP_FAILED) {
+			arena = p;
+			arena_size = size;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* dlclose: the allocation table goes with the library (the arena's pages are the mapping's) */
+__attribute__((destructor)) static void arena_fini(void)
+{
+	free(spans);
+	spans = NULL;
+	nspans = spans_cap = 0;
+	/* and the arena's address space: a test that loads the fake again maps a new one (under
+	 * ThreadSanitizer the address space for mappings is small) */
+	if (arena)
+		munmap(arena, arena_size);
+	arena = NULL;
+	arena_size = 0;
+}
+
+/* under the lock */
+static bool arena_alloc(size_t bytes, size_t *off)
+{
+	size_t size = (bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN, at = 0, i = 0;
+	if (!arena_ready() || size < bytes)
+		return false;
+	for (; i < nspans; i++) {
+		if (spans[i].off - at >= size)
+			break;
+		at = (spans[i].off + spans[i].size + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+	}
+	if (i == nspans && (at > arena_size || arena_size - at < size))
+		return false;
+	if (nspans == spans_cap) {
+		size_t cap = spans_cap ? 2 * spans_cap : 64;
+		span *v = realloc(spans, cap * sizeof(*v));
+		if (!v)
+			return false;
+		spans = v;
+		spans_cap = cap;
+	}
+	memmove(&spans[i + 1], &spans[i], (nspans - i) * sizeof(*spans));
+	spans[i] = (span){at, bytes};
+	nspans++;
+	*off = at;
+	return true;
+}
+
+/* the live allocation that holds offset off, -1 for none (under the lock) */
+static long span_of(size_t off)
+{
+	size_t lo = 0, hi = nspans;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (spans[mid].off + spans[mid].size <= off)
+			lo = mid + 1;
+		else if (spans[mid].off > off)
+			hi = mid;
+		else
+			return (long)mid;
+	}
+	return -1;
+}
+
+bool fake_dev_range(uintptr_t p, size_t n)
+{
+	if (!arena || p < (uintptr_t)arena || p - (uintptr_t)arena >= arena_size)
+		return false;
+	size_t off = p - (uintptr_t)arena;
+	pthread_mutex_lock(&lock);
+	long i = span_of(off);
+	bool ok = i >= 0 && off + n <= spans[i].off + spans[i].size && off + n >= off;
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+/* Device address and size of the arena: tests name a bad cell by its offset into it
+ * (cuda.mem_stuck_bit) and find where their allocations lie. */
+FAKE_EXPORT void *fakeCudaDeviceMemory(size_t *size)
+{
+	pthread_mutex_lock(&lock);
+	arena_ready();
+	if (size)
+		*size = arena_size;
+	pthread_mutex_unlock(&lock);
+	return arena;
+}
+
+/* ---- bad cells ---- */
+
+#define MAX_FAULTS 8
+static struct fault {
+	size_t off; /* byte offset of the 64-bit word in the arena */
+	int bit;    /* 0-63, little-endian in that word */
+	int value;  /* what it reads as */
+} faults[MAX_FAULTS];
+static int nfaults;
+
+/* cuda.mem_stuck_bit = OFFSET:BIT[:VALUE], a comma list of them (a list, not a cycle) */
+void fake_dev_faults_load(void)
+{
+	const char *v = fake_raw("cuda.mem_stuck_bit");
+	int n = 0;
+	for (int i = 0; v && i < fake_list_len(v) && n < MAX_FAULTS; i++) {
+		char item[96], *colon, *colon2;
+		fake_list_item(v, i, item, sizeof(item));
+		long long off, bit, value = 1;
+		if (!(colon = strchr(item, ':')))
+			continue;
+		*colon = 0;
+		if ((colon2 = strchr(colon + 1, ':'))) {
+			*colon2 = 0;
+			if (!fake_parse_num(colon2 + 1, &value))
+				continue;
+		}
+		if (!fake_parse_num(item, &off) || !fake_parse_num(colon + 1, &bit) || off < 0 || bit < 0 || bit > 63)
+			continue;
+		faults[n++] = (struct fault){(size_t)off & ~(size_t)7, (int)bit, value != 0};
+	}
+	nfaults = n;
+}
+
+void fake_dev_read(void *dst, uintptr_t src, size_t n)
+{
+	memmove(dst, (const void *)src, n);
+	if (!nfaults || !arena || src < (uintptr_t)arena)
+		return;
+	size_t off = src - (uintptr_t)arena;
+	for (int i = 0; i < nfaults; i++) {
+		size_t byte = faults[i].off + (size_t)faults[i].bit / 8;
+		if (byte < off || byte - off >= n)
+			continue;
+		unsigned char *b = (unsigned char *)dst + (byte - off), mask = (unsigned char)(1u << faults[i].bit % 8);
+		*b = faults[i].value ? (unsigned char)(*b | mask) : (unsigned char)(*b & ~mask);
+	}
+}
+
+uint64_t fake_dev_read64(uintptr_t src)
+{
+	uint64_t v;
+	fake_dev_read(&v, src, 8);
+	return v;
+}
+
+uint32_t fake_dev_read32(uintptr_t src)
+{
+	uint32_t v;
+	fake_dev_read(&v, src, 4);
+	return v;
+}
 
 FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 {
@@ -381,17 +559,14 @@ FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 		return CUDA_ERROR_INVALID_VALUE;
 	long long limit = fake_num("cuda.alloc_limit", 256LL << 20, NULL);
 	pthread_mutex_lock(&lock);
-	bool over = allocated + (long long)bytes > limit;
-	if (!over)
+	size_t off = 0;
+	bool ok = allocated + (long long)bytes <= limit && arena_alloc(bytes, &off);
+	if (ok)
 		allocated += (long long)bytes;
 	pthread_mutex_unlock(&lock);
-	if (over)
+	if (!ok)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	struct block *b = malloc(sizeof(struct block) + bytes);
-	if (!b)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	b->size = bytes;
-	*p = (CUdeviceptr)(uintptr_t)(b + 1);
+	*p = (CUdeviceptr)(uintptr_t)(arena + off);
 	return CUDA_SUCCESS;
 }
 
@@ -402,11 +577,22 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 		return rc;
 	if (!p)
 		return CUDA_SUCCESS;
-	struct block *b = (struct block *)(uintptr_t)p - 1;
 	pthread_mutex_lock(&lock);
-	allocated -= (long long)b->size;
+	long i = arena && p >= (uintptr_t)arena ? span_of((size_t)(p - (uintptr_t)arena)) : -1;
+	if (i < 0 || spans[i].off != (size_t)(p - (uintptr_t)arena)) {
+		pthread_mutex_unlock(&lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	span sp = spans[i];
+	memmove(&spans[i], &spans[i + 1], (nspans - (size_t)i - 1) * sizeof(*spans));
+	nspans--;
+	allocated -= (long long)sp.size;
+	/* the whole pages of it go back to the system */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t from = (sp.off + page - 1) / page * page, to = (sp.off + sp.size) / page * page;
+	if (to > from)
+		madvise(arena + from, to - from, MADV_DONTNEED);
 	pthread_mutex_unlock(&lock);
-	free(b);
 	return CUDA_SUCCESS;
 }
 
@@ -488,13 +674,27 @@ FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 {
 	return copy("cuMemcpyHtoD_v2", DPTR(dst), src, n);
 }
+/* a copy out of device memory reads its bad cells as bad */
+static CUresult copy_dev(const char *fn, void *dst, CUdeviceptr src, size_t n)
+{
+	CUresult rc = enter(fn, -1, false);
+	if (rc)
+		return rc;
+	if ((!dst || !src) && n)
+		return CUDA_ERROR_INVALID_VALUE;
+	fake_dev_faults_load();
+	if (n)
+		fake_dev_read(dst, (uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
 FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 {
-	return copy("cuMemcpyDtoH_v2", dst, DPTR(src), n);
+	return copy_dev("cuMemcpyDtoH_v2", dst, src, n);
 }
 FAKE_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
-	return copy("cuMemcpyDtoD_v2", DPTR(dst), DPTR(src), n);
+	return copy_dev("cuMemcpyDtoD_v2", DPTR(dst), src, n);
 }
 FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
@@ -504,12 +704,12 @@ FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size
 FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
 	(void)s;
-	return copy("cuMemcpyDtoHAsync_v2", dst, DPTR(src), n);
+	return copy_dev("cuMemcpyDtoHAsync_v2", dst, src, n);
 }
 FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
 	(void)s;
-	return copy("cuMemcpyDtoDAsync_v2", DPTR(dst), DPTR(src), n);
+	return copy_dev("cuMemcpyDtoDAsync_v2", DPTR(dst), src, n);
 }
 FAKE_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n,
 				       CUstream s)
@@ -517,7 +717,7 @@ FAKE_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdevice
 	(void)s;
 	if (!dctx || !sctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	return copy("cuMemcpyPeerAsync", DPTR(dst), DPTR(src), n);
+	return copy_dev("cuMemcpyPeerAsync", DPTR(dst), src, n);
 }
 
 FAKE_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned v, size_t n)
@@ -571,7 +771,19 @@ FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *
 		return rc;
 	if (!f || !m || !name)
 		return CUDA_ERROR_INVALID_VALUE;
-	*f = &the_function;
+	pthread_mutex_lock(&lock);
+	int i = 0;
+	while (i < nfunctions && strcmp(functions[i].name, name) != 0)
+		i++;
+	if (i == nfunctions && nfunctions < FAKE_MAX_FUNCTIONS) {
+		snprintf(functions[i].name, sizeof(functions[i].name), "%s", name);
+		functions[i].run = fake_kernel_model(name);
+		nfunctions++;
+	}
+	pthread_mutex_unlock(&lock);
+	if (i == FAKE_MAX_FUNCTIONS)
+		return CUDA_ERROR_NOT_FOUND;
+	*f = &functions[i];
 	return CUDA_SUCCESS;
 }
 
@@ -584,9 +796,19 @@ FAKE_EXPORT CUresult cuModuleUnload(CUmodule m)
 FAKE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 				    unsigned bz, unsigned shm, CUstream s, void **params, void **extra)
 {
-	(void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shm, (void)s, (void)params, (void)extra;
+	(void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shm, (void)s, (void)extra;
 	CUresult rc = enter("cuLaunchKernel", -1, false);
-	return rc ? rc : f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	if (rc)
+		return rc;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!f->run)
+		return CUDA_SUCCESS;
+	if (!params)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the kernel runs now, on this thread: the stream's order is the calls' order */
+	fake_dev_faults_load();
+	return f->run(params);
 }
 
 /* ---- streams, events, graphs ---- */

@@ -45,6 +45,21 @@ static int device_count(void)
 	return n > FAKE_MAX_GPUS ? FAKE_MAX_GPUS : (int)n;
 }
 
+/* NVML's state does not survive fork: in the child of a process that initialised it, every call
+ * answers NVML_ERROR_UNINITIALIZED until the child calls nvmlInit itself, as the real library
+ * does (a cached "initialised" flag inherited across fork is a known trap: NVIDIA/cuCascade#138,
+ * geopm/geopm#3083). The child's count starts at 0; the parent's is its own. */
+static void child_after_fork(void)
+{
+	pthread_mutex_init(&lock, NULL); /* another thread may have held it at the fork */
+	init_count = 0;
+}
+
+__attribute__((constructor)) static void register_fork_handler(void)
+{
+	pthread_atfork(NULL, NULL, child_after_fork);
+}
+
 static bool initialized(void)
 {
 	pthread_mutex_lock(&lock);
@@ -228,6 +243,13 @@ BASIC_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char *name, unsign
 		return rc;
 	char buf[256];
 	const char *v = fake_gpu_pick(dev->gpu, "name", buf, sizeof(buf));
+	if (dev->mig >= 0) { /* NVML names a MIG device after its GPU and profile */
+		char key[64], prof[64], out[320];
+		snprintf(key, sizeof(key), "mig.%d.profile", dev->mig);
+		const char *p = fake_gpu_pick(dev->gpu, key, prof, sizeof(prof));
+		snprintf(out, sizeof(out), "%s MIG %s", v ? v : "NVIDIA H200", p ? p : "1g.18gb");
+		return copy_str(name, len, out);
+	}
 	return copy_str(name, len, v ? v : "NVIDIA H200");
 }
 
@@ -252,6 +274,23 @@ BASIC_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsign
 	if (!fake_gpu_pick(dev->gpu, "uuid", buf, sizeof(buf)))
 		snprintf(buf, sizeof(buf), "GPU-fa4e0000-0000-4000-8000-%012x", dev->gpu);
 	return copy_str(uuid, len, buf);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t dev, char *serial, unsigned len)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetSerial", dev);
+	if (rc)
+		return rc;
+	char buf[64];
+	if (!fake_gpu_pick(dev->gpu, "serial", buf, sizeof(buf)))
+		snprintf(buf, sizeof(buf), "165432100%04d", dev->gpu);
+	return copy_str(serial, len, buf);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t dev, unsigned *v)
+{
+	nvmlReturn_t rc = enter("nvmlDeviceGetPcieReplayCounter", dev);
+	return rc ? rc : gpu_uint(dev, "pcie_replay", 0, v);
 }
 
 /* Fills the v2/v3 layout, or with v1 only the first 16 bytes of id and the numbers. */
@@ -306,10 +345,20 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t
 
 #define H200_MEMORY (143771ULL << 20)
 
-static void memory_values(int gpu, unsigned long long *total, unsigned long long *used)
+/* The GPU's memory, or a MIG device's: mig.M.memory_total (default a seventh of the GPU's, an
+ * H200's 1g profile) and mig.M.memory_used (default 0). */
+static void memory_values(nvmlDevice_t dev, unsigned long long *total, unsigned long long *used)
 {
+	int gpu = dev->gpu;
 	*total = (unsigned long long)fake_gpu_num(gpu, "memory_total", (long long)H200_MEMORY, NULL);
 	*used = (unsigned long long)fake_gpu_num(gpu, "memory_used", 0, NULL);
+	if (dev->mig >= 0) {
+		char key[64];
+		snprintf(key, sizeof(key), "mig.%d.memory_total", dev->mig);
+		*total = (unsigned long long)fake_gpu_num(gpu, key, (long long)(*total / 7), NULL);
+		snprintf(key, sizeof(key), "mig.%d.memory_used", dev->mig);
+		*used = (unsigned long long)fake_gpu_num(gpu, key, 0, NULL);
+	}
 	if (*used > *total)
 		*used = *total;
 }
@@ -321,7 +370,7 @@ BASIC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t
 		return rc;
 	if (!m)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	memory_values(dev->gpu, &m->total, &m->used);
+	memory_values(dev, &m->total, &m->used);
 	m->free = m->total - m->used;
 	return NVML_SUCCESS;
 }
@@ -335,7 +384,7 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (m->version != NVML_MEMORY_V2)
 		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-	memory_values(dev->gpu, &m->total, &m->used);
+	memory_values(dev, &m->total, &m->used);
 	m->reserved = (unsigned long long)fake_gpu_num(dev->gpu, "memory_reserved", 0, NULL);
 	m->free = m->total - m->used;
 	return NVML_SUCCESS;
@@ -704,6 +753,30 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t dev, u
 		return NVML_ERROR_NOT_FOUND;
 	*mig = &migs[dev->gpu][index];
 	return NVML_SUCCESS;
+}
+
+/* A MIG device's GPU instance id (mig.M.gi, default M + 1) and compute instance id (mig.M.ci,
+ * default 0); the GPU itself has neither (INVALID_ARGUMENT, as NVML answers for a GPU handle). */
+static nvmlReturn_t mig_id(const char *fn, nvmlDevice_t dev, const char *field, long long dflt, unsigned *id)
+{
+	nvmlReturn_t rc = enter(fn, dev);
+	if (rc)
+		return rc;
+	if (dev->mig < 0 || !id)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	char key[64];
+	snprintf(key, sizeof(key), "mig.%d.%s", dev->mig, field);
+	return gpu_uint(dev, key, dflt, id);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t dev, unsigned *id)
+{
+	return mig_id("nvmlDeviceGetGpuInstanceId", dev, "gi", dev ? dev->mig + 1 : 0, id);
+}
+
+FULL_EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t dev, unsigned *id)
+{
+	return mig_id("nvmlDeviceGetComputeInstanceId", dev, "ci", 0, id);
 }
 
 /* ---- PCIe ---- */

@@ -6,6 +6,7 @@
  * Input: sections "@PATH" (a line), then the file's content up to the next line that starts with
  * "@/"; "@PATH -> TARGET" makes a link; "@PATH/" a directory. Written below a fresh --root tree. */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdint.h>
@@ -38,6 +39,24 @@ static void mkparents(char *p)
 		}
 }
 
+/* True when a directory on the way to full, below the tree, is a symbolic link: an entry written
+ * there would land outside the tree (an input's "@/etc -> /etc" then "@/etc/passwd" overwrote
+ * the machine's /etc/passwd as root). */
+static bool through_link(const char *full)
+{
+	char *p = xstrdup(full);
+	bool link = false;
+	for (char *s = p + strlen(base) + 1; *s && !link; s++)
+		if (*s == '/') {
+			*s = '\0';
+			struct stat st;
+			link = lstat(p, &st) == 0 && S_ISLNK(st.st_mode);
+			*s = '/';
+		}
+	free(p);
+	return link;
+}
+
 /* A name below the tree: no "..", no empty or overlong path. */
 static bool plausible(const char *rel)
 {
@@ -64,22 +83,23 @@ static void build(const char *data, size_t size)
 		char *arrow = strstr(head, " -> ");
 		if (arrow)
 			*arrow = '\0';
-		if (plausible(head)) {
-			char *full = xasprintf("%s%s", base, head);
+		char *full = plausible(head) ? xasprintf("%s%s", base, head) : NULL;
+		if (full && !through_link(full)) {
 			mkparents(full);
-			if (arrow)
+			if (arrow) {
 				(void)symlink(arrow + 4, full);
-			else if (str_ends(full, "/"))
+			} else if (str_ends(full, "/")) {
 				mkdir(full, 0755);
-			else {
-				FILE *f = fopen(full, "wb");
-				if (f) {
-					fwrite(c, 1, clen, f);
-					fclose(f);
+			} else { /* never through a link the input made, never blocked by a FIFO */
+				int fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+				if (fd >= 0) {
+					if (write(fd, c, clen) < 0) { /* a short tree is still a tree */
+					}
+					close(fd);
 				}
 			}
-			free(full);
 		}
+		free(full);
 		free(head);
 	}
 }

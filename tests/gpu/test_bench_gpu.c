@@ -126,7 +126,7 @@ static void test_guard(gpu_session *s, gpu_dev *d)
 	uint64_t ns = 2000000; /* 2 ms */
 	CUresult rc = cu->cuEventRecord(d->ev_start, d->stream);
 	if (rc == CUDA_SUCCESS)
-		rc = gpu_guard(s, d, ns);
+		rc = gpu_guard(s, d, NULL, ns);
 	float ms = 0;
 	if (rc == CUDA_SUCCESS)
 		rc = gpu_event_elapsed(s, d, &ms);

@@ -264,8 +264,12 @@ def test_default_counters():
     for name in DEFAULT_COUNTERS:
         got = [(l, v) for n, l, v in scraped if n == name]
         check(sorted(l["gpu"] for l, _ in got) == [str(i) for i in range(len(GPUS))], "%s: GPUs %s" % (name, got))
-        for l, _ in got:
-            check(set(l) == DCGM_LABELS, "%s: labels %s, dcgm-exporter's are %s" % (name, sorted(l), sorted(DCGM_LABELS)))
+        # the Xid field also has dcgm-exporter's err_code and err_msg (the last code, 0 for none)
+        want = DCGM_LABELS | ({"err_code", "err_msg"} if name == "DCGM_FI_DEV_XID_ERRORS" else set())
+        for l, v in got:
+            check(set(l) == want, "%s: labels %s, dcgm-exporter's are %s" % (name, sorted(l), sorted(want)))
+            check(name != "DCGM_FI_DEV_XID_ERRORS" or (l["err_code"] == "%d" % v and l["err_msg"] == "No Error"),
+                  "%s: err_code and err_msg of %s: %s" % (name, v, l))
             check(l["Hostname"] == "node-9" and l["modelName"] == "NVIDIA H200" and l["device"] == "nvidia" + l["gpu"]
                   and l["DCGM_FI_DRIVER_VERSION"] == "580.159.04", "%s: label values %s" % (name, l))
     reserved = {l["gpu"]: v for n, l, v in scraped if n == "DCGM_FI_DEV_FB_RESERVED"}

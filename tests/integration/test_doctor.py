@@ -36,13 +36,13 @@ class Job:
         self.p.wait()
 
 
-def diagnose(job, cfg_lines, seconds="2", gpm=True, extra=()):
+def diagnose(job, cfg_lines, seconds="2", gpm=True, extra=(), env_extra=None):
     cfg = list(cfg_lines)
     if not any(l.startswith("device_count") for l in cfg):
         cfg.insert(0, "device_count = 1")
     if gpm:
         cfg.append("gpu.*.gpm = 1")
-    env, path = gvtest.fake_env(FAKE, "\n".join(cfg).replace("@PID@", str(job.pid)) + "\n")
+    env, path = gvtest.fake_env(FAKE, "\n".join(cfg).replace("@PID@", str(job.pid)) + "\n", env_extra)
     try:
         r = subprocess.run([GPUVET, "watch", "--pid", str(job.pid), "--diagnose", seconds, "--interval", "0.25", "--json"]
                            + list(extra), env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
@@ -253,7 +253,132 @@ def test_other_pid_namespace_found_by_device_file():
         shutil.rmtree(root)
 
 
-gvtest.run([test_other_pid_namespace_found_by_device_file, test_watch_shows_activity_or_says_why_not, test_running_verdict_in_the_stream, test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
+
+def test_growing_memory_is_memory_growth():
+    # the issue: a job keeping every step's output grew about 1 GiB/s on the H200 and read
+    # "mostly idle"; NVML's list of the job's memory rises at every call here
+    with Job(IDLE) as j:
+        steps = ",".join("@PID@:python:%dMiB" % (10240 + 64 * k) for k in range(400))
+        rc, doc = diagnose(j, ["gpu.0.processes = " + steps, "gpu.0.util_gpu = 20", "gpu.0.gpm.sm_active = 10"])
+    check(verdict(doc) == "job.memory-growth" and rc == 1, explain(doc))
+    g = doc["gpus"][0]
+    check(g["memory_growth_steady"] and g["memory_growth_bytes_per_second"] > 64 << 20 and g["memory_growth_of"] == "job",
+          "growth figures: %s" % g)
+    check("full in" in doc["diagnosis"]["title"], "time to full: %s" % doc["diagnosis"]["title"])
+    check(any("_record_memory_history" in f for f in doc["diagnosis"]["fix"]), "how to find it: %s" % doc["diagnosis"]["fix"])
+    # a job that allocated once and holds it is not growing
+    with Job(IDLE) as j:
+        rc, doc = diagnose(j, ["gpu.0.processes = @PID@:python:30GiB", "gpu.0.util_gpu = 98", "gpu.0.gpm.sm_active = 94",
+                               "gpu.0.gpm.tensor_active = 91"])
+    check(verdict(doc) == "job.tensor-bound" and not doc["gpus"][0]["memory_growth_steady"], explain(doc))
+
+
+def fake_pyspy(dirname, text):
+    """A py-spy on PATH that prints text for `dump --nonblocking --pid N`."""
+    path = os.path.join(dirname, "py-spy")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n[ \"$1 $2 $3\" = \"dump --nonblocking --pid\" ] || exit 2\ncat <<'EOF'\n%sEOF\n" % text)
+    os.chmod(path, 0o755)
+
+
+def test_idle_job_names_the_socket_it_waits_on():
+    # a job that waits on its peer over TCP (another rank, a data server): the doctor names the
+    # socket and its peer from /proc, and the Python frames where py-spy is on PATH
+    import socket
+    import tempfile
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    argv = [PY, "-c", "import socket; s = socket.create_connection(('127.0.0.1', %d)); s.recv(1)" % port]
+    bindir = tempfile.mkdtemp(prefix="gpuvet-bin-", dir=gvtest.tmpdir())
+    try:
+        with Job(argv) as j:
+            conn, _ = srv.accept()
+            path_plain = bindir + ":/usr/bin:/bin"
+            rc, doc = diagnose(j, ["gpu.0.processes = @PID@:python:2GiB", "gpu.0.util_gpu = 1"], extra=(),
+                               env_extra={"PATH": path_plain})
+            waits = doc["job"]["waits"]
+            check(verdict(doc) == "job.gpu-idle" and waits["sampled"], explain(doc))
+            if os.geteuid() == 0:
+                t = waits["threads"][0]
+                check(t["kind"] == "socket" and t["call"] in ("recvfrom", "read", "recvmsg") and
+                      "127.0.0.1:%d" % port in t["on"] and t["ratio"] >= 0.5, "the wait: %s" % waits)
+                check("the network (a TCP socket to 127.0.0.1:%d)" % port in doc["diagnosis"]["title"],
+                      "title: %s" % doc["diagnosis"]["title"])
+            check(any("pip install py-spy" in f for f in doc["diagnosis"]["fix"]), "how to get py-spy: %s" % doc["diagnosis"])
+            fake_pyspy(bindir, 'Thread %d (idle): "MainThread"\n    recv_into (socket.py:705)\n    <module> (<string>:1)\n' % j.pid)
+            rc, doc = diagnose(j, ["gpu.0.processes = @PID@:python:2GiB", "gpu.0.util_gpu = 1"], env_extra={"PATH": path_plain})
+            check(doc["job"]["waits"]["python_frames"] == ["recv_into (socket.py:705)", "<module> (<string>:1)"],
+                  "py-spy frames: %s" % doc["job"]["waits"])
+            check(any("recv_into (socket.py:705) <- <module>" in e for e in doc["diagnosis"]["evidence"]),
+                  "frames in the evidence: %s" % doc["diagnosis"]["evidence"])
+            conn.close()
+    finally:
+        srv.close()
+        import shutil
+        shutil.rmtree(bindir)
+
+
+def test_waits_read_through_root():
+    # a machine as a tree: the main thread in read() on a shard, its worker in read() on their pipe
+    import platform
+    import shutil
+    import tempfile
+    nr_read = {"x86_64": 0, "aarch64": 63, "riscv64": 63}.get(platform.machine())
+    if nr_read is None:
+        return
+    root = tempfile.mkdtemp(prefix="gpuvet-doctor-root-", dir=gvtest.tmpdir())
+    try:
+        def put(rel, text):
+            full = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w") as fh:
+                fh.write(text)
+
+        for pid, ppid in ((777, 1), (778, 777)):
+            stat = "%d (python) S %d 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n" % (pid, ppid)
+            put("proc/%d/stat" % pid, stat)
+            put("proc/%d/task/%d/stat" % (pid, pid), stat)
+            put("proc/%d/task/%d/syscall" % (pid, pid), "%d 0x%x 0x7f00 0x10000 0x0 0x0 0x0 0x7ffd 0x7f00\n"
+                % (nr_read, 5 if pid == 777 else 4))
+            put("proc/%d/task/%d/wchan" % (pid, pid), "0\n")
+            put("proc/%d/status" % pid, "Name:\tpython\nUid:\t%d\t%d\t%d\t%d\n" % ((os.geteuid(),) * 4))
+            put("proc/%d/comm" % pid, "python\n")
+            put("proc/%d/task/%d/comm" % (pid, pid), "python\n")
+        put("proc/778/task/778/comm", "pt_data_worker\n")
+        put("data/train/shard-00042.tar", "x")
+        os.makedirs(os.path.join(root, "proc/777/fd"))
+        os.makedirs(os.path.join(root, "proc/778/fd"))
+        os.symlink("/data/train/shard-00042.tar", os.path.join(root, "proc/777/fd/5"))
+        os.symlink("/dev/nvidia0", os.path.join(root, "proc/777/fd/6"))
+        os.symlink("pipe:[9001]", os.path.join(root, "proc/778/fd/4"))
+        os.symlink("pipe:[9001]", os.path.join(root, "proc/777/fd/7"))
+        cfg = "device_count = 1\ngpu.0.gpm = 1\ngpu.0.processes = 777:python:2GiB\ngpu.0.util_gpu = 1\n"
+        env, path = gvtest.fake_env(FAKE, cfg)
+        try:
+            r = subprocess.run([GPUVET, "--root", root, "watch", "--pid", "777", "--diagnose", "1", "--interval", "0.25",
+                                "--json"], env=env, capture_output=True, timeout=30)
+        finally:
+            os.unlink(path)
+        check(r.stdout, "no output: %d %s" % (r.returncode, r.stderr))
+        doc = json.loads(r.stdout)
+        check(verdict(doc) == "job.gpu-idle", explain(doc))
+        check("reads from storage (/data/train/shard-00042.tar)" in doc["diagnosis"]["title"], explain(doc))
+        ws = doc["job"]["waits"]["threads"]
+        check(ws[0]["kind"] == "file" and ws[0]["call"] == "read" and ws[0]["on"] == "/data/train/shard-00042.tar",
+              "the main thread's wait: %s" % ws)
+        check(any(w["kind"] == "pipe" and w["on"] == "a pipe to pid 777 (python)" and w["workers"] == 1 for w in ws),
+              "the worker's wait: %s" % ws)
+        check(doc["job"]["cpu"]["dataloader_workers"] == 1, "the worker named pt_data_worker: %s" % doc["job"]["cpu"])
+        check(any("not with --root" in n for n in doc["diagnosis"]["notes"]) or
+              doc["job"]["waits"].get("python_frames_why", "").startswith("not with --root"),
+              "no py-spy on a tree's pid: %s" % doc["job"]["waits"])
+    finally:
+        shutil.rmtree(root)
+
+gvtest.run([test_growing_memory_is_memory_growth, test_idle_job_names_the_socket_it_waits_on, test_waits_read_through_root,
+            test_other_pid_namespace_found_by_device_file, test_watch_shows_activity_or_says_why_not, test_running_verdict_in_the_stream, test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
             test_fp32_resnet_on_h200_wants_amp, test_cpu_fed_main_process_is_input_bound,
             test_saturated_workers_are_input_bound, test_tiny_kernels_with_sync_are_launch_bound_not_input_bound,
             test_idle_job_holding_memory_is_memory_pressure, test_one_gpu_of_two_idle_is_imbalance,

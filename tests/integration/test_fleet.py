@@ -1,10 +1,13 @@
 """Who uses each GPU, through the real commands: a machine tree whose GPU processes sit in a
 Kubernetes pod (cgroup v2, systemd driver, containerd; the pod's log directories name it) and
 in a Slurm step (cgroup v1, proctrack/cgroup; its environment names the user), with the fake
-NVML reporting their pids. watch --once --json and its text name each owner; --pod and --job
-follow one; serve labels the GPU's series with pod/namespace/container and hpc_job, labels the
-per-process series and folds those past --process-series into pid="other"; promtool accepts
-it; watch --record keeps the owners in the history.
+NVML reporting their pids, and a kubelet device-plugin checkpoint (tests/fixtures/kubelet) that
+allocates GPU 1 to a pod with no process on it yet. watch --once --json and its text name each
+owner; --pod and --job follow one; serve keeps its own GPU series to the GPU's identity and
+names the owners in gpuvet_gpu_owner_info (the allocated pod with 0 processes), labels
+dcgm-exporter's series with pod/namespace/container and hpc_job as dcgm-exporter does, labels the
+per-process series with their owner and folds those past --process-series into pid="other";
+promtool accepts it; watch --record keeps the owners in the history.
 
     python3 test_fleet.py GPUVET FAKE_NVML_LIB
 """
@@ -22,6 +25,7 @@ import gvtest  # noqa: E402
 
 UID = "5f1c2b9e-1234-4abc-9def-0123456789ab"
 CID = "3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899"
+NOTEBOOK_UID = "7a2d3c4e-5678-4bcd-8ef0-1234567890ab"  # tests/fixtures/kubelet/make_checkpoint.py
 
 
 def put(root, rel, text):
@@ -49,6 +53,11 @@ def tree(root):
     put(root, "proc/300/comm", "Xorg\n")
     put(root, "proc/300/stat", "300 (Xorg) S 1 300 300 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 7000 0 0\n")
     put(root, "etc/passwd", "root:x:0:0::/root:/bin/sh\nalice:x:1001:1001::/home/alice:/bin/sh\n")
+    # the kubelet's allocations: the trainer pod's GPU 0 and a notebook pod's share of GPU 1
+    fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "kubelet",
+                           "kubelet_internal_checkpoint")
+    put(root, "var/lib/kubelet/device-plugins/kubelet_internal_checkpoint", open(fixture, "rb").read())
+    put(root, "var/log/pods/research_notebook-x_%s/notebook/0.log" % NOTEBOOK_UID, "")
 
 
 def main():
@@ -114,24 +123,44 @@ def main():
         finally:
             p.terminate()
             p.wait(10)
-        gpu0 = [l for l in m.splitlines() if l.startswith("gpuvet_gpu_temperature_celsius{") and 'gpu="0"' in l]
-        gvtest.check(gpu0 and 'pod="trainer-7d9f"' in gpu0[0] and 'namespace="research"' in gpu0[0]
-                     and 'container="trainer"' in gpu0[0] and 'hpc_job="4242"' in gpu0[0],
-                     "GPU 0's series lack the owner labels: %s" % gpu0)
-        gpu1 = [l for l in m.splitlines() if l.startswith("gpuvet_gpu_temperature_celsius{") and 'gpu="1"' in l]
-        gvtest.check(gpu1 and "pod=" not in gpu1[0] and "hpc_job=" not in gpu1[0], "GPU 1 has owner labels: %s" % gpu1)
-        dcgm = [l for l in m.splitlines() if l.startswith("DCGM_FI_DEV_GPU_TEMP{") and 'gpu="0"' in l]
-        gvtest.check(dcgm and 'pod="trainer-7d9f"' in dcgm[0], "the DCGM series lack the pod label: %s" % dcgm)
-        procs = [l for l in m.splitlines() if l.startswith("gpuvet_process_gpu_memory_bytes{")]
+        lines = m.splitlines()
+        temps = [l for l in lines if l.startswith("gpuvet_gpu_temperature_celsius{")]
+        gvtest.check(len(temps) == 2 and all(re.match(r'^[^{]+\{gpu="\d",uuid="[^"]+"\} ', l) for l in temps),
+                     "gpuvet's GPU series carry more than the GPU's identity: %s" % temps)
+        owners = sorted(l for l in lines if l.startswith("gpuvet_gpu_owner_info{"))
+        u0, u1 = "GPU-fa4e0000-0000-4000-8000-000000000000", "GPU-fa4e0000-0000-4000-8000-000000000001"
+        want = sorted([
+            'gpuvet_gpu_owner_info{gpu="0",uuid="%s",kind="pod",namespace="research",pod="trainer-7d9f",'
+            'container="trainer",pod_uid="%s"} 1' % (u0, UID),
+            'gpuvet_gpu_owner_info{gpu="0",uuid="%s",kind="slurm",job_id="4242",user="alice"} 1' % u0,
+            'gpuvet_gpu_owner_info{gpu="1",uuid="%s",kind="pod",namespace="research",pod="notebook-x",'
+            'container="notebook",pod_uid="%s"} 1' % (u1, NOTEBOOK_UID)])
+        gvtest.check(owners == want, "owner series:\n%s\nnot\n%s" % ("\n".join(owners), "\n".join(want)))
+        gvtest.check('gpuvet_gpu_owner_processes{gpu="1",uuid="%s",kind="pod",namespace="research",pod="notebook-x",'
+                     'container="notebook",pod_uid="%s"} 0' % (u1, NOTEBOOK_UID) in lines,
+                     "the allocated pod's process count is not 0")
+        gvtest.check("gpuvet_kubelet_checkpoint_up 1" in lines, "the checkpoint was not read")
+        dcgm = [l for l in lines if l.startswith("DCGM_FI_DEV_GPU_TEMP{")]
+        d0 = [l for l in dcgm if 'gpu="0"' in l]
+        gvtest.check(d0 and 'pod="trainer-7d9f"' in d0[0] and 'namespace="research"' in d0[0]
+                     and 'container="trainer"' in d0[0] and 'hpc_job="4242"' in d0[0],
+                     "the DCGM series of GPU 0 lack dcgm-exporter's owner labels: %s" % d0)
+        d1 = [l for l in dcgm if 'gpu="1"' in l]
+        gvtest.check(d1 and 'pod="notebook-x"' in d1[0] and "hpc_job=" not in d1[0],
+                     "the DCGM series of GPU 1 lack its allocated pod: %s" % d1)
+        procs = [l for l in lines if l.startswith("gpuvet_process_gpu_memory_bytes{")]
         gvtest.check(len(procs) == 3, "2 process series and one pid=other expected: %s" % procs)
-        gvtest.check(any('pid="100"' in l and 'pod="trainer-7d9f"' in l for l in procs), "process 100 unlabelled")
-        gvtest.check(any('pid="200"' in l and 'hpc_job="4242"' in l for l in procs), "process 200 unlabelled")
+        gvtest.check(any('pid="100"' in l and 'pod="trainer-7d9f"' in l and 'kind="pod"' in l for l in procs),
+                     "process 100 unlabelled")
+        gvtest.check(any('pid="200"' in l and 'job_id="4242"' in l and 'user="alice"' in l for l in procs),
+                     "process 200 unlabelled")
         gvtest.check(any('pid="other"' in l for l in procs), "no pid=other series past the cap")
         gvtest.check("gpuvet_process_series_folded 1" in m, "the folded count is not 1")
         if shutil.which("promtool"):
             pt = subprocess.run(["promtool", "check", "metrics"], input=body, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, timeout=60)
-            bad = [l for l in pt.stdout.decode().splitlines() if "modelName" not in l and l.strip()]
+            bad = [l for l in pt.stdout.decode().splitlines() if "modelName" not in l and l.strip()
+                   and l not in gvtest.DCGM_NAME_LINT]
             gvtest.check(pt.returncode == 0 or not bad, "promtool: %s" % pt.stdout.decode())
 
         # watch --record keeps who held each GPU

@@ -9,7 +9,8 @@
 - a database in a read-only directory is listed when nothing needs recovery, and a pending
   recovery is reported as needing write access;
 - under a file-size limit (ulimit -f) check prints its report, exits with the diagnosis's
-  status and warns that the history was not written;
+  status and warns that the history was not written; with a history there (check reads it
+  first) and ulimit -f 0 or 8, no command is killed by SIGXFSZ;
 - a corrupt database of ours is moved aside with a timestamped name, byte for byte, and a new
   history starts.
 
@@ -241,6 +242,31 @@ def test_file_size_limit(tmp, env):
           "no warning about the history and the limit: %s" % r.stderr)
 
 
+def test_file_size_limit_existing_history(tmp, env):
+    """ulimit -f 0 and 8 with a history there: check reads it (NVLink counters) before its report,
+    and SQLite writes even to read (its -shm file). No command is killed by SIGXFSZ: check prints
+    its report, history list and report say why they cannot read."""
+    db = os.path.join(tmp, "limit-existing", "history.db")
+    for _ in range(3):
+        r = run(check_cmd(db), env)
+        check(r.returncode in (0, 1), "filling the history: %s" % r.stderr)
+    ref = run(check_cmd(db, ["--no-history", "--json"]), env)
+    for kib in (0, 8):
+        def limit():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
+        r = run(check_cmd(db, ["--json"]), env, preexec_fn=limit)
+        check(r.returncode == ref.returncode, "check under ulimit -f %d: exit %d, %d without history (%s)"
+              % (kib, r.returncode, ref.returncode, r.stderr))
+        check(b'"findings"' in r.stdout and r.stdout.rstrip().endswith(b"}"), "ulimit -f %d: no report: %s"
+              % (kib, r.stdout[:200]))
+        check(b"ulimit -f %d" % kib in r.stderr, "ulimit -f %d: no warning naming the limit: %s" % (kib, r.stderr))
+        for cmd in ([GPUVET, "history", "list", "--db", db], [GPUVET, "report", "--db", db, "-o", "-"]):
+            r = run(cmd, env, preexec_fn=limit)
+            check(r.returncode >= 0, "%s under ulimit -f %d was killed by signal %d" % (cmd[1], kib, -r.returncode))
+            check(r.returncode == 0 or b"ulimit -f %d" % kib in r.stderr,
+                  "%s under ulimit -f %d: exit %d without naming the limit: %s" % (cmd[1], kib, r.returncode, r.stderr))
+
+
 def test_corrupt_moved_aside(tmp, env):
     d = os.path.join(tmp, "corrupt")
     db = os.path.join(d, "history.db")
@@ -278,7 +304,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="gpuvet-hist-abuse-", dir=gvtest.tmp_base_for_other_users()) as tmp:
         os.chmod(tmp, 0o755)  # the read-only test runs as nobody
         env = base_env(tmp)
-        for t in (test_hot_journal, test_fifo, test_readonly_dir, test_file_size_limit, test_corrupt_moved_aside,
+        for t in (test_hot_journal, test_fifo, test_readonly_dir, test_file_size_limit,
+                  test_file_size_limit_existing_history, test_corrupt_moved_aside,
                   test_concurrent_writers, test_random_kills):
             try:
                 t(tmp, env)

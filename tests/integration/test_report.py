@@ -3,6 +3,7 @@ strings escaped, regressions and the driver change marked, bad input refused wit
 
     python3 test_report.py GPUVET FAKE_NVML_LIB
 """
+import json
 import os
 import re
 import subprocess
@@ -43,7 +44,7 @@ def main():
         check(p.returncode == 0, "report from the history: exit %d: %s" % (p.returncode, p.stderr))
         check(not os.path.exists(page + ".tmp"), "the temporary file was left behind")
         html = open(page, encoding="utf-8").read()
-        for sid in ("machine", "check", "bench", "history", "tune", "watch"):
+        for sid in ("machine", "check", "bench", "diag", "history", "tune", "watch"):
             check('<section id="%s">' % sid in html, "section %s missing" % sid)
         no_markup_from_machine(html, "history page")
         check("H200 &lt;script&gt;alert(&quot;gpu&quot;)&lt;/script&gt; &#39;q&#39; &amp; co" in html,
@@ -71,6 +72,32 @@ def main():
               "tune's settings are not ranked with their code")
         check(re.search(r"AMP [bf][f0-9]+ saves \d+% of the peak GPU memory", html2), "AMP's memory saving is not said")
         check("0 run" not in html2.split("runs read:")[0][-20:], "no runs read from documents")
+
+        # diag documents of three nodes: one table row per node and GPU, every test's status, the
+        # failing node's finding with its evidence; a hostile host name stays text
+        diag_args = [gpuvet, "report", "-o", os.path.join(tmp, "diag.html")]
+        for n, host in enumerate(("node-a", "node-b", "<b>node-c</b>")):
+            doc = {"schema": "gpuvet.diag/1", "host": host, "started": "2026-12-01T22:0%d:00Z" % n, "level": 2,
+                   "gpus": [{"index": 0, "nvml_index": 0, "name": "NVIDIA H200", "serial": "16540%d" % n,
+                             "results": [{"test": "memory", "status": "fail" if n == 2 else "pass",
+                                          "metric": "memory.errors", "value": 3 if n == 2 else 0, "unit": None},
+                                         {"test": "bandwidth", "status": "pass", "metric": "memory.triad",
+                                          "value": 4350 + n, "unit": "GB/s"}]}],
+                   "findings": [{"id": "diag.memory-errors", "severity": "fail", "title": "GPU 0: 3 errors over 132.3 GiB",
+                                 "evidence": ["own_address pass 2: 3 errors at 0x7f0000001000"]}] if n == 2 else []}
+            path = os.path.join(tmp, "diag-%d.json" % n)
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            diag_args += ["--json", path]
+        p = subprocess.run(diag_args, env=env, stderr=subprocess.PIPE, timeout=60)
+        check(p.returncode == 0, "report from diag documents: exit %d: %s" % (p.returncode, p.stderr))
+        html4 = open(os.path.join(tmp, "diag.html"), encoding="utf-8").read()
+        diag = html4.split('<section id="diag">', 1)[1].split("</section>", 1)[0]
+        check(diag.count("<tr><td>") == 3, "not one row per node and GPU: %s" % diag[:400])
+        check("memory.triad 4351 GB/s (pass)" in diag, "a figure with its status is missing")
+        check('<span class="fail">memory.errors 3 (fail)' in diag, "the failing test is not marked")
+        check("diag.memory-errors" in diag and "0x7f0000001000" in diag, "the finding and its evidence are missing")
+        check("&lt;b&gt;node-c&lt;/b&gt;" in diag and "<b>node-c" not in diag, "the host name is not escaped")
 
         # the same documents twice give the same page (no clock, no randomness)
         page3 = os.path.join(tmp, "docs2.html")

@@ -3,6 +3,7 @@
 clients, clients that never read, malformed requests, huge headers. The exporter must keep
 serving, and its memory must stay bounded."""
 import os
+import resource
 import selectors
 import socket
 import subprocess
@@ -114,6 +115,37 @@ def test_500_concurrent_scrapes():
         check(srv.alive() and scrape_ok(srv.port), "exporter down after refusing connections")
     finally:
         srv.stop()
+
+
+def test_burst_from_one_address():
+    """1000 scrapes at once from one address (issue "Limits"): the per-address budget
+    (--max-connections-per-ip, 64) answers what it holds and closes the rest at once, so that one
+    client cannot take the whole budget; nothing waits for the deadline, and another address is
+    still answered. docs/serve.md ("One address, many connections") says why, and that a
+    Prometheus never comes near it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        print("SKIP: 1000 sockets need a descriptor limit over 1200 (hard limit %d)" % hard)
+        return gvtest.SKIP
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200) if hard == resource.RLIM_INFINITY else hard, hard))
+    for extra, what in (([], "defaults"), (["--max-connections-per-ip", "0"], "per-address budget off")):
+        srv = start(extra)
+        try:
+            t0 = time.time()
+            got = many_scrapes(srv.port, 1000, ["127.0.0.1"])
+            took = time.time() - t0
+            other = scrape_ok(srv.port, source="127.0.0.2")
+            _, _, body = gvtest.http(srv.port)
+            closed = {k: v for k, v in gvtest.series(body.decode()).items()
+                      if k.startswith("gpuvet_http_connections_closed_total")}
+            print("  %s: %d of 1000 answered in %.2f s; closed by the exporter: %s" % (
+                what, got, took, ", ".join("%s %d" % (k.split('"')[1], v) for k, v in sorted(closed.items()) if v)))
+            check(got >= 64, "%s: only %d of 1000 scrapes from one address answered" % (what, got))
+            check(took < 8, "%s: the burst took %.1f s: connections waited instead of being answered or closed" % (what, took))
+            check(other, "%s: another address was not answered after the burst" % what)
+            check(srv.alive() and scrape_ok(srv.port), "%s: exporter down after the burst" % what)
+        finally:
+            srv.stop()
 
 
 def closed_by_server(socks, wait=0.2):
@@ -347,5 +379,5 @@ def test_allow_list():
     check(r.returncode == 2 and "--allow '10.0.0.0/40'" in r.stderr, "a bad --allow: exit %d, %r" % (r.returncode, r.stderr))
 
 
-gvtest.run([test_500_concurrent_scrapes, test_slow_clients, test_malformed_requests, test_huge_headers, test_hang_ups,
+gvtest.run([test_500_concurrent_scrapes, test_burst_from_one_address, test_slow_clients, test_malformed_requests, test_huge_headers, test_hang_ups,
             test_ipv6_class, test_allow_list])

@@ -21,7 +21,14 @@ CONFIG = ("device_count = 3\n"
 
 
 def scrape(port):
-    status, _, body = gvtest.http(port)
+    """One scrape, answered 200; a 503 (no sample yet: the exporter says so until its first one,
+    which "serving" on stderr precedes) is tried again for 10 s, as Prometheus would."""
+    deadline = time.time() + 10
+    while True:
+        status, _, body = gvtest.http(port)
+        if status != 503 or time.time() > deadline:
+            break
+        time.sleep(0.05)
     check(status == 200, "status %s" % status)
     return body.decode()
 

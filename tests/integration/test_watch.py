@@ -5,6 +5,7 @@ driven through tmux (send-keys, capture-pane) when tmux is installed."""
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import tempfile
@@ -45,7 +46,8 @@ def test_once_text():
         check(f[-1] == ("degraded" if i in (3, 5) else "healthy"), "GPU %d health: %s" % (i, row))
     check("5x8!" in rows[5], "degraded link not marked: %s" % rows[5])
     check("clocks held back by: power cap, hardware thermal slowdown" in out, "clock reasons in words")
-    check(any(l.split()[:4] == ["1", "4242", "compute", "python"] for l in out.splitlines()), "process row")
+    # GPU, PID, USER ("?": no such process in /proc), TYPE, NAME
+    check(any(l.split()[:5] == ["1", "4242", "?", "compute", "python"] for l in out.splitlines()), "process row:\n%s" % out)
     check("gpu.pcie-degraded" in out and "reseat" in out, "health message with its action")
 
 
@@ -108,6 +110,51 @@ def test_no_nvml():
     check(b"cannot read the GPUs" in r.stderr, "stderr: %s" % r.stderr)
     r = watch(["--once", "--pid", "999999999"], config())
     check(r.returncode == 2 and b"no such process" in r.stderr, "--pid of no process: %d %s" % (r.returncode, r.stderr))
+
+
+def test_once_every_reading_fails():
+    # every value query of both GPUs answers NVML_ERROR_UNKNOWN (999); the process lists still
+    # answer (empty): a GPU none of whose values can be read is lost, not "healthy" with every
+    # field an error
+    fns = ["UtilizationRates", "MemoryInfo", "Temperature", "TemperatureThreshold", "PowerUsage",
+           "EnforcedPowerLimit", "PowerManagementDefaultLimit", "TotalEnergyConsumption", "ClockInfo",
+           "MaxClockInfo", "CurrPcieLinkGeneration", "CurrPcieLinkWidth", "MaxPcieLinkGeneration",
+           "MaxPcieLinkWidth", "FieldValues", "CurrentClocksEventReasons", "CurrentClocksThrottleReasons",
+           "FanSpeed", "TotalEccErrors", "RetiredPages", "RetiredPagesPendingStatus", "RemappedRows",
+           "PcieReplayCounter", "PcieThroughput", "EncoderUtilization", "DecoderUtilization"]
+    r = watch(["--once", "--json"], "device_count = 2\n" + "".join("error.nvmlDeviceGet%s = 999\n" % f for f in fns))
+    check(r.returncode == 1, "exit %d with every reading failing: %s" % (r.returncode, r.stderr))
+    doc = json.loads(r.stdout)
+    check(doc["health"] == "unhealthy", "health %s with every reading failing" % doc.get("health"))
+    check(all(g["lost"] for g in doc["gpus"]), "GPUs not lost: %s" % [g.get("lost") for g in doc["gpus"]])
+
+
+def test_once_hung_query_ends():
+    # the first contact (nvmlInit, the count) answers, a device query then hangs: --once gives up
+    # after the deadline check gives NVML (GPUVET_DRIVER_TIMEOUT 2 s, +2 s), exit 1
+    t0 = time.time()
+    try:
+        r = watch(["--once", "--json"], config("hang.nvmlDeviceGetUtilizationRates = 600000"),
+                  {"GPUVET_DRIVER_TIMEOUT": "2"}, timeout=30)
+    except subprocess.TimeoutExpired:
+        raise gvtest.Fail("watch --once did not end by itself within 30 s with a hung query")
+    took = time.time() - t0
+    check(took < 15, "watch --once took %.1f s with a hung query" % took)
+    check(r.returncode == 1, "exit %d with a hung query: %s" % (r.returncode, r.stderr))
+    doc = json.loads(r.stdout)
+    check("did not answer within 4 s" in doc["error"], "error document: %s" % doc)
+
+
+def test_once_interrupted_is_not_success():
+    # interrupted during a hung nvmlInit: nothing was printed, the status says so (128 + SIGINT)
+    env, _ = gvtest.fake_env(FAKE, config("hang.nvmlInit = 600000"))
+    p = subprocess.Popen([GPUVET, "watch", "--once"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL)
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=20)
+    check(p.returncode in (130, -signal.SIGINT), "an interrupted watch --once exits %d: %s" % (p.returncode, err))
+    check(out == b"", "printed: %s" % out)
 
 
 def test_pid_follows_the_job():
@@ -180,22 +227,22 @@ def test_tui_in_tmux():
     try:
         r = tmux("new-session", "-d", "-s", "gv", "-x", "140", "-y", "40", cmd)
         check(r.returncode == 0, "tmux: %s" % r.stderr)
-        gvtest.wait_for(lambda: "NVIDIA H200" in screen() and "sort: memory" in screen(), 10, "the first frame")
+        gvtest.wait_for(lambda: "NVIDIA H200" in screen() and "sort: GPU-MEM, descending" in screen(), 10, "the first frame")
         s = screen()
         check("gpuvet watch" in s and "8 GPUs" in s, "header:\n%s" % s)
         check(s.count("NVIDIA H200") == N, "GPU rows:\n%s" % s)
         check("4242" in s and "python" in s, "process row:\n%s" % s)
         check("gpu.pcie-degraded" in s or "gpu.throttled" in s, "health messages:\n%s" % s)
         tmux("send-keys", "-t", "gv", "s")
-        gvtest.wait_for(lambda: "sort: pid" in screen(), 5, "the sort key")
+        gvtest.wait_for(lambda: "sort: POD / JOB, ascending" in screen(), 5, "the sort key")
         tmux("send-keys", "-t", "gv", "j", "j", "j")
-        gvtest.wait_for(lambda: ">2" in screen() and "one GPU" in screen(), 5, "GPU 2 selected")
+        gvtest.wait_for(lambda: ">2" in screen() and "GPU 2 only" in screen(), 5, "GPU 2 selected")
         tmux("send-keys", "-t", "gv", "a")
         gvtest.wait_for(lambda: ">2" not in screen(), 5, "selection cleared")
         tmux("resize-window", "-t", "gv", "-x", "80", "-y", "20")
         gvtest.wait_for(lambda: "gpuvet watch" in screen() and len(screen().splitlines()) == 20, 5, "a redraw at 80x20")
         s = screen().splitlines()
-        check(s[-1].startswith("q quit") and s[-1].rstrip().endswith("span"), "footer at 80x20: %r" % s[-1])
+        check(s[-1].startswith("h help  q quit") and s[-1].rstrip().endswith("span"), "footer at 80x20: %r" % s[-1])
         check(sum("NVIDIA H200" in l for l in s) == N, "one row per GPU at 80x20:\n%s" % "\n".join(s))
         tmux("resize-window", "-t", "gv", "-x", "60", "-y", "12")
         gvtest.wait_for(lambda: "GPUs shown" in screen(), 5, "a 60x12 terminal to say what is hidden")
@@ -247,5 +294,6 @@ def test_tui_name_column():
         tmux("kill-server")
 
 
-gvtest.run([test_once_text, test_once_json, test_old_driver_missing_symbols, test_unhealthy_exit_status, test_no_nvml, test_pid_follows_the_job,
+gvtest.run([test_once_text, test_once_json, test_old_driver_missing_symbols, test_unhealthy_exit_status, test_no_nvml,
+            test_once_every_reading_fails, test_once_hung_query_ends, test_once_interrupted_is_not_success, test_pid_follows_the_job,
             test_record, test_tui_in_tmux, test_tui_name_column])

@@ -2,12 +2,15 @@
  * Runs one declarative scenario: a machine built as a directory tree, a fake NVML/libcuda
  * configuration, an environment, and the findings expected. See tests/scenarios/README.md.
  *
- *   scenario_runner GPUVET_BINARY SCENARIO_DIR [FAKE_NVML_LIB FAKE_CUDA_LIB [FAKE_NVML_BASIC_LIB]]
+ *   scenario_runner GPUVET_BINARY SCENARIO_DIR [FAKE_NVML_LIB FAKE_CUDA_LIB [FAKE_NVML_BASIC_LIB
+ *                   [FAKE_NVML_TRUNCATED [FAKE_CUBLASLT_LIB]]]]
  *
  * Exit 0 when every expectation holds, 1 otherwise (each failed expectation printed).
  */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,28 @@ static void fail(const char *fmt, ...)
 	failures++;
 }
 
+/* GPUVET_SCENARIO_DOCS=DIR keeps the scenario's JSON document as DIR/NAME.json, for the schema
+ * test (tests/tools/check_schemas.py); a scenario without one leaves none there. */
+static void keep_document(const char *scenario_dir, const char *out)
+{
+	const char *docs = getenv("GPUVET_SCENARIO_DOCS");
+	if (!docs || !*docs)
+		return;
+	mkdir(docs, 0777);
+	const char *name = strrchr(scenario_dir, '/');
+	name = name && name[1] ? name + 1 : scenario_dir;
+	char *path = xasprintf("%s/%s.json", docs, name);
+	unlink(path);
+	if (out) {
+		FILE *fp = fopen(path, "w");
+		if (fp) {
+			fputs(out, fp);
+			fclose(fp);
+		}
+	}
+	free(path);
+}
+
 static int run_simple(char *const argv[])
 {
 	proc_result r;
@@ -55,6 +80,45 @@ static const char *copy_for_other_user(const char *file, const char *dir, const 
 		return file;
 	}
 	return to;
+}
+
+/* left-running: none. The scenario's fake programs work in a folder of the copied tree, so every
+ * process they started has its working directory there (it inherits it): once gpuvet has
+ * returned, none may be left. Those found fail the scenario and are killed (the run leaves
+ * nothing either way). */
+static void check_none_left(const char *root)
+{
+	DIR *d = opendir("/proc");
+	size_t rlen = strlen(root);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		char link[64], cwd[4096];
+		snprintf(link, sizeof(link), "/proc/%ld/cwd", pid);
+		ssize_t n = readlink(link, cwd, sizeof(cwd) - 1);
+		if (n <= 0)
+			continue; /* gone, a zombie, or another user's */
+		cwd[n] = '\0';
+		if (strncmp(cwd, root, rlen) != 0 || (cwd[rlen] != '/' && cwd[rlen] != '\0'))
+			continue;
+		char cmd[256] = "";
+		snprintf(link, sizeof(link), "/proc/%ld/cmdline", pid);
+		FILE *fp = fopen(link, "rb");
+		size_t m = fp ? fread(cmd, 1, sizeof(cmd) - 1, fp) : 0;
+		if (fp)
+			fclose(fp);
+		for (size_t i = 0; i < m; i++)
+			if (cmd[i] == '\0')
+				cmd[i] = ' ';
+		cmd[m] = '\0';
+		fail("process %ld (%s) that gpuvet started is still running after it returned", pid, cmd);
+		kill((pid_t)pid, SIGKILL);
+	}
+	if (d)
+		closedir(d);
 }
 
 static char *after_colon(char *line)
@@ -284,12 +348,14 @@ static bool wants_nobody(const char *dir)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: scenario_runner GPUVET SCENARIO_DIR [FAKE_NVML FAKE_CUDA [FAKE_NVML_BASIC [FAKE_NVML_TRUNCATED]]]\n");
+		fprintf(stderr, "usage: scenario_runner GPUVET SCENARIO_DIR [FAKE_NVML FAKE_CUDA [FAKE_NVML_BASIC "
+				"[FAKE_NVML_TRUNCATED [FAKE_CUBLASLT]]]]\n");
 		return 2;
 	}
 	const char *gpuvet = argv[1], *dir = argv[2];
 	const char *fake_nvml = argc > 3 ? argv[3] : NULL, *fake_cuda = argc > 4 ? argv[4] : NULL;
 	const char *fake_basic = argc > 5 ? argv[5] : NULL, *fake_truncated = argc > 6 ? argv[6] : NULL;
+	const char *fake_cublaslt = argc > 7 ? argv[7] : NULL;
 	char *spath = xasprintf("%s/scenario", dir);
 	FILE *sf = fopen(spath, "r");
 	if (!sf) {
@@ -358,7 +424,8 @@ int main(int argc, char **argv)
 
 	strlist env = {0}, args = {0}, expects = {0}, absents = {0}, facts_exp = {0}, contains = {0}, lacks = {0};
 	strlist holds = {0}, ruled_out = {0}, signatures = {0}, err_contains = {0}; /* gpuvet explain/run */
-	bool use_fake = false, basic = false, truncated = false, as_nobody = false, json = true;
+	bool use_fake = false, basic = false, truncated = false, cublaslt = false, as_nobody = false, json = true;
+	bool none_left = false; /* left-running: none */
 	int want_exit = -1;
 	sl_push(&env, "PATH=/usr/bin:/bin");
 	sl_push(&env, "LC_ALL=C");
@@ -400,6 +467,8 @@ int main(int argc, char **argv)
 			use_fake = true;
 			if (fc)
 				fprintf(fc, "%s\n", v);
+		} else if (str_starts(l, "fake-lib:") && strcmp(v, "cublaslt") == 0) {
+			use_fake = cublaslt = true; /* beside the fake NVML of another fake-lib: line */
 		} else if (str_starts(l, "fake-lib:")) {
 			use_fake = true;
 			basic = strcmp(v, "basic") == 0;
@@ -489,6 +558,8 @@ int main(int argc, char **argv)
 			sl_push(&ruled_out, v);
 		} else if (str_starts(l, "signature:")) {
 			sl_push(&signatures, v);
+		} else if (str_starts(l, "left-running:") && strcmp(v, "none") == 0) {
+			none_left = true;
 		} else if (str_starts(l, "exit:")) {
 			want_exit = atoi(v);
 		} else {
@@ -519,6 +590,8 @@ int main(int argc, char **argv)
 			fake_cuda = copy_for_other_user(fake_cuda, tmpl, "libfake_cuda.so");
 		if (fake_basic)
 			fake_basic = copy_for_other_user(fake_basic, tmpl, "libfake_nvml_basic.so");
+		if (fake_cublaslt)
+			fake_cublaslt = copy_for_other_user(fake_cublaslt, tmpl, "libfake_cublaslt.so");
 	}
 	if (use_fake) {
 		if (!fake_nvml || !fake_cuda) {
@@ -529,6 +602,12 @@ int main(int argc, char **argv)
 			printf("scenario needs the truncated fake NVML, which was not built\n");
 			return 77;
 		}
+		if (cublaslt && !fake_cublaslt) {
+			printf("scenario needs the fake cuBLASLt, which was not built\n");
+			return 77;
+		}
+		if (cublaslt)
+			sl_pushf(&env, "GPUVET_CUBLASLT_LIB=%s", fake_cublaslt);
 		sl_pushf(&env, "GPUVET_NVML_LIB=%s",
 			 truncated ? fake_truncated : basic && fake_basic ? fake_basic : fake_nvml);
 		sl_pushf(&env, "GPUVET_CUDA_LIB=%s", fake_cuda);
@@ -591,6 +670,7 @@ int main(int argc, char **argv)
 	cJSON *doc = json ? cJSON_Parse(r.out) : NULL;
 	if (json && !doc && want_exit != 2) /* a usage error prints no document */
 		fail("output is not JSON: %.500s\nstderr: %.500s", r.out, r.err);
+	keep_document(dir, doc ? r.out : NULL);
 	for (size_t i = 0; i < expects.n; i++) {
 		strlist w = {0};
 		sl_split(&w, expects.v[i], " ", false);
@@ -667,6 +747,8 @@ int main(int argc, char **argv)
 		if (!cst || strcmp(cst, "ruled-out") != 0)
 			fail("cause %s: %s, expected it ruled out", ruled_out.v[i], cst ? cst : "not a candidate of any error recognised");
 	}
+	if (none_left)
+		check_none_left(root);
 	if (check_keys) {
 		FILE *kf = fopen(keys_log, "r");
 		char unknown[2048];

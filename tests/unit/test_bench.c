@@ -2,8 +2,9 @@
  * Unit tests of gpuvet bench's parts that need no GPU: statistics, peak arithmetic, the input
  * generator's model and the number decoders, the verification bounds (a right GEMM passes, a
  * transposed or perturbed one fails), the PTX kernels' text (entries and parameters, and ptxas
- * for sm_90 and sm_80 when the toolkit is installed), the watchdog, the library loaders, the
- * CPU baseline, the report's facts and JSON, and the verdict rules.
+ * for sm_90, sm_80 and sm_75, sm_70 where that ptxas knows it, when the toolkit is installed),
+ * the watchdog, the library loaders, the CPU baseline, the report's facts and JSON, and the
+ * verdict rules.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "bench/cublaslt.h"
 #include "bench/gen.h"
 #include "bench/gpu.h"
+#include "bench/mtpattern.h"
 #include "bench/nccl.h"
 #include "bench/ptx.h"
 #include "bench/report.h"
@@ -319,6 +321,22 @@ static void test_ptx_text(void **s)
 	assert_string_equal(ptx_bench_kernels[K_TRIAD].entry, "gv_triad");
 	assert_string_equal(ptx_bench_kernels[K_READ].entry, "gv_read");
 	assert_string_equal(ptx_bench_kernels[K_FILL_B64].entry, "gv_fill_b64");
+	assert_string_equal(ptx_bench_kernels[K_MT_FILL].entry, "gv_mt_fill");
+	assert_string_equal(ptx_bench_kernels[K_MT_CHECK].entry, "gv_mt_check");
+	assert_string_equal(ptx_bench_kernels[K_CMP_B32].entry, "gv_cmp_b32");
+	assert_string_equal(ptx_bench_kernels[K_MT_CHECK].params, "u64 u64 u32 u64 u64 u64 u32 u32");
+	/* the memory test's 16-byte accesses, its atomics, and a loop for every pattern mode */
+	assert_non_null(strstr(ptx_bench_module, "ld.global.v2.u64"));
+	assert_non_null(strstr(ptx_bench_module, "st.global.v2.u64"));
+	assert_non_null(strstr(ptx_bench_module, "ld.global.v4.u32"));
+	assert_non_null(strstr(ptx_bench_module, "atom.global.cas.b64"));
+	for (int m = 0; m < MT_MODE_COUNT; m++) {
+		char label[32];
+		snprintf(label, sizeof(label), "mtf%d_LOOP4:", m);
+		assert_non_null(strstr(ptx_bench_module, label));
+		snprintf(label, sizeof(label), "mtc%d_LOOP4:", m);
+		assert_non_null(strstr(ptx_bench_module, label));
+	}
 	assert_non_null(strstr(ptx_bench_module, ".version 7.0\n.target sm_70\n.address_size 64\n"));
 	/* 16-byte accesses in the stream kernels */
 	assert_non_null(strstr(ptx_bench_module, "ld.global.v4.f32"));
@@ -378,17 +396,26 @@ static void test_ptxas(void **s)
 	assert_non_null(f);
 	fputs(ptx_bench_module, f);
 	fclose(f);
-	const char *archs[] = {"sm_90", "sm_80"};
-	for (int a = 0; a < 2; a++) {
+	/* sm_70 is the module's target; CUDA 13's ptxas no longer knows it (then it is left out,
+	 * said, and sm_75 is the oldest checked) */
+	const char *archs[] = {"sm_90", "sm_80", "sm_75", "sm_70"};
+	int checked = 0;
+	for (size_t a = 0; a < sizeof(archs) / sizeof(archs[0]); a++) {
 		char arch[32];
 		snprintf(arch, sizeof(arch), "-arch=%s", archs[a]);
 		char *argv[] = {(char *)ptxas, arch, file, "-o", out, NULL};
 		proc_result r;
 		proc_run(argv, NULL, NULL, 60000, 1 << 20, &r);
-		if (r.status != 0)
+		if (r.status != 0 && r.err && strstr(r.err, "is not defined for option") && strcmp(archs[a], "sm_90") != 0) {
+			print_message("ptxas %s: this ptxas does not know %s, not checked\n", ptxas, archs[a]);
+		} else if (r.status != 0) {
 			fail_msg("ptxas %s: exit %d: %s", archs[a], r.status, r.err);
+		} else {
+			checked++;
+		}
 		proc_result_free(&r);
 	}
+	assert_true(checked >= 2);
 	unlink(file);
 	unlink(out);
 }

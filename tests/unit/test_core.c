@@ -24,6 +24,30 @@
 #include "rules/policy.h"
 #include "rules/rules.h"
 
+/* Numbers from documents as integers and times: never a cast of NaN, an infinity or 1e300
+ * (undefined behaviour, which the fatal UBSan of the sanitizer and fuzz builds turns into a crash) */
+static void test_double_to_int(void **s)
+{
+	(void)s;
+	long long v = 7;
+	assert_false(double_to_int(NAN, 0, 100, &v));
+	assert_false(double_to_int(INFINITY, 0, 100, &v));
+	assert_false(double_to_int(-INFINITY, -100, 100, &v));
+	assert_false(double_to_int(1e300, 0, 9223372036854775807LL, &v));
+	assert_false(double_to_int(9223372036854775807.0, -9223372036854775807LL - 1, 9223372036854775807LL, &v));
+	assert_false(double_to_int(101, 0, 100, &v));
+	assert_false(double_to_int(-1, 0, 100, &v));
+	assert_int_equal(v, 7); /* untouched on refusal */
+	assert_true(double_to_int(3.9, 0, 100, &v) && v == 3);
+	assert_false(double_to_int(-0.5, 0, 100, &v)); /* below lo, whatever it truncates to */
+	assert_true(double_to_int(100.5, 0, 100, &v) && v == 100);
+	assert_true(double_to_int(-9223372036854775808.0, -9223372036854775807LL - 1, 0, &v));
+	assert_true(seconds_to_time(1796114887, &v) && v == 1796114887);
+	assert_false(seconds_to_time(-1, &v));
+	assert_false(seconds_to_time(GV_TIME_MAX + 1, &v));
+	assert_false(seconds_to_time(NAN, &v));
+}
+
 static void test_version_cmp(void **s)
 {
 	(void)s;
@@ -621,7 +645,7 @@ static void test_strbuf_addf(void **s)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_version_cmp),  cmocka_unit_test(test_strbuf_addf),  cmocka_unit_test(test_facts_roundtrip),
+		cmocka_unit_test(test_double_to_int), cmocka_unit_test(test_version_cmp), cmocka_unit_test(test_strbuf_addf),  cmocka_unit_test(test_facts_roundtrip),
 		cmocka_unit_test(test_facts_many),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_fix_items),    cmocka_unit_test(test_diagnose),

@@ -505,6 +505,200 @@ static void test_tune_gain(void **st)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Memory that grows steadily: the rate, the time to full, the causes and how to find the
+ * allocation (the H200's job keeping every step's output grew about 1 GiB/s and read
+ * "mostly idle" before). */
+static void test_memory_growth(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	base(&ev);
+	doctor_gpu *g = &ev.gpus[0];
+	g->util = 0.3;
+	g->act[GV_GPM_SM_ACTIVE] = 0.1;
+	g->samples = 9;
+	g->t_first = 100;
+	g->t_last = 108;
+	g->mem_first = 10.0 * (1 << 30);
+	g->mem_last = 18.6 * (1 << 30);
+	g->mem_used = g->job_mem = g->mem_last;
+	g->mem_growth = 1.07 * (1 << 30);
+	g->mem_steady = true;
+	assert_string_equal(diag(&ev, &v), "job.memory-growth");
+	assert_int_equal(v.level, DOCTOR_WARN);
+	assert_non_null(strstr(v.title, "grows 1.07 GiB/s"));
+	assert_non_null(strstr(v.title, "full in 1.9 min")); /* 122.4 GiB free at 1.07 GiB/s */
+	assert_true(has_evidence(&v, "grew from 10.00 to 18.60 GiB in 8 s"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "loss.item()"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "_record_memory_history"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "memory_viz"));
+	/* the same with the GPU busy: still the growth (an out-of-memory ends any job) */
+	g->util = 0.98;
+	g->act[GV_GPM_SM_ACTIVE] = 0.94;
+	g->act[GV_GPM_TENSOR_ACTIVE] = 0.9;
+	assert_string_equal(diag(&ev, &v), "job.memory-growth");
+	/* one allocation (a step, not steady), a slow creep, or too little in all: not a growth */
+	g->mem_steady = false;
+	assert_string_equal(diag(&ev, &v), "job.tensor-bound");
+	g->mem_steady = true;
+	g->mem_growth = 0.5 * 1048576;
+	assert_string_equal(diag(&ev, &v), "job.tensor-bound");
+	g->mem_growth = 4 * 1048576; /* 32 MiB over 8 s */
+	assert_string_equal(diag(&ev, &v), "job.tensor-bound");
+	/* the GPU's memory in use where the job's is unknown (another PID namespace) */
+	g->mem_growth = 200 * 1048576.0;
+	g->mem_growth_gpu = true;
+	assert_string_equal(diag(&ev, &v), "job.memory-growth");
+	assert_true(has_evidence(&v, "the memory in use on GPU 0 grew"));
+	assert_non_null(strstr(v.title, "grows 200 MiB/s"));
+}
+
+/* Too few DataLoader workers: each busy most of the time but under a core (they also wait on
+ * their queue), the GPU idle, cores idle (the H200: 2 workers at about 77% each, 14 idle cores,
+ * read "waits for something else" before). */
+static void test_few_workers(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	base(&ev);
+	ev.gpus[0].util = 0.04;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.02;
+	ev.cpu.main_thread = 0.12;
+	ev.cpu.nprocs = 3;
+	ev.cpu.workers = 2;
+	ev.cpu.dataloader_workers = 2;
+	ev.cpu.workers_busy = 0;
+	ev.cpu.workers_cpu = 1.5;
+	ev.cpu.workers_demand = 0.77;
+	ev.cpu.idle_cores = 14.2;
+	ev.cpu.cpus = 16;
+	ev.cpu.quota_cores = NAN;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	assert_non_null(strstr(v.title, "2 DataLoader workers are busy 77% of the time while 14 cores idle"));
+	assert_true(has_evidence(&v, "each busy 77% of the time on average"));
+	assert_true(has_evidence(&v, "idle cores the job could use: 14.2 of the 16 CPUs it may use"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "raise num_workers: 2 workers per GPU process now, up to about 16"));
+	/* no idle core to give them: waiting for something else, not too few workers */
+	ev.cpu.idle_cores = 0.4;
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	/* workers mostly idle themselves: they wait too (storage), not too few */
+	ev.cpu.idle_cores = 14.2;
+	ev.cpu.workers_demand = 0.3;
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	/* a quota: its rest is what counts */
+	ev.cpu.workers_demand = 0.77;
+	ev.cpu.idle_cores = 2;
+	ev.cpu.quota_cores = 4;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	assert_true(has_evidence(&v, "cgroup quota 4.0 cores"));
+	/* saturated workers keep their own verdict */
+	ev.cpu.workers_busy = 2;
+	ev.cpu.workers_demand = 0.97;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "2 workers are saturated"));
+}
+
+static doctor_wait *add_wait(doctor_evidence *ev, bool of_gpu, unsigned pid, unsigned tid, wait_kind kind,
+			     const char *call, const char *what, int count, int samples)
+{
+	doctor_wait *w = &ev->waits.w[ev->waits.n++];
+	memset(w, 0, sizeof(*w));
+	w->gpu_process = of_gpu;
+	w->pid = pid;
+	w->tid = tid;
+	strcpy(w->comm, "python");
+	w->kind = kind;
+	strcpy(w->call, call);
+	strcpy(w->what, what);
+	w->count = count;
+	w->samples = samples;
+	return w;
+}
+
+/* An idle job names what it waits on (sampler/waits.h): a file, a socket, the workers' reads. */
+static void test_idle_waits(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	base(&ev);
+	ev.gpus[0].util = 0.02;
+	ev.waits.sampled = true;
+	add_wait(&ev, true, 4242, 4242, WAIT_FILE, "read", "/data/train/shard-00042.tar", 42, 50);
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	assert_non_null(strstr(v.title, "it waits on reads from storage (/data/train/shard-00042.tar)"));
+	assert_true(has_evidence(&v, "the main thread (pid 4242, python) was in read() on /data/train/shard-00042.tar in 84% "
+				     "of the samples while the GPU idled (42 of 50)"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "local NVMe"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "py-spy dump --nonblocking --pid 4242"));
+
+	/* a socket to another rank */
+	base(&ev);
+	ev.gpus[0].util = 0.02;
+	add_wait(&ev, true, 4242, 4242, WAIT_SOCKET, "recvfrom", "a TCP socket to 10.0.0.5:29500", 48, 50);
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "the network (a TCP socket to 10.0.0.5:29500)"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "its peer over the network (a TCP socket to 10.0.0.5:29500)"));
+
+	/* the main thread polls its workers' pipes, the workers read files: the workers' reads are the cause */
+	base(&ev);
+	ev.gpus[0].util = 0.02;
+	ev.cpu.workers = 4;
+	add_wait(&ev, true, 4242, 4242, WAIT_POLL, "poll", "", 45, 50);
+	doctor_wait *w = add_wait(&ev, false, 4250, 4250, WAIT_FILE, "read", "120 files under /data/train (the last shard-00042.tar)",
+				  180, 200);
+	w->workers = 4;
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "reads from storage (120 files under /data/train"));
+	assert_true(has_evidence(&v, "the main threads of 4 workers were in read() on 120 files under /data/train"));
+	assert_true(has_evidence(&v, "the main thread (pid 4242, python) was in poll() on several descriptors"));
+
+	/* py-spy: its frames, or how to get it; another user's job: why nothing is seen */
+	ev.waits.py_tried = true;
+	ev.waits.py.n = 2;
+	strcpy(ev.waits.py.frames[0], "read (tarfile.py:530)");
+	strcpy(ev.waits.py.frames[1], "__getitem__ (data.py:41)");
+	diag(&ev, &v);
+	assert_true(has_evidence(&v, "Python frames of the main thread (py-spy): read (tarfile.py:530) <- __getitem__ (data.py:41)"));
+	ev.waits.py.n = 0;
+	ev.waits.py.no_tool = true;
+	diag(&ev, &v);
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "pip install py-spy"));
+	base(&ev);
+	ev.gpus[0].util = 0.02;
+	ev.waits.denied = true;
+	ev.waits.uid = 1234;
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	assert_non_null(strstr(v.title, "waits for something else"));
+	assert_true(has_line((const char(*)[240])v.note, v.nnote, "runs as uid 1234"));
+	/* a wait in a small share of the samples names nothing */
+	base(&ev);
+	ev.gpus[0].util = 0.02;
+	add_wait(&ev, true, 4242, 4242, WAIT_SLEEP, "clock_nanosleep", "", 5, 50);
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "waits for something else"));
+	ev.waits.w[0].count = 47;
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "a sleep"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "time.sleep"));
+}
+
+/* The launch-bound judgement is one for health and the doctor (health/conditions.h). */
+static void test_launch_rule_shared(void **st)
+{
+	(void)st;
+	assert_true(launch_tiny_kernels(0.25, 0.0, LAUNCH_GAP, LAUNCH_SM_SHARE));
+	assert_false(launch_tiny_kernels(0.25, 0.12, LAUNCH_GAP, LAUNCH_SM_SHARE)); /* SM 48% of utilization */
+	assert_false(launch_tiny_kernels(0.10, 0.0, LAUNCH_GAP, LAUNCH_SM_SHARE));  /* gap 10 points */
+	assert_false(launch_tiny_kernels(NAN, 0.0, LAUNCH_GAP, LAUNCH_SM_SHARE));
+	doctor_thresholds t;
+	doctor_thresholds_default(&t);
+	assert_true(t.launch_gap == LAUNCH_GAP && t.launch_sm == LAUNCH_SM_SHARE);
+	assert_true(gpu_busy(0.2, 0.9) == 0.2 && gpu_busy(NAN, 0.9) == 0.9 && isnan(gpu_busy(NAN, NAN)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +709,10 @@ int main(void)
 		cmocka_unit_test(test_thresholds_move_the_verdict),
 		cmocka_unit_test(test_clocks_rule),
 		cmocka_unit_test(test_tune_gain),
+		cmocka_unit_test(test_memory_growth),
+		cmocka_unit_test(test_few_workers),
+		cmocka_unit_test(test_idle_waits),
+		cmocka_unit_test(test_launch_rule_shared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -632,6 +632,24 @@ static void test_foreign_files_untouched(void **s)
 	sqlite3_close(db);
 	assert_refused(newer, "newer than this gpuvet");
 
+	/* ours, with a negative schema version in the header (a bit flip, a crafted file): it must
+	 * never index the migration steps (small values ran other strings as SQL, large ones crashed) */
+	static const char *const negative[] = {"-1", "-2", "-1000000000", "-2147483648"};
+	for (size_t i = 0; i < sizeof(negative) / sizeof(negative[0]); i++) {
+		char *neg = tpath(negative[i]);
+		h = history_open(neg, HISTORY_WRITE, &err);
+		assert_non_null(h);
+		write_bench(h, 50, 0);
+		history_close(h);
+		assert_int_equal(sqlite3_open(neg, &db), SQLITE_OK);
+		char *sql = xasprintf("PRAGMA journal_mode = DELETE; PRAGMA user_version = %s", negative[i]);
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+		free(sql);
+		sqlite3_close(db);
+		assert_refused(neg, "which no gpuvet writes");
+		free(neg);
+	}
+
 	/* ours, corrupted: garbage over the pages after the header page */
 	char *bad = tpath("corrupt.db");
 	h = history_open(bad, HISTORY_WRITE, &err);
@@ -726,7 +744,7 @@ static void test_migration_v1(void **s)
 	history *h = history_open(path, HISTORY_READ, &err); /* read upgrades too */
 	if (!h)
 		fail_msg("%s", err);
-	assert_int_equal(history_schema_version(h), 2);
+	assert_int_equal(history_schema_version(h), HISTORY_SCHEMA_VERSION);
 	hist_run_row row;
 	assert_true(history_get(h, 1, &row, &err));
 	assert_string_equal(row.host, "node1");
@@ -741,8 +759,21 @@ static void test_migration_v1(void **s)
 	long long id;
 	assert_true(history_run_finish(h, r, &id, &err));
 	history_close(h);
-	assert_int_equal(sql_int(path, "PRAGMA user_version"), 2);
+	/* what version 3 added: diag runs, and the rebuilt runs table kept every row of the others
+	 * (the old run's result is still there, referencing it) */
+	h = history_open(path, HISTORY_WRITE, &err);
+	if (!h)
+		fail_msg("%s", err);
+	r = history_run_begin(HIST_DIAG, 0, NULL);
+	history_run_add_value(r, "diag.gemm.bf16", 800, "TFLOP/s", HIST_HIGHER_BETTER);
+	assert_true(history_run_finish(h, r, &id, &err));
+	history_close(h);
+	assert_int_equal(sql_int(path, "PRAGMA user_version"), HISTORY_SCHEMA_VERSION);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM samples"), 1);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM results WHERE run_id = 1"), 1);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM runs WHERE kind = 'diag'"), 1);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM baselines WHERE run_id = 1"), 1);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 	assert_int_equal(sql_int(path, "PRAGMA application_id"), HISTORY_APPLICATION_ID);
 	free(path);
 }
@@ -1004,7 +1035,9 @@ static void test_export(void **s)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
-	history_export_csv(mem, v, n);
+	history_export_csv_header(mem);
+	for (size_t i = 0; i < n; i++)
+		history_export_csv_run(mem, &v[i]);
 	fclose(mem);
 	assert_non_null(strstr(buf, "run_id,started_utc,kind,host,gpu_name,command,result,gpu,value,unit,better,"
 				    "min,max,repeats,params\n"));
@@ -1013,13 +1046,73 @@ static void test_export(void **s)
 	assert_non_null(strstr(buf, ",\"gemm,\"\"odd\"\"\",0,1.5,TFLOP/s,higher,1,2,3,\n"));
 	free(buf);
 
-	struct cJSON *j = history_export_json(v, n);
-	char *js = history_json_print(j);
-	cJSON_Delete(j);
-	assert_non_null(strstr(js, "\"schema\":\"gpuvet.history/1\""));
+	char *js = NULL;
+	mem = open_memstream(&js, &len);
+	hist_json_writer w;
+	history_json_begin(&w, mem);
+	for (size_t i = 0; i < n; i++)
+		history_json_run(&w, &v[i]);
+	history_json_end(&w);
+	fclose(mem);
+	/* one run a line between the head and the tail, and a document as a whole */
+	assert_non_null(strstr(js, "{\"schema\":\"gpuvet.history/1\",\"runs\":[\n{\"id\":"));
 	assert_non_null(strstr(js, "\"name\":\"gemm,\\\"odd\\\"\""));
+	assert_non_null(strstr(js, "}\n]}\n"));
+	struct cJSON *j = cJSON_Parse(js);
+	assert_non_null(j);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "runs")), 1);
+	cJSON_Delete(j);
 	free(js);
 	hist_runs_free(v, n);
+	history_close(h);
+	free(path);
+}
+
+typedef struct each_seen {
+	long long ids[200];
+	size_t n, stop_after;
+} each_seen;
+
+static bool each_cb(void *ctx, hist_run_row *r)
+{
+	each_seen *e = ctx;
+	e->ids[e->n++] = r->id;
+	assert_int_equal((int)r->nresults, 1); /* every run comes with its parts */
+	return e->n != e->stop_after;
+}
+
+/* history_each goes through more runs than one page holds, in the query's order, with their
+ * parts; a callback that says stop ends the read; history_count counts what it would give. */
+static void test_each_pages(void **s)
+{
+	(void)s;
+	char *path = tpath("each.db");
+	char *err = NULL;
+	history *h = history_open(path, HISTORY_WRITE, &err);
+	assert_non_null(h);
+	for (int i = 0; i < 150; i++) {
+		hist_run *r = history_run_begin(i % 3 ? HIST_BENCH : HIST_CHECK, 0, NULL);
+		history_run_add_value(r, "x", i, "s", HIST_LOWER_BETTER);
+		assert_true(history_run_finish(h, r, NULL, &err));
+	}
+	each_seen e = {.stop_after = 0};
+	hist_query q = {.any_kind = true, .oldest_first = true};
+	assert_true(history_each(h, &q, each_cb, &e, &err));
+	assert_int_equal((int)e.n, 150);
+	for (size_t i = 1; i < e.n; i++)
+		assert_true(e.ids[i] > e.ids[i - 1]);
+	e = (each_seen){.stop_after = 70};
+	q = (hist_query){.any_kind = true};
+	assert_true(history_each(h, &q, each_cb, &e, &err));
+	assert_int_equal((int)e.n, 70);
+	assert_true(e.ids[0] > e.ids[1]); /* newest first */
+	long long counts[HIST_KIND_LAST + 1];
+	assert_true(history_count(h, &q, counts, &err));
+	assert_int_equal((int)counts[HIST_CHECK], 50);
+	assert_int_equal((int)counts[HIST_BENCH], 100);
+	q.limit = 10;
+	assert_true(history_count(h, &q, counts, &err));
+	assert_int_equal((int)(counts[HIST_CHECK] + counts[HIST_BENCH]), 10);
 	history_close(h);
 	free(path);
 }
@@ -1040,6 +1133,7 @@ int main(void)
 		cmocka_unit_test(test_hot_journal_and_readonly),
 		cmocka_unit_test(test_time),
 		cmocka_unit_test(test_export),
+		cmocka_unit_test(test_each_pages),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

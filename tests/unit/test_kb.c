@@ -107,6 +107,8 @@ static void test_kb_overrides(void **s)
 	kb *k = kb_load_checked(NULL, &err, &code);
 	assert_non_null(k);
 	assert_int_equal(code, 0);
+	if (!kb_verify(k, &err))
+		fail_msg("%s", err);
 	const csv_table *builtin = kb_table(k, "torch_cuda");
 	assert_non_null(builtin);
 	assert_true(builtin->nrows > 0);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/sysroot.h"
@@ -225,6 +226,72 @@ static void test_init_error(void **s)
 
 	use_fakes(FAKE_NVML, "error.nvmlInit_v2 = 18\n");
 	assert_int_equal(gv_nvml_init(), NVML_ERROR_LIB_RM_VERSION_MISMATCH);
+}
+
+/* The fake counts nvmlInit and nvmlShutdown as NVML does (a shutdown that brings the count to
+ * zero makes every later call NVML_ERROR_UNINITIALIZED), and NVML's state does not survive fork:
+ * a forked child starts uninitialised, whatever its parent did. */
+static void test_fake_reference_counting(void **s)
+{
+	(void)s;
+	use_fakes(FAKE_NVML, "device_count = 2\n");
+	assert_true(gv_nvml_load());
+	nvmlReturn_t (*init)(void) = (nvmlReturn_t (*)(void))gv_nvml_symbol("nvmlInit_v2");
+	nvmlReturn_t (*shutdown)(void) = (nvmlReturn_t (*)(void))gv_nvml_symbol("nvmlShutdown");
+	nvmlReturn_t (*count)(unsigned *) = (nvmlReturn_t (*)(unsigned *))gv_nvml_symbol("nvmlDeviceGetCount_v2");
+	assert_non_null(init);
+	assert_non_null(shutdown);
+	assert_non_null(count);
+	unsigned n = 0;
+	assert_int_equal(count(&n), NVML_ERROR_UNINITIALIZED);
+	assert_int_equal(init(), NVML_SUCCESS);
+	assert_int_equal(init(), NVML_SUCCESS);
+	assert_int_equal(shutdown(), NVML_SUCCESS);
+	assert_int_equal(count(&n), NVML_SUCCESS); /* one initialisation left */
+	assert_int_equal(n, 2);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		unsigned c = 0;
+		bool uninit = count(&c) == NVML_ERROR_UNINITIALIZED;
+		bool own = init() == NVML_SUCCESS && count(&c) == NVML_SUCCESS && c == 2 && shutdown() == NVML_SUCCESS;
+		_exit(uninit && own ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(count(&n), NVML_SUCCESS); /* the child's shutdown was its own */
+	assert_int_equal(shutdown(), NVML_SUCCESS);
+	assert_int_equal(count(&n), NVML_ERROR_UNINITIALIZED);
+	assert_int_equal(shutdown(), NVML_ERROR_UNINITIALIZED);
+}
+
+/* gpuvet run: the job follower initialises NVML in this process, then the explanation's check
+ * probes it in a forked child. The child must initialise NVML itself (the parent's init does not
+ * carry over fork), and its end must not shut down the parent's. */
+static void test_init_in_forked_child(void **s)
+{
+	(void)s;
+	use_fakes(FAKE_NVML, "device_count = 2\n");
+	assert_int_equal(gv_nvml_init(), NVML_SUCCESS);
+	unsigned n = 0;
+	assert_int_equal(gv_nvml_device_count(&n), NVML_SUCCESS);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		unsigned c = 0;
+		gv_nvml_status st;
+		bool ok = gv_nvml_init_staged(&st) == NVML_SUCCESS && gv_nvml_device_count(&c) == NVML_SUCCESS && c == 2;
+		gv_nvml_shutdown();
+		_exit(ok ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("a forked child could not query NVML after its parent initialised it (status 0x%x)", status);
+	n = 0;
+	assert_int_equal(gv_nvml_device_count(&n), NVML_SUCCESS);
+	assert_int_equal(n, 2);
 }
 
 static void test_failing_calls(void **s)
@@ -527,6 +594,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_full_fake, teardown),
 		cmocka_unit_test_teardown(test_basic_fake_old_driver, teardown),
 		cmocka_unit_test_teardown(test_init_error, teardown),
+		cmocka_unit_test_teardown(test_fake_reference_counting, teardown),
+		cmocka_unit_test_teardown(test_init_in_forked_child, teardown),
 		cmocka_unit_test_teardown(test_failing_calls, teardown),
 		cmocka_unit_test_teardown(test_sampler_failure_after_n, teardown),
 		cmocka_unit_test_teardown(test_hang, teardown),

@@ -1,0 +1,478 @@
+/* What a thread of a job waits on (sampler/waits.h). */
+#include "sampler/waits.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/sysroot.h"
+#include "core/util.h"
+
+const char *wait_kind_name(wait_kind k)
+{
+	static const char *const names[WAIT_NKINDS] = {"running", "file",  "disk",  "socket", "pipe",  "gpu",    "device",
+						       "lock",    "poll",  "sleep", "child",  "other", "unknown"};
+	return k >= 0 && k < WAIT_NKINDS ? names[k] : "unknown";
+}
+
+/* The calls a waiting thread is found in, with the argument that is a descriptor. The numbers
+ * are the architecture's (x86-64; the generic table of arm64 and riscv). */
+typedef struct syscall_row {
+	const char *name;
+	long x86_64, generic;
+	int fd_arg;
+} syscall_row;
+
+static const syscall_row calls[] = {
+	{"read", 0, 63, 0},         {"write", 1, 64, 0},          {"poll", 7, -1, -1},        {"ioctl", 16, 29, 0},
+	{"pread64", 17, 67, 0},      {"readv", 19, 65, 0},         {"writev", 20, 66, 0},      {"select", 23, -1, -1},
+	{"sched_yield", 24, 124, -1}, {"msync", 26, 227, -1},       {"pause", 34, -1, -1},      {"nanosleep", 35, 101, -1},
+	{"sendfile", 40, 71, 1},     {"connect", 42, 203, 0},      {"accept", 43, 202, 0},     {"sendto", 44, 206, 0},
+	{"recvfrom", 45, 207, 0},    {"sendmsg", 46, 211, 0},      {"recvmsg", 47, 212, 0},    {"wait4", 61, 260, -1},
+	{"flock", 73, 32, 0},        {"fsync", 74, 82, 0},         {"fdatasync", 75, 83, 0},   {"futex", 202, 98, -1},
+	{"io_getevents", 208, 4, -1}, {"getdents64", 217, 61, 0},  {"clock_nanosleep", 230, 115, -1},
+	{"epoll_wait", 232, -1, 0},  {"waitid", 247, 95, -1},      {"openat", 257, 56, -1},    {"newfstatat", 262, 79, -1},
+	{"pselect6", 270, 72, -1},   {"ppoll", 271, 73, -1},       {"splice", 275, 76, 0},     {"epoll_pwait", 281, 22, 0},
+	{"accept4", 288, 242, 0},    {"preadv", 295, 69, 0},       {"recvmmsg", 299, 243, 0},  {"copy_file_range", 326, 285, 0},
+	{"preadv2", 327, 286, 0},    {"statx", 332, 291, -1},      {"io_uring_enter", 426, 426, 0},
+	{"epoll_pwait2", 441, 441, 0}, {"futex_waitv", 449, 449, -1},
+};
+
+static long row_nr(const syscall_row *r)
+{
+#if defined(__x86_64__)
+	return r->x86_64;
+#elif defined(__aarch64__) || defined(__riscv)
+	return r->generic;
+#else
+	(void)r;
+	return -1; /* another architecture: the wchan alone names the wait */
+#endif
+}
+
+const char *wait_syscall_name(long nr, int *fd_arg)
+{
+	if (fd_arg)
+		*fd_arg = -1;
+	if (nr < 0)
+		return NULL;
+	for (size_t i = 0; i < GV_ARRAY_LEN(calls); i++)
+		if (row_nr(&calls[i]) == nr) {
+			if (fd_arg)
+				*fd_arg = calls[i].fd_arg;
+			return calls[i].name;
+		}
+	return NULL;
+}
+
+long wait_syscall_nr(const char *name)
+{
+	for (size_t i = 0; i < GV_ARRAY_LEN(calls); i++)
+		if (strcmp(calls[i].name, name) == 0)
+			return row_nr(&calls[i]);
+	return -1;
+}
+
+bool wait_parse_syscall(const char *line, long *nr, unsigned long long args[6])
+{
+	for (int i = 0; i < 6; i++)
+		args[i] = 0;
+	while (line && isspace((unsigned char)*line))
+		line++;
+	if (!line || !*line)
+		return false;
+	if (strncmp(line, "running", 7) == 0) {
+		*nr = -1;
+		return true;
+	}
+	char *end;
+	long n = strtol(line, &end, 10);
+	if (end == line)
+		return false;
+	*nr = n < 0 ? -1 : n;
+	if (n < 0)
+		return true;
+	const char *p = end;
+	for (int i = 0; i < 6; i++) {
+		while (isspace((unsigned char)*p))
+			p++;
+		unsigned long long v = strtoull(p, &end, 16); /* "0x5" */
+		if (end == p)
+			return i > 0; /* a kernel that prints fewer arguments */
+		args[i] = v;
+		p = end;
+	}
+	return true;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The kind of what a descriptor's link names. */
+static wait_kind link_kind(const char *link, mode_t type)
+{
+	if (!link || !*link)
+		return WAIT_UNKNOWN;
+	if (starts(link, "socket:"))
+		return WAIT_SOCKET;
+	if (starts(link, "pipe:") || type == S_IFIFO)
+		return WAIT_PIPE;
+	if (starts(link, "/dev/nvidia"))
+		return WAIT_GPU;
+	if (starts(link, "anon_inode:[eventpoll]"))
+		return WAIT_POLL;
+	if (starts(link, "anon_inode:"))
+		return WAIT_OTHER;
+	if (type == S_IFCHR || type == S_IFBLK || starts(link, "/dev/"))
+		return WAIT_DEVICE;
+	if (link[0] == '/')
+		return WAIT_FILE;
+	return WAIT_OTHER;
+}
+
+/* The kind from the kernel function a thread sleeps in (without the call). */
+static wait_kind wchan_kind(const char *w)
+{
+	static const struct {
+		const char *prefix;
+		wait_kind kind;
+	} rows[] = {
+		{"pipe_", WAIT_PIPE},          {"futex", WAIT_LOCK},          {"do_sys_poll", WAIT_POLL},
+		{"do_select", WAIT_POLL},      {"core_sys_select", WAIT_POLL}, {"poll_schedule", WAIT_POLL},
+		{"ep_poll", WAIT_POLL},        {"do_epoll_wait", WAIT_POLL},  {"hrtimer_nanosleep", WAIT_SLEEP},
+		{"do_nanosleep", WAIT_SLEEP},  {"sys_pause", WAIT_SLEEP},     {"do_wait", WAIT_CHILD},
+		{"kernel_wait", WAIT_CHILD},   {"sk_wait", WAIT_SOCKET},      {"inet_csk_accept", WAIT_SOCKET},
+		{"unix_stream", WAIT_SOCKET},  {"tcp_", WAIT_SOCKET},         {"sock_", WAIT_SOCKET},
+		{"io_schedule", WAIT_FILE},    {"folio_wait", WAIT_FILE},     {"wait_on_page", WAIT_FILE},
+		{"filemap_", WAIT_FILE},       {"nfs", WAIT_FILE},            {"rpc_", WAIT_FILE},
+		{"fuse_", WAIT_FILE},          {"ext4_", WAIT_FILE},          {"xfs_", WAIT_FILE},
+		{"jbd2", WAIT_FILE},           {"blk_", WAIT_FILE},           {"os_", WAIT_GPU},
+		{"nv_", WAIT_GPU},             {"nvidia", WAIT_GPU},          {"uvm_", WAIT_GPU},
+	};
+	if (!w || !*w || strcmp(w, "0") == 0)
+		return WAIT_UNKNOWN;
+	for (size_t i = 0; i < GV_ARRAY_LEN(rows); i++)
+		if (starts(w, rows[i].prefix))
+			return rows[i].kind;
+	return WAIT_OTHER;
+}
+
+wait_kind wait_classify(char state, const char *call, const char *link, mode_t type, const char *wchan)
+{
+	if (state == 'R')
+		return WAIT_RUNNING;
+	if (call && *call) {
+		static const char *const lock[] = {"futex", "futex_waitv", "flock"};
+		static const char *const poll[] = {"poll", "ppoll", "select", "pselect6"};
+		static const char *const sleep[] = {"nanosleep", "clock_nanosleep", "pause"};
+		static const char *const file[] = {"fsync", "fdatasync", "msync", "io_getevents", "openat", "newfstatat",
+						   "statx", "getdents64"};
+		static const char *const sock[] = {"connect", "accept", "accept4", "recvfrom", "recvmsg", "recvmmsg",
+						   "sendto", "sendmsg"};
+		for (size_t i = 0; i < GV_ARRAY_LEN(lock); i++)
+			if (strcmp(call, lock[i]) == 0)
+				return WAIT_LOCK;
+		for (size_t i = 0; i < GV_ARRAY_LEN(poll); i++)
+			if (strcmp(call, poll[i]) == 0)
+				return WAIT_POLL;
+		for (size_t i = 0; i < GV_ARRAY_LEN(sleep); i++)
+			if (strcmp(call, sleep[i]) == 0)
+				return WAIT_SLEEP;
+		if (strcmp(call, "wait4") == 0 || strcmp(call, "waitid") == 0)
+			return WAIT_CHILD;
+		if (starts(call, "epoll_"))
+			return WAIT_POLL;
+		if (strcmp(call, "sched_yield") == 0)
+			return WAIT_RUNNING;
+		wait_kind lk = link_kind(link, type);
+		for (size_t i = 0; i < GV_ARRAY_LEN(sock); i++)
+			if (strcmp(call, sock[i]) == 0)
+				return WAIT_SOCKET;
+		for (size_t i = 0; i < GV_ARRAY_LEN(file); i++)
+			if (strcmp(call, file[i]) == 0)
+				return lk == WAIT_UNKNOWN ? WAIT_FILE : lk;
+		if (lk != WAIT_UNKNOWN)
+			return lk;
+	}
+	wait_kind wk = wchan_kind(wchan);
+	if (wk != WAIT_UNKNOWN && wk != WAIT_OTHER)
+		return wk;
+	if (state == 'D')
+		return WAIT_DISK;
+	if (call && *call)
+		return WAIT_OTHER;
+	return wk;
+}
+
+bool thread_wait_read(unsigned pid, unsigned tid, thread_wait *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->nr = -2;
+	w->fd = -1;
+	char path[96], *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+	if (sysroot_read(path, 4096, &buf, &len, NULL) != 0)
+		return false;
+	char *p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c", &w->state) != 1) {
+		free(buf);
+		return false;
+	}
+	free(buf);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/wchan", pid, tid);
+	if (sysroot_read_may_deny(path, 128, &buf, &len, NULL) == 0) {
+		char *t = str_trim(buf);
+		str_copy(w->wchan, sizeof(w->wchan), strcmp(t, "0") ? t : "");
+		free(buf);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	unsigned long long args[6];
+	mode_t type = 0;
+	if (sysroot_read_may_deny(path, 512, &buf, &len, NULL) == 0) {
+		long nr;
+		if (wait_parse_syscall(buf, &nr, args)) {
+			w->nr = nr;
+			int fd_arg = -1;
+			const char *name = wait_syscall_name(nr, &fd_arg);
+			str_copy(w->call, sizeof(w->call), name ? name : "");
+			if (name && fd_arg >= 0 && args[fd_arg] < 1u << 30) {
+				w->fd = (int)args[fd_arg];
+				char fdp[96];
+				snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%d", pid, w->fd);
+				char *l = sysroot_readlink(fdp);
+				if (l) {
+					str_copy(w->link, sizeof(w->link), l);
+					free(l);
+					struct stat st;
+					if (w->link[0] == '/' && sysroot_stat(fdp, &st) == 0)
+						type = st.st_mode & S_IFMT;
+				}
+			}
+		}
+		free(buf);
+	}
+	w->kind = wait_classify(w->state, w->call, w->link, type, w->wchan);
+	return true;
+}
+
+/* "[123]" of "socket:[123]" */
+static unsigned long long link_inode(const char *link)
+{
+	const char *b = strchr(link, '[');
+	return b ? strtoull(b + 1, NULL, 10) : 0;
+}
+
+/* An IPv4 or IPv6 address of /proc/net/tcp (hex, 32-bit words in host order) as text. */
+static void net_addr(const char *hex, bool v6, char *out, size_t n)
+{
+	unsigned w[4] = {0};
+	int words = v6 ? 4 : 1;
+	if (strlen(hex) != (size_t)(8 * words)) {
+		snprintf(out, n, "?");
+		return;
+	}
+	for (int i = 0; i < words; i++) {
+		char part[9];
+		memcpy(part, hex + 8 * i, 8);
+		part[8] = '\0';
+		w[i] = (unsigned)strtoul(part, NULL, 16);
+	}
+	unsigned char b[16];
+	for (int i = 0; i < words; i++)
+		for (int k = 0; k < 4; k++)
+			b[4 * i + k] = (unsigned char)(w[i] >> (8 * k)); /* each word little-endian */
+	if (!v6 || (w[0] == 0 && w[1] == 0 && w[2] == 0xffff0000u)) { /* ::ffff:a.b.c.d */
+		const unsigned char *a = v6 ? b + 12 : b;
+		snprintf(out, n, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+		return;
+	}
+	snprintf(out, n, "[%x:%x:%x:%x:%x:%x:%x:%x]", b[0] << 8 | b[1], b[2] << 8 | b[3], b[4] << 8 | b[5],
+		 b[6] << 8 | b[7], b[8] << 8 | b[9], b[10] << 8 | b[11], b[12] << 8 | b[13], b[14] << 8 | b[15]);
+}
+
+bool wait_tcp_peer(const char *table, unsigned long long inode, bool v6, char *out, size_t n)
+{
+	for (const char *line = table; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		char local[40], remote[40];
+		unsigned st;
+		unsigned long long ino;
+		/* sl local rem st tx:rx tr:when retr uid timeout inode */
+		if (sscanf(line, " %*s %39[0-9A-Fa-f:] %39[0-9A-Fa-f:] %x %*s %*s %*s %*s %*s %llu", local, remote, &st, &ino) ==
+			    4 &&
+		    ino == inode && inode) {
+			char *lp = strchr(local, ':'), *rp = strchr(remote, ':');
+			if (!lp || !rp)
+				return false;
+			unsigned lport = (unsigned)strtoul(lp + 1, NULL, 16), rport = (unsigned)strtoul(rp + 1, NULL, 16);
+			char addr[64];
+			*rp = '\0';
+			net_addr(remote, v6, addr, sizeof(addr));
+			if (rport == 0)
+				snprintf(out, n, "listening on port %u", lport);
+			else
+				snprintf(out, n, "%s:%u", addr, rport);
+			return true;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+/* The socket's peer, from the process's own network namespace's tables. */
+static void socket_words(unsigned pid, const char *link, char *out, size_t n)
+{
+	unsigned long long ino = link_inode(link);
+	static const struct {
+		const char *file, *proto;
+		bool v6;
+	} tabs[] = {{"tcp", "TCP", false}, {"tcp6", "TCP", true}, {"udp", "UDP", false}, {"udp6", "UDP", true}};
+	for (size_t i = 0; i < GV_ARRAY_LEN(tabs); i++) {
+		char path[64], *buf = NULL, peer[96];
+		size_t len = 0;
+		snprintf(path, sizeof(path), "/proc/%u/net/%s", pid, tabs[i].file);
+		if (sysroot_read_may_deny(path, 4 << 20, &buf, &len, NULL) != 0)
+			continue;
+		bool found = wait_tcp_peer(buf, ino, tabs[i].v6, peer, sizeof(peer));
+		free(buf);
+		if (found) {
+			if (starts(peer, "listening"))
+				snprintf(out, n, "a %s socket %s", tabs[i].proto, peer);
+			else
+				snprintf(out, n, "a %s socket to %s", tabs[i].proto, peer);
+			return;
+		}
+	}
+	/* unix sockets: Num RefCount Protocol Flags Type St Inode Path */
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/net/unix", pid);
+	if (sysroot_read_may_deny(path, 4 << 20, &buf, &len, NULL) == 0) {
+		for (char *line = buf; line && *line;) {
+			char *nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			unsigned long long lino;
+			int off = 0;
+			if (sscanf(line, "%*s %*s %*s %*s %*s %*s %llu%n", &lino, &off) == 1 && lino == ino) {
+				const char *name = str_trim(line + off);
+				if (*name)
+					snprintf(out, n, "a unix socket %s", name);
+				else
+					snprintf(out, n, "a unix socket (unnamed: a socket pair)");
+				free(buf);
+				return;
+			}
+			line = nl ? nl + 1 : NULL;
+		}
+		free(buf);
+	}
+	snprintf(out, n, "a socket (%s)", link);
+}
+
+/* The job's other processes that hold the same pipe (by its link "pipe:[N]"), as words. */
+static void pipe_words(const job *j, unsigned pid, const char *link, char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (size_t i = 0; j && i < j->n && len + 40 < n; i++) {
+		if (j->pids[i] == pid)
+			continue;
+		char dir[64];
+		snprintf(dir, sizeof(dir), "/proc/%u/fd", j->pids[i]);
+		DIR *d = sysroot_opendir(dir);
+		if (!d)
+			continue;
+		struct dirent *de;
+		bool holds = false;
+		int seen = 0;
+		while (!holds && (de = readdir(d)) && seen++ < 65536) {
+			if (!isdigit((unsigned char)de->d_name[0]))
+				continue;
+			char fdp[96];
+			snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%s", j->pids[i], de->d_name);
+			char *l = sysroot_readlink(fdp);
+			holds = l && strcmp(l, link) == 0;
+			free(l);
+		}
+		closedir(d);
+		if (!holds)
+			continue;
+		char cp[64];
+		snprintf(cp, sizeof(cp), "/proc/%u/comm", j->pids[i]);
+		char *comm = sysroot_read_line(cp);
+		len += (size_t)snprintf(out + len, n - len, "%spid %u%s%s%s", len ? ", " : "a pipe to ", j->pids[i],
+					comm ? " (" : "", comm ? comm : "", comm ? ")" : "");
+		free(comm);
+	}
+	if (!out[0])
+		snprintf(out, n, "a pipe (no other process of the job holds its other end)");
+}
+
+/* An epoll descriptor's watched descriptors (/proc/PID/fdinfo/N "tfd: M ..."), as their links. */
+static void epoll_words(unsigned pid, int fd, char *out, size_t n)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0, used = 0;
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/fdinfo/%d", pid, fd);
+	if (sysroot_read_may_deny(path, 65536, &buf, &len, NULL) != 0)
+		return;
+	int shown = 0;
+	for (const char *p = strstr(buf, "tfd:"); p && shown < 4 && used + 40 < n; p = strstr(p + 4, "tfd:")) {
+		int tfd = atoi(p + 4);
+		char fdp[96];
+		snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%d", pid, tfd);
+		char *l = sysroot_readlink(fdp);
+		if (l) {
+			used += (size_t)snprintf(out + used, n - used, "%s%s", shown ? ", " : "epoll on ", l);
+			shown++;
+			free(l);
+		}
+	}
+	free(buf);
+}
+
+void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, size_t n)
+{
+	out[0] = '\0';
+	if (!w->link[0])
+		return;
+	if (starts(w->link, "socket:"))
+		socket_words(pid, w->link, out, n);
+	else if (starts(w->link, "pipe:"))
+		pipe_words(j, pid, w->link, out, n);
+	else if (starts(w->link, "anon_inode:[eventpoll]") && w->fd >= 0)
+		epoll_words(pid, w->fd, out, n);
+	else if (w->kind == WAIT_PIPE)
+		snprintf(out, n, "the named pipe %s", w->link);
+	else
+		str_copy(out, n, w->link);
+}
+
+bool wait_permitted(unsigned euid, long proc_uid)
+{
+	return euid == 0 || (proc_uid >= 0 && (unsigned long)proc_uid == euid);
+}
+
+long wait_proc_uid(unsigned pid)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if (sysroot_read(path, 65536, &buf, &len, NULL) != 0)
+		return -1;
+	long uid = -1;
+	const char *p = strstr(buf, "\nUid:");
+	unsigned long real, eff;
+	if (p && sscanf(p + 5, "%lu %lu", &real, &eff) == 2)
+		uid = (long)eff;
+	free(buf);
+	return uid;
+}

@@ -1,0 +1,80 @@
+/*
+ * What a thread of a job waits on, read from /proc through --root, never by stopping it or
+ * attaching to it: its state (/proc/PID/task/TID/stat), the kernel function it sleeps in
+ * (wchan), the system call and its arguments (syscall: readable as root or, where Yama allows,
+ * as the process's user) and the file descriptor that call names (/proc/PID/fd/N). From those a
+ * kind (a file, a socket, a pipe, the GPU device, a lock, a sleep, ...) and, at the end of a
+ * window, the words for it: the file's path, the socket's peer (/proc/PID/net/tcp, tcp6, udp,
+ * unix), the job's process at a pipe's other end.
+ *
+ * The parsing and the classification are pure (tests give them lines); the readers go through
+ * sysroot, so a scenario's tree holds a fake /proc/PID/task/TID/{stat,wchan,syscall} and
+ * /proc/PID/fd/N links.
+ */
+#ifndef GPUVET_SAMPLER_WAITS_H
+#define GPUVET_SAMPLER_WAITS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "sampler/job.h"
+
+typedef enum {
+	WAIT_RUNNING = 0, /* on a CPU or runnable: not waiting */
+	WAIT_FILE,        /* a read, write or sync on a file (storage) */
+	WAIT_DISK,        /* uninterruptible sleep without a known call (storage, or a driver) */
+	WAIT_SOCKET,      /* a socket: network, another rank, a server */
+	WAIT_PIPE,        /* a pipe or FIFO (the DataLoader's workers) */
+	WAIT_GPU,         /* the NVIDIA driver (/dev/nvidia*: an ioctl, a synchronize) */
+	WAIT_DEVICE,      /* another device */
+	WAIT_LOCK,        /* a futex: a lock, a condition, a queue, the GIL */
+	WAIT_POLL,        /* poll, select or epoll on several descriptors */
+	WAIT_SLEEP,       /* nanosleep, pause: time.sleep */
+	WAIT_CHILD,       /* wait4, waitid: a child process */
+	WAIT_OTHER,       /* another call */
+	WAIT_UNKNOWN,     /* sleeping, neither call nor wchan readable */
+	WAIT_NKINDS
+} wait_kind;
+/* "running", "file", "disk", "socket", "pipe", "gpu", "device", "lock", "poll", "sleep", "child", "other", "unknown" */
+const char *wait_kind_name(wait_kind k);
+
+typedef struct thread_wait {
+	char state;       /* stat's state: R, S, D, ...; 0 when gone */
+	long nr;          /* the system call; -1 in user space (running), -2 unknown (unreadable) */
+	char call[24];    /* its name ("read"), "" unknown */
+	wait_kind kind;
+	int fd;           /* the descriptor the call names, -1 none */
+	char link[160];   /* that descriptor's link ("/data/x.tar", "socket:[123]", "pipe:[45]"), "" */
+	char wchan[48];   /* "pipe_read", "" unknown */
+} thread_wait;
+
+/* What the thread does now. False when it is gone. */
+bool thread_wait_read(unsigned pid, unsigned tid, thread_wait *out);
+
+/* --- pure parts --- */
+/* A syscall file's line: "running" (nr -1), "-1 SP PC" (nr -1: not in a call), "NR A1..A6 SP PC".
+ * False when it does not parse. */
+bool wait_parse_syscall(const char *line, long *nr, unsigned long long args[6]);
+/* The name of system call nr on this architecture and which argument is a file descriptor
+ * (-1 none); NULL when not one the doctor names. */
+const char *wait_syscall_name(long nr, int *fd_arg);
+/* The number of a named call on this architecture; -1 when unknown (tests write syscall files). */
+long wait_syscall_nr(const char *name);
+/* The kind from the state, the call's name ("" unknown), the descriptor's link ("" none) with the
+ * type of what it points to (S_IFREG, S_IFIFO, S_IFCHR; 0 unknown) and the wchan ("" unknown). */
+wait_kind wait_classify(char state, const char *call, const char *link, mode_t link_type, const char *wchan);
+
+/* Words for what the thread waits on (into out): the file's path, "TCP to 10.0.0.5:29500", "a pipe
+ * to pid 4250 (python)", "/dev/nvidia0"; "" when nothing to add. j names the job's processes for
+ * a pipe's other end. */
+void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, size_t n);
+
+/* A peer from a /proc/net/tcp or tcp6 table's text: the remote "ADDR:PORT" of the socket with
+ * this inode (into out; "listening on port P" when it has none). False when absent. Pure. */
+bool wait_tcp_peer(const char *table, unsigned long long inode, bool v6, char *out, size_t n);
+
+/* Whether we may read a process's waits: as root or as its user (uid from /proc/PID/status). */
+bool wait_permitted(unsigned euid, long proc_uid);
+/* The effective uid of a process (/proc/PID/status); -1 unknown. */
+long wait_proc_uid(unsigned pid);
+#endif

@@ -1,0 +1,529 @@
+/*
+ * The sample side of the job doctor: the per-GPU window summary (sampler/summary.h) on synthetic
+ * streams, the job's CPU figures (sampler/jobcpu.h) and waits (sampler/waits.h) from lines and
+ * from a machine built as a tree (/proc/PID/task/TID/{stat,wchan,syscall}, /proc/PID/fd/N links,
+ * /proc/PID/net/tcp), py-spy's output, and the live pipeline (doctor_live) end to end: windows,
+ * run's verdict of most windows and its utilisation fallback, a growing job, a waiting one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/sysroot.h"
+#include "core/util.h"
+#include "doctor/doctor.h"
+#include "sampler/jobcpu.h"
+#include "sampler/pystack.h"
+#include "sampler/summary.h"
+#include "sampler/waits.h"
+#include "../tools/test_tmp.h"
+
+#define GIB (1024.0 * 1024 * 1024)
+
+/* One GPU sample: utilization, SM active (NAN: no GPM), memory, the processes "pid:bytes". */
+static void sample(gpu_sample *g, double util, double sm, double used, size_t nproc, const unsigned *pids,
+		   const double *bytes)
+{
+	memset(g, 0, sizeof(*g));
+	g->index = 0;
+	g->minor = 0;
+	strcpy(g->name, "NVIDIA H200");
+	g->util_gpu = sv_ok(util * 100);
+	if (!isnan(sm)) {
+		g->gpm_support = GV_GPM_ON;
+		g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(sm);
+	}
+	g->mem_total = sv_ok(141 * GIB);
+	g->mem_used = sv_ok(used);
+	g->cc = sv_ok(9.0);
+	g->nprocs = sv_ok((double)nproc);
+	g->nproc = nproc;
+	for (size_t i = 0; i < nproc; i++) {
+		g->procs[i].pid = pids[i];
+		g->procs[i].used_bytes = sv_ok(bytes[i]);
+	}
+}
+
+static job one_job(unsigned root, unsigned worker)
+{
+	job j;
+	memset(&j, 0, sizeof(j));
+	j.root = root;
+	j.alive = true;
+	j.pids[j.n++] = root;
+	if (worker)
+		j.pids[j.n++] = worker;
+	return j;
+}
+
+static void test_window_summary(void **st)
+{
+	(void)st;
+	job j = one_job(4242, 0);
+	gpu_window w;
+	gpu_window_init(&w, 0, "NVIDIA H200");
+	gpu_sample g;
+	unsigned pids[] = {4242, 999};
+	for (int t = 0; t < 8; t++) {
+		double mine = (10 + t) * GIB, other = 2 * GIB;
+		double bytes[] = {mine, other};
+		sample(&g, 0.5, 0.2 + 0.1 * (t % 2), mine + other, 2, pids, bytes);
+		g.power = sv_ok(300 + 10 * t);
+		g.temp = sv_ok(40 + t);
+		g.sm_clock = sv_ok(t < 6 ? 1980 : 1410);
+		g.pcie_gen = sv_ok(t == 3 ? 4 : 5);
+		g.pcie_width = sv_ok(16);
+		g.clock_reasons = sv_ok(t < 2 ? CLK_SW_POWER_CAP : CLK_GPU_IDLE);
+		if (t == 5)
+			g.nprocs = sv_ok(4); /* NVML counts two it does not list */
+		gpu_window_add(&w, &g, 100 + t, &j, JOB_GPU_NVML, mine);
+	}
+	g.lost = true;
+	gpu_window_add(&w, &g, 200, &j, JOB_GPU_NVML, 1); /* a lost GPU's sample is no sample */
+	gpu_summary s;
+	gpu_window_summary(&w, &s);
+	assert_int_equal(s.samples, 8);
+	assert_true(fabs(s.util - 0.5) < 1e-9 && s.gpm && fabs(s.act[GV_GPM_SM_ACTIVE] - 0.25) < 1e-9);
+	assert_true(fabs(s.power - 335) < 1e-9 && s.power_max == 370 && s.temp_max == 47);
+	assert_true(s.sm_clock_median == 1980 && s.sm_clock_min == 1410 && s.sm_clock_max == 1980 && s.sm_clock_last == 1410);
+	assert_int_equal(s.pcie_gen_min, 4);
+	assert_int_equal(s.pcie_gen_max, 5);
+	assert_true(s.reasons == (CLK_SW_POWER_CAP | CLK_GPU_IDLE) && fabs(s.power_cap_frac - 0.25) < 1e-9);
+	assert_true(s.job_mem == 17 * GIB && s.other_mem == 2 * GIB);
+	assert_int_equal(s.job_procs, 1);
+	assert_int_equal(s.other_procs, 3);
+	/* the job's memory rose 1 GiB a second, in every quarter */
+	assert_true(fabs(s.mem_growth - GIB) < 1 && s.mem_steady && !s.mem_growth_gpu);
+	assert_true(s.mem_first == 10 * GIB && s.mem_last == 17 * GIB);
+	gpu_window_free(&w);
+
+	/* one allocation (a step) and a ramp that levels off are not steady; a fall is no growth */
+	static const double shapes[3][8] = {{10, 10, 10, 20, 20, 20, 20, 20}, {10, 14, 18, 20, 20, 20, 20, 20},
+					    {20, 19, 18, 17, 16, 15, 14, 13}};
+	for (int k = 0; k < 3; k++) {
+		gpu_window_init(&w, 0, NULL);
+		for (int t = 0; t < 8; t++) {
+			double b = shapes[k][t] * GIB;
+			sample(&g, 0.5, NAN, b, 1, pids, &b);
+			gpu_window_add(&w, &g, t, &j, JOB_GPU_NVML, b);
+		}
+		gpu_window_summary(&w, &s);
+		assert_false(s.mem_steady);
+		assert_false(s.gpm);
+		gpu_window_free(&w);
+	}
+	/* through the device file (another PID namespace): the job's and the others' memory unknown,
+	 * the growth is the GPU's */
+	gpu_window_init(&w, 0, NULL);
+	for (int t = 0; t < 6; t++) {
+		double b = (1 + t) * GIB;
+		sample(&g, 0.5, NAN, b, 1, (unsigned[]){777777}, &b);
+		gpu_window_add(&w, &g, t, &j, JOB_GPU_DEVICE, NAN);
+	}
+	gpu_window_summary(&w, &s);
+	assert_true(s.by_fd && isnan(s.job_mem) && isnan(s.other_mem) && s.other_procs == 0);
+	assert_true(s.mem_growth_gpu && s.mem_steady && fabs(s.mem_growth - GIB) < 1);
+	gpu_window_free(&w);
+	/* sums only (a recording, a whole run): no series, no growth, the means stay */
+	gpu_windows set = {.sums_only = true};
+	for (int t = 0; t < 6; t++) {
+		double b = (1 + t) * GIB;
+		sample(&g, 0.25, NAN, b, 1, pids, &b);
+		gpu_window_add(gpu_windows_of(&set, &g, 0), &g, t, NULL, JOB_GPU_NONE, NAN);
+	}
+	assert_non_null(gpu_windows_find(&set, 0));
+	assert_null(gpu_windows_find(&set, 1));
+	gpu_window_summary(&set.w[0], &s);
+	assert_true(isnan(s.mem_growth) && s.util == 0.25 && s.samples == 6 && s.other_procs == 1 && isnan(s.job_mem));
+	assert_null(set.w[0].mem);
+	gpu_windows_free(&set);
+}
+
+static void test_cpu_figures(void **st)
+{
+	(void)st;
+	unsigned char mask[JOBCPU_MAX_CPUS / 8];
+	assert_int_equal(cpu_list_parse("0-3,8,10-11\n", mask, sizeof(mask)), 7);
+	assert_true((mask[0] & 0x0f) == 0x0f && (mask[1] & 0x0d) == 0x0d && !(mask[0] & 0x10));
+	assert_int_equal(cpu_list_parse("", mask, sizeof(mask)), -1);
+	assert_int_equal(cpu_list_parse("3-1", mask, sizeof(mask)), -1);
+	assert_true(fabs(cpu_max_parse("200000 100000") - 2) < 1e-9);
+	assert_true(isnan(cpu_max_parse("max 100000")) && isnan(cpu_max_parse(NULL)) && isnan(cpu_max_parse("x")));
+
+	/* two marks 10 s apart: a thread at a full core, one at 40% waiting 40% more, one born since */
+	thread_cpu a_t[2] = {{.pid = 1, .tid = 1, .ticks = 100}, {.pid = 1, .tid = 2, .ticks = 0, .have_sched = true}};
+	thread_cpu b_t[3] = {{.pid = 1, .tid = 1, .ticks = 1100},
+			     {.pid = 1, .tid = 2, .ticks = 400, .have_sched = true, .run_ns = 4000000000ULL, .wait_ns = 4000000000ULL},
+			     {.pid = 2, .tid = 2, .ticks = 200}};
+	unsigned long long ia[4] = {0, 0, 0, ~0ULL}, ib[4] = {1000, 500, 0, ~0ULL};
+	job_cpu_mark a = {.t = 0, .nthreads = 2, .threads = a_t, .ncpus = 4, .cpu_idle = ia};
+	job_cpu_mark b = {.t = 10, .nthreads = 3, .threads = b_t, .ncpus = 4, .cpu_idle = ib};
+	thread_use u[3];
+	assert_int_equal(job_cpu_between(&a, &b, 100, u), 3);
+	assert_true(fabs(u[0].cores - 1) < 1e-9 && fabs(u[0].demand - 1) < 1e-9);
+	assert_true(fabs(u[1].cores - 0.4) < 1e-9 && fabs(u[1].demand - 0.8) < 1e-9);
+	assert_true(fabs(u[2].cores - 0.2) < 1e-9);
+	/* idle: CPU 0 all of the window, CPU 1 half, CPU 2 none, CPU 3 absent */
+	assert_true(fabs(job_cpu_idle(&a, &b, 100, NULL, 0) - 1.5) < 1e-9);
+	cpu_limits lim = {.quota_cores = NAN};
+	lim.nallowed = cpu_list_parse("1-2", lim.allowed, sizeof(lim.allowed));
+	assert_true(fabs(job_cpu_idle(&a, &b, 100, &lim, 0) - 0.5) < 1e-9);
+	lim.nallowed = 0;
+	lim.quota_cores = 2;
+	assert_true(fabs(job_cpu_idle(&a, &b, 100, &lim, 1.6) - 0.4) < 1e-9); /* 2 cores of quota, 1.6 used */
+	job_cpu_mark none = {.t = 10};
+	assert_true(isnan(job_cpu_idle(&a, &none, 100, NULL, 0)));
+}
+
+static void test_wait_lines(void **st)
+{
+	(void)st;
+	long nr;
+	unsigned long long args[6];
+	assert_true(wait_parse_syscall("running\n", &nr, args) && nr == -1);
+	assert_true(wait_parse_syscall("-1 0x7ffd 0x7f00\n", &nr, args) && nr == -1);
+	assert_true(wait_parse_syscall("0 0x5 0x7f3c2a000000 0x10000 0x0 0x0 0x0 0x7ffd 0x7f3c\n", &nr, args));
+	assert_true(nr == 0 && args[0] == 5 && args[2] == 0x10000);
+	assert_false(wait_parse_syscall("", &nr, args));
+	assert_false(wait_parse_syscall("garbage", &nr, args));
+	/* the names and descriptor arguments of this architecture's calls */
+	long rd = wait_syscall_nr("read");
+	if (rd >= 0) {
+		int fd_arg;
+		assert_string_equal(wait_syscall_name(rd, &fd_arg), "read");
+		assert_int_equal(fd_arg, 0);
+		assert_string_equal(wait_syscall_name(wait_syscall_nr("futex"), &fd_arg), "futex");
+		assert_int_equal(fd_arg, -1);
+	}
+	assert_null(wait_syscall_name(-1, NULL));
+	assert_int_equal(wait_syscall_nr("no_such_call"), -1);
+
+	assert_int_equal(wait_classify('R', "", "", 0, ""), WAIT_RUNNING);
+	assert_int_equal(wait_classify('S', "read", "/data/train/shard-00042.tar", S_IFREG, "0"), WAIT_FILE);
+	assert_int_equal(wait_classify('S', "read", "socket:[123]", 0, ""), WAIT_SOCKET);
+	assert_int_equal(wait_classify('S', "read", "pipe:[45]", 0, ""), WAIT_PIPE);
+	assert_int_equal(wait_classify('S', "read", "/tmp/feed", S_IFIFO, ""), WAIT_PIPE);
+	assert_int_equal(wait_classify('S', "ioctl", "/dev/nvidia0", S_IFCHR, ""), WAIT_GPU);
+	assert_int_equal(wait_classify('S', "read", "/dev/ttyS0", S_IFCHR, ""), WAIT_DEVICE);
+	assert_int_equal(wait_classify('S', "futex", "", 0, "futex_wait_queue"), WAIT_LOCK);
+	assert_int_equal(wait_classify('S', "poll", "", 0, "do_sys_poll"), WAIT_POLL);
+	assert_int_equal(wait_classify('S', "epoll_wait", "anon_inode:[eventpoll]", 0, ""), WAIT_POLL);
+	assert_int_equal(wait_classify('S', "clock_nanosleep", "", 0, ""), WAIT_SLEEP);
+	assert_int_equal(wait_classify('S', "wait4", "", 0, ""), WAIT_CHILD);
+	assert_int_equal(wait_classify('S', "recvfrom", "", 0, ""), WAIT_SOCKET);
+	assert_int_equal(wait_classify('D', "fsync", "/ckpt/model.pt", S_IFREG, ""), WAIT_FILE);
+	/* without the call (another user, Yama): the kernel function names it */
+	assert_int_equal(wait_classify('S', "", "", 0, "pipe_read"), WAIT_PIPE);
+	assert_int_equal(wait_classify('S', "", "", 0, "hrtimer_nanosleep"), WAIT_SLEEP);
+	assert_int_equal(wait_classify('S', "", "", 0, "sk_wait_data"), WAIT_SOCKET);
+	assert_int_equal(wait_classify('D', "", "", 0, "folio_wait_bit_common"), WAIT_FILE);
+	assert_int_equal(wait_classify('D', "", "", 0, ""), WAIT_DISK);
+	assert_int_equal(wait_classify('S', "", "", 0, ""), WAIT_UNKNOWN);
+	assert_string_equal(wait_kind_name(WAIT_SOCKET), "socket");
+
+	/* /proc/net/tcp and tcp6: the socket's peer */
+	const char *tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+			  "   0: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 111 1 0\n"
+			  "   1: 0100007F:D2F0 0500000A:7374 01 00000000:00000000 00:00000000 00000000  1000        0 222 1 0\n";
+	char peer[96];
+	assert_true(wait_tcp_peer(tcp, 222, false, peer, sizeof(peer)));
+	assert_string_equal(peer, "10.0.0.5:29556");
+	assert_true(wait_tcp_peer(tcp, 111, false, peer, sizeof(peer)));
+	assert_string_equal(peer, "listening on port 8080");
+	assert_false(wait_tcp_peer(tcp, 333, false, peer, sizeof(peer)));
+	const char *tcp6 = "  sl  local_address                         remote_address                        st\n"
+			   "   0: 0000000000000000FFFF00000100007F:D2F0 0000000000000000FFFF00000500000A:7374 01 00000000:00000000 "
+			   "00:00000000 00000000  1000        0 444 1\n";
+	assert_true(wait_tcp_peer(tcp6, 444, true, peer, sizeof(peer)));
+	assert_string_equal(peer, "10.0.0.5:29556");
+
+	assert_true(wait_permitted(0, 1000));
+	assert_true(wait_permitted(1000, 1000));
+	assert_false(wait_permitted(1000, 1001));
+	assert_false(wait_permitted(1000, -1));
+}
+
+static void test_pystack_parse(void **st)
+{
+	(void)st;
+	const char *dump = "Process 4242: python train.py\nPython v3.11.7 (/usr/bin/python3.11)\n\n"
+			   "Thread 0x7F3C2A1FF640 (idle): \"pt_data_pin\"\n    wait (threading.py:327)\n\n"
+			   "Thread 4242 (idle): \"MainThread\"\n    read (tarfile.py:530)\n        Arguments:\n            self: <x>\n"
+			   "    __getitem__ (data.py:41)\n    <module> (train.py:88)\n";
+	pystack p;
+	assert_true(pystack_parse(dump, &p));
+	assert_int_equal(p.n, 3);
+	assert_string_equal(p.frames[0], "read (tarfile.py:530)");
+	assert_string_equal(p.frames[2], "<module> (train.py:88)");
+	/* no thread named MainThread: the first; control characters never come through */
+	assert_true(pystack_parse("Thread 1 (active): \"x\"\n    f\033[31m (a.py:1)\n", &p));
+	assert_null(strchr(p.frames[0], '\033'));
+	assert_false(pystack_parse("Error: Permission Denied\n", &p));
+}
+
+/* ---- a machine as a tree ---- */
+
+static char root[4096];
+
+static void parents(char *path)
+{
+	for (char *p = path + strlen(root) + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(path, 0755);
+			*p = '/';
+		}
+}
+
+static void put(const char *rel, const char *text)
+{
+	char path[8192];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	parents(path);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void link_to(const char *rel, const char *target)
+{
+	char path[8192];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	parents(path);
+	unlink(path);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+/* A thread of pid in the syscall nr of `call` on fd (fd < 0: no descriptor), in state S. */
+static void thread_in(unsigned pid, unsigned tid, const char *call, int fd, const char *wchan)
+{
+	char rel[128], text[256];
+	snprintf(rel, sizeof(rel), "/proc/%u/task/%u/stat", pid, tid);
+	snprintf(text, sizeof(text), "%u (python) S 1 %u %u 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n", tid,
+		 pid, pid);
+	put(rel, text);
+	snprintf(rel, sizeof(rel), "/proc/%u/task/%u/comm", pid, tid);
+	put(rel, "python\n");
+	snprintf(rel, sizeof(rel), "/proc/%u/task/%u/wchan", pid, tid);
+	put(rel, wchan);
+	snprintf(rel, sizeof(rel), "/proc/%u/task/%u/syscall", pid, tid);
+	snprintf(text, sizeof(text), "%ld 0x%x 0x7f3c2a000000 0x10000 0x0 0x0 0x0 0x7ffd1000 0x7f3c2b000000\n",
+		 wait_syscall_nr(call), fd < 0 ? 0 : fd);
+	put(rel, text);
+}
+
+static void make_tree(void)
+{
+	test_tmp_path(root, sizeof(root), "gpuvet-live-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	/* pid 777 holds the GPU and reads a shard; 778 is its worker; they share a pipe */
+	put("/proc/777/stat", "777 (python) S 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	put("/proc/777/comm", "python\n");
+	/* the job is the tester's own (the doctor reads a job's threads only as root or its user):
+	 * as root that is uid 0, as the fresh image's user its uid */
+	char status[256];
+	unsigned uid = (unsigned)getuid();
+	snprintf(status, sizeof(status), "Name:\tpython\nUid:\t%u\t%u\t%u\t%u\nCpus_allowed_list:\t0-3\n", uid, uid, uid, uid);
+	put("/proc/777/status", status);
+	put("/proc/778/stat", "778 (python) S 777 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	put("/proc/778/comm", "pt_data_worker\n");
+	put("/proc/stat", "cpu  1 0 1 400 0 0 0 0 0 0\ncpu0 1 0 1 100 0 0 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0 0 0\n");
+	thread_in(777, 777, "read", 5, "0\n");
+	thread_in(777, 780, "futex", -1, "futex_wait_queue\n");
+	thread_in(778, 778, "read", 4, "pipe_read\n");
+	put("/proc/778/task/778/comm", "pt_data_worker\n"); /* PyTorch names its DataLoader workers so */
+	put("/data/train/shard-00042.tar", "x");
+	link_to("/proc/777/fd/5", "/data/train/shard-00042.tar");
+	link_to("/proc/777/fd/6", "socket:[222]");
+	link_to("/proc/777/fd/7", "pipe:[9001]");
+	link_to("/proc/777/fd/8", "/dev/nvidia0");
+	link_to("/proc/778/fd/4", "pipe:[9001]");
+	put("/proc/777/net/tcp",
+	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	    "   1: 0100007F:D2F0 0500000A:7374 01 00000000:00000000 00:00000000 00000000  1000        0 222 1 0\n");
+	sysroot_set(root);
+}
+
+static void remove_tree(void)
+{
+	sysroot_set(NULL);
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_waits_tree(void **st)
+{
+	(void)st;
+	if (wait_syscall_nr("read") < 0)
+		skip(); /* an architecture without the call table: the wchan alone (tested above) */
+	make_tree();
+	job j = one_job(777, 778);
+	thread_wait w;
+	char what[200];
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_int_equal(w.kind, WAIT_FILE);
+	assert_string_equal(w.call, "read");
+	assert_string_equal(w.link, "/data/train/shard-00042.tar");
+	wait_describe(&j, 777, &w, what, sizeof(what));
+	assert_string_equal(what, "/data/train/shard-00042.tar");
+	assert_true(thread_wait_read(777, 780, &w));
+	assert_int_equal(w.kind, WAIT_LOCK);
+	/* the worker reads its pipe, whose other end is the main process */
+	assert_true(thread_wait_read(778, 778, &w));
+	assert_int_equal(w.kind, WAIT_PIPE);
+	wait_describe(&j, 778, &w, what, sizeof(what));
+	assert_string_equal(what, "a pipe to pid 777 (python)");
+	/* a socket: its peer from the process's /proc/PID/net/tcp */
+	thread_in(777, 777, "recvfrom", 6, "sk_wait_data\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_int_equal(w.kind, WAIT_SOCKET);
+	wait_describe(&j, 777, &w, what, sizeof(what));
+	assert_string_equal(what, "a TCP socket to 10.0.0.5:29556");
+	/* the GPU driver */
+	thread_in(777, 777, "ioctl", 8, "0\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_int_equal(w.kind, WAIT_GPU);
+	/* the syscall file unreadable (another user, Yama): the wchan */
+	put("/proc/777/task/777/syscall", "");
+	put("/proc/777/task/777/wchan", "pipe_read\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_int_equal(w.kind, WAIT_PIPE);
+	assert_int_equal(w.nr, -2);
+	assert_false(thread_wait_read(779, 779, &w)); /* gone */
+	/* the job's CPUs: its affinity */
+	cpu_limits lim;
+	job_cpu_limits(777, &lim);
+	assert_int_equal(lim.nallowed, 4);
+	assert_true(isnan(lim.quota_cores));
+	assert_int_equal(wait_proc_uid(777), (long)getuid());
+	remove_tree();
+}
+
+/* snapshots of GPU 0 at times t0.., the job's process 777 on it with bytes(t), utilization util */
+static void feed(doctor_live *d, job *j, double t0, int n, double util, double gib0, double gib_per_s)
+{
+	for (int t = 0; t < n; t++) {
+		snapshot *s = snapshot_new(1);
+		s->time = t0 + t;
+		double b = (gib0 + gib_per_s * t) * GIB;
+		sample(&s->gpus[0], util, util * 0.5, b, 1, &j->pids[0], &b);
+		doctor_live_feed(d, s, j);
+		snapshot_free(s);
+	}
+}
+
+static void test_live_pipeline(void **st)
+{
+	(void)st;
+	if (wait_syscall_nr("read") < 0)
+		skip();
+	make_tree();
+	job j = one_job(777, 778);
+	/* one window (watch --diagnose): the GPU idles, the main thread reads a shard */
+	doctor_live_opts o = {.window = 0};
+	doctor_live *d = doctor_live_new(&o);
+	assert_null(doctor_live_last(d));
+	feed(d, &j, 100, 9, 0.02, 10, 0);
+	const doctor_result *r = doctor_live_finish(d, &j);
+	assert_non_null(r);
+	assert_string_equal(r->v.id, "job.gpu-idle");
+	assert_non_null(strstr(r->v.title, "reads from storage (/data/train/shard-00042.tar)"));
+	bool seen = false;
+	for (size_t i = 0; i < r->v.nevidence; i++)
+		seen |= strstr(r->v.evidence[i], "the main thread (pid 777, python) was in read() on /data/train/shard-00042.tar in "
+						 "100% of the samples") != NULL;
+	assert_true(seen);
+	assert_int_equal(r->ev.cpu.workers, 1);
+	assert_int_equal(r->ev.cpu.dataloader_workers, 1);
+	cJSON *doc = doctor_json(&r->ev, &r->v);
+	char *text = cJSON_PrintUnformatted(doc);
+	assert_non_null(strstr(text, "\"kind\":\"file\",\"call\":\"read\",\"on\":\"/data/train/shard-00042.tar\""));
+	assert_non_null(strstr(text, "\"memory_growth_steady\":false"));
+	free(text);
+	cJSON_Delete(doc);
+	doctor_live_free(d);
+
+	/* a growing job, 1 GiB/s: its own verdict, whatever else */
+	d = doctor_live_new(&o);
+	feed(d, &j, 100, 9, 0.3, 10, 1);
+	r = doctor_live_finish(d, &j);
+	assert_string_equal(r->v.id, "job.memory-growth");
+	assert_non_null(strstr(r->v.title, "grows 1.00 GiB/s"));
+	doctor_live_free(d);
+
+	/* run: 10 s windows; the verdict most windows gave, with their count */
+	o.window = 10;
+	d = doctor_live_new(&o);
+	feed(d, &j, 0, 41, 0.02, 10, 0);
+	assert_non_null(doctor_live_last(d));
+	assert_string_equal(doctor_live_last(d)->v.id, "job.gpu-idle");
+	char *rep = doctor_live_report(d, 30);
+	assert_non_null(rep);
+	assert_non_null(strstr(rep, "the job doctor, 4 of 4 windows of 10 s: job 777:"));
+	free(rep);
+	doctor_live_free(d);
+	remove_tree();
+}
+
+/* run's utilisation verdict, where the job held a GPU for no whole window: the mean utilization
+ * of each GPU it held against watch's 70% */
+static char *judge_run(double util, int seconds, unsigned pid_on_gpu, double min_seconds)
+{
+	doctor_live_opts o = {.window = 1000};
+	doctor_live *d = doctor_live_new(&o);
+	job j = one_job(4242, 4243);
+	for (int t = 0; t <= seconds; t++) {
+		snapshot *sn = snapshot_new(2);
+		sn->time = 1000.0 + t;
+		for (int g = 0; g < 2; g++) {
+			sn->gpus[g].index = g;
+			sn->gpus[g].minor = -1;
+			snprintf(sn->gpus[g].name, sizeof(sn->gpus[g].name), "NVIDIA H200");
+			sn->gpus[g].util_gpu = sv_ok(g == 0 ? util : 99);
+			sn->gpus[g].nproc = 1;
+			sn->gpus[g].procs[0].pid = g == 0 ? pid_on_gpu : 999; /* GPU 1 runs another job */
+			sn->gpus[g].procs[0].used_bytes = sv_ok(1e9);
+		}
+		doctor_live_feed(d, sn, &j);
+		snapshot_free(sn);
+	}
+	char *v = doctor_live_report(d, min_seconds);
+	doctor_live_free(d);
+	return v;
+}
+
+static void test_utilisation_fallback(void **s)
+{
+	(void)s;
+	char *v = judge_run(35, 60, 4243, 30);
+	assert_non_null(v);
+	assert_non_null(strstr(v, "GPU 0 (NVIDIA H200): mean utilization 35% over 60 s, under 70%: the GPU waited"));
+	assert_null(strstr(v, "GPU 1")); /* not the job's */
+	free(v);
+	v = judge_run(96, 60, 4242, 30);
+	assert_non_null(strstr(v, "mean utilization 96% over 60 s: the GPU was kept busy"));
+	free(v);
+	assert_null(judge_run(96, 10, 4242, 30)); /* too short to judge */
+	assert_null(judge_run(96, 60, 777, 30));  /* the job never held a GPU */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_window_summary), cmocka_unit_test(test_cpu_figures),
+		cmocka_unit_test(test_wait_lines),     cmocka_unit_test(test_pystack_parse),
+		cmocka_unit_test(test_waits_tree),     cmocka_unit_test(test_live_pipeline),
+		cmocka_unit_test(test_utilisation_fallback),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
