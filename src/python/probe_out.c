@@ -261,7 +261,11 @@ int probe_out_parse(const char *out, size_t len, facts *f, char *err, size_t err
 		facts_put_str(f, SRC, pe, FK_PYTHON_LIVE_PROBE_ERROR);
 	free(pe);
 	const cJSON *secs = get(doc, "seconds");
-	static const char *const stages[] = {"import", "is_available", "smoke"};
+	char *warm = str_of(get(doc, "warm"));
+	if (warm)
+		facts_put_str(f, SRC, warm, FK_PYTHON_LIVE_WARM);
+	free(warm);
+	static const char *const stages[] = {"import", "is_available", "smoke", "warm"};
 	for (size_t i = 0; i < GV_ARRAY_LEN(stages); i++) {
 		double d;
 		if (num_of(get(secs, stages[i]), 0, 1e6, &d))

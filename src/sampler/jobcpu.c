@@ -162,7 +162,11 @@ double cpu_max_parse(const char *text)
 		return NAN;
 	char *end;
 	double q = strtod(quota, &end);
-	return *end == '\0' && q > 0 ? q / period : NAN;
+	if (*end != '\0' || !(q > 0))
+		return NAN;
+	/* a tiny quota over a huge period underflows to 0, a huge one overflows: neither is a quota */
+	double cores = q / period;
+	return isfinite(cores) && cores > 0 ? cores : NAN;
 }
 
 /* The cgroup's CPU quota in cores (v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us). */

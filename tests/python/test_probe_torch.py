@@ -18,7 +18,7 @@ SOURCE = os.path.join(os.environ.get("GPUVET_SOURCE_DIR", os.path.join(HERE, "..
 MARKER = "GPUVET-PROBE-JSON:"
 
 
-def run_probe(pythonpath=None, timeout=60):
+def run_probe(pythonpath=None, timeout=60, extra_env=None):
     """Runs the probe the way gpuvet does: python -I -c SOURCE."""
     with open(SOURCE) as fh:
         code = fh.read()
@@ -26,6 +26,7 @@ def run_probe(pythonpath=None, timeout=60):
     env.pop("PYTHONPATH", None)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
+    env.update(extra_env or {})
     proc = subprocess.run([sys.executable, "-I", "-c", code], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env, timeout=timeout, check=False)
     out = proc.stdout.decode("utf-8", "replace")
@@ -45,8 +46,8 @@ def fake_torch(tmp, init_source, version_source=None):
 
 
 class ProbeTorchTest(unittest.TestCase):
-    def answer(self, pythonpath=None):
-        rc, lines, err = run_probe(pythonpath)
+    def answer(self, pythonpath=None, extra_env=None):
+        rc, lines, err = run_probe(pythonpath, extra_env=extra_env)
         self.assertEqual(rc, 0, err)
         self.assertEqual(len(lines), 1, "exactly one result line")
         doc = json.loads(lines[0][len(MARKER):])
@@ -63,6 +64,61 @@ class ProbeTorchTest(unittest.TestCase):
             self.assertIsNone(torch.get("error"))
         else:  # a machine with torch (the GPU machine)
             self.assertIn("version", torch)
+
+    # The driver warm-up beside the import (DriverWarmup): only where torch is there, reported,
+    # and never in the way of the report. The fake libcuda (tests/fake) stands in for the driver.
+    FAKE_CUDA = os.environ.get("GPUVET_FAKE_CUDA")
+    MINIMAL_TORCH = """
+        class _Cuda:
+            def is_available(self):
+                return False
+            def device_count(self):
+                return 0
+            def get_arch_list(self):
+                return []
+        cuda = _Cuda()
+    """
+
+    def warm_env(self, tmp, config=""):
+        libdir = os.path.join(tmp, "lib")
+        os.makedirs(libdir)
+        os.symlink(self.FAKE_CUDA, os.path.join(libdir, "libcuda.so.1"))
+        cfg = os.path.join(tmp, "fake.conf")
+        with open(cfg, "w") as fh:
+            fh.write(config)
+        return {"LD_LIBRARY_PATH": libdir, "GPUVET_FAKE_CONFIG": cfg}
+
+    def test_warmup_opens_the_primary_context(self):
+        if not self.FAKE_CUDA:
+            self.skipTest("GPUVET_FAKE_CUDA not set (ctest sets it)")
+        with tempfile.TemporaryDirectory() as tmp:
+            fake_torch(tmp, self.MINIMAL_TORCH)
+            doc = self.answer(tmp, self.warm_env(tmp))
+        self.assertEqual(doc["warm"], "ok")
+        self.assertGreaterEqual(doc["seconds"]["warm"], 0)
+
+    def test_warmup_reports_the_drivers_error(self):
+        if not self.FAKE_CUDA:
+            self.skipTest("GPUVET_FAKE_CUDA not set (ctest sets it)")
+        with tempfile.TemporaryDirectory() as tmp:
+            fake_torch(tmp, self.MINIMAL_TORCH)
+            doc = self.answer(tmp, self.warm_env(tmp, "cuda.init = 999\n"))
+        self.assertEqual(doc["warm"], "CUDA error 999")
+        self.assertFalse(doc["cuda"]["available"])
+
+    def test_warmup_without_a_driver_library(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake_torch(tmp, self.MINIMAL_TORCH)
+            doc = self.answer(tmp, {"LD_LIBRARY_PATH": os.path.join(tmp, "nothing")})
+        if doc["warm"] != "ok":  # a machine with a driver loads the real one
+            self.assertIn("libcuda.so.1", doc["warm"])
+
+    def test_no_warmup_without_torch(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            doc = self.answer(tmp)
+        if not doc["torch"].get("installed"):
+            self.assertNotIn("warm", doc)
+            self.assertNotIn("warm", doc["seconds"])
 
     def test_import_error_is_reported(self):
         with tempfile.TemporaryDirectory() as tmp:

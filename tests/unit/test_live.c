@@ -157,6 +157,8 @@ static void test_cpu_figures(void **st)
 	assert_int_equal(cpu_list_parse("3-1", mask, sizeof(mask)), -1);
 	assert_true(fabs(cpu_max_parse("200000 100000") - 2) < 1e-9);
 	assert_true(isnan(cpu_max_parse("max 100000")) && isnan(cpu_max_parse(NULL)) && isnan(cpu_max_parse("x")));
+	/* the fuzzer's find: a quotient that underflows to 0 or overflows is no quota */
+	assert_true(isnan(cpu_max_parse("1e-200 1e200")) && isnan(cpu_max_parse("1e300 1e-300")));
 
 	/* two marks 10 s apart: a thread at a full core, one at 40% waiting 40% more, one born since */
 	thread_cpu a_t[2] = {{.pid = 1, .tid = 1, .ticks = 100}, {.pid = 1, .tid = 2, .ticks = 0, .have_sched = true}};

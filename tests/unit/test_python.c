@@ -555,8 +555,11 @@ static void test_probe_out(void **st)
 		"\"multi_processor_count\":132}]},\"cudnn\":{\"enabled\":true,\"available\":true,\"version\":91900},"
 		"\"nccl\":\"2.28.9\",\"smoke\":[{\"device\":0,\"matmul\":\"ok\",\"conv\":\"ok\",\"matmul_rel_err\":1e-6}],"
 		"\"maps\":[{\"path\":\"/x/libcudnn.so.9\",\"real\":\"/x/libcudnn.so.9\"},{\"path\":\"relative\"}],"
-		"\"seconds\":{\"import\":1.5}}\n";
+		"\"warm\":\"ok\",\"seconds\":{\"import\":1.5,\"warm\":0.25}}\n";
 	assert_int_equal(parse(good, &f), PROBE_OUT_OK);
+	assert_string_equal(facts_str(f, "python.live.warm"), "ok");
+	double warm_s = 0;
+	assert_true(facts_real(f, &warm_s, "python.live.seconds_warm") && fabs(warm_s - 0.25) < 1e-9);
 	assert_string_equal(facts_str(f, "python.live.torch.version"), "2.11.0+cu130");
 	assert_true(facts_true(f, "python.live.cuda.available"));
 	assert_string_equal(facts_str(f, "python.live.cuda.arch_list"), "sm_75 sm_90");
