@@ -172,7 +172,8 @@ class DriverWarmup(object):
         self.thread = None
         try:
             import importlib.util
-            if importlib.util.find_spec("torch") is None:
+            spec = importlib.util.find_spec("torch")
+            if spec is None or not self._built_with_cuda(spec):
                 return
             import threading
         except Exception:
@@ -180,6 +181,20 @@ class DriverWarmup(object):
         self.thread = threading.Thread(target=self._run, name="gpuvet-warm")
         self.thread.daemon = True
         self.thread.start()
+
+    @staticmethod
+    def _built_with_cuda(spec):
+        """False for a CPU-only or ROCm build, by torch/version.py's `cuda = None` (read, not
+        imported): there is no CUDA context for torch to find."""
+        import re
+        for where in spec.submodule_search_locations or []:
+            try:
+                with open(os.path.join(where, "version.py")) as fh:
+                    text = fh.read(65536)
+            except OSError:
+                continue
+            return not re.search(r"^cuda\s*(:[^=\n]*)?=\s*None\s*$", text, re.M)
+        return True  # no version.py to read: torch's import will tell
 
     def _run(self):
         t = time.time()

@@ -75,10 +75,15 @@ def integrity(db):
 def test_random_kills(tmp, env):
     """SIGKILL at random times over 50 runs; after each, a normal run must work and keep all."""
     db = os.path.join(tmp, "kill", "history.db")
-    t0 = time.time()
-    r = run(check_cmd(db), env)
-    check(r.returncode in (0, 1), "first run: %s" % r.stderr)
-    span = max(time.time() - t0, 0.02)
+    # the kill times are drawn over a run's length: the median of three, as a first run that is
+    # slow (cold caches, a loaded machine) would put most kills after the runs had ended
+    spans = []
+    for _ in range(3):
+        t0 = time.time()
+        r = run(check_cmd(db), env)
+        check(r.returncode in (0, 1), "first runs: %s" % r.stderr)
+        spans.append(time.time() - t0)
+    span = max(sorted(spans)[1], 0.02)
     rng = random.Random(int(os.environ.get("GPUVET_TEST_SEED", "12")))
     kept = run_ids(db)
     killed = 0

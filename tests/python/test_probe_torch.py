@@ -113,6 +113,15 @@ class ProbeTorchTest(unittest.TestCase):
         if doc["warm"] != "ok":  # a machine with a driver loads the real one
             self.assertIn("libcuda.so.1", doc["warm"])
 
+    def test_no_warmup_for_a_cpu_only_torch(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake_torch(tmp, self.MINIMAL_TORCH, """
+                __version__ = "2.11.0+cpu"
+                cuda: Optional[str] = None
+            """.replace("Optional[str]", "object"))
+            doc = self.answer(tmp, self.warm_env(tmp) if self.FAKE_CUDA else None)
+        self.assertNotIn("warm", doc)
+
     def test_no_warmup_without_torch(self):
         with tempfile.TemporaryDirectory() as tmp:
             doc = self.answer(tmp)
