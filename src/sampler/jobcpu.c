@@ -26,6 +26,23 @@ bool proc_stat_ticks(const char *text, unsigned long long *ticks)
 	return true;
 }
 
+bool proc_status_vol_switches(const char *text, unsigned long long *out)
+{
+	static const char key[] = "voluntary_ctxt_switches:";
+	/* the line starts with the key: "nonvoluntary_ctxt_switches:" holds it too */
+	for (const char *p = text; p && (p = strstr(p, key)); p += sizeof(key) - 1) {
+		if (p != text && p[-1] != '\n')
+			continue;
+		char *end;
+		unsigned long long v = strtoull(p + sizeof(key) - 1, &end, 10);
+		if (end == p + sizeof(key) - 1)
+			return false;
+		*out = v;
+		return true;
+	}
+	return false;
+}
+
 /* utime + stime of one thread; false when unreadable (it ended). */
 static bool read_ticks(unsigned pid, unsigned tid, unsigned long long *out)
 {
@@ -99,6 +116,14 @@ void job_cpu_mark_take(job_cpu_mark *m, const job *j)
 			if (line && sscanf(line, "%llu %llu", &x->run_ns, &x->wait_ns) == 2)
 				x->have_sched = true;
 			free(line);
+			if (!x->have_sched || (x->run_ns == 0 && x->wait_ns == 0)) {
+				char *st = NULL;
+				size_t stlen = 0;
+				snprintf(sp, sizeof(sp), "/proc/%u/task/%u/status", j->pids[i], tid);
+				if (sysroot_read(sp, 8192, &st, &stlen, NULL) == 0)
+					x->have_vol = proc_status_vol_switches(st, &x->vol_switches);
+				free(st);
+			}
 			snprintf(sp, sizeof(sp), "/proc/%u/task/%u/comm", j->pids[i], tid);
 			line = sysroot_read_line(sp);
 			if (line)
@@ -255,6 +280,10 @@ size_t job_cpu_between(const job_cpu_mark *a, const job_cpu_mark *b, double hz, 
 			if (demand < cores)
 				demand = cores;
 		}
+		if (demand < 1 && !(e->have_sched && e->run_ns + e->wait_ns > 0) && e->have_vol && s && s->have_vol &&
+		    cores >= JOBCPU_BUSY_MIN_CORES && e->vol_switches >= s->vol_switches &&
+		    (double)(e->vol_switches - s->vol_switches) <= JOBCPU_NEVER_BLOCKED_PER_S * secs)
+			demand = 1; /* busy and never blocked: it was kept from the CPU, not waiting */
 		if (demand > 1)
 			demand = 1;
 		thread_use *u = &out[n++];

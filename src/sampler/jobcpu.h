@@ -15,6 +15,11 @@
 
 #define JOBCPU_MAX_THREADS 4096
 #define JOBCPU_MAX_CPUS 1024
+/* Without schedstats: a thread that used at least this share of a core and gave its CPU up at
+ * most this often (a blocking read, a sleep, a futex wait each count one) wanted the core all the
+ * time; `while True: pass` under a loaded machine's preemption gives up none */
+#define JOBCPU_BUSY_MIN_CORES 0.3
+#define JOBCPU_NEVER_BLOCKED_PER_S 1.0
 
 typedef struct thread_cpu {
 	unsigned pid, tid;
@@ -23,6 +28,11 @@ typedef struct thread_cpu {
 	 * (on-CPU + waiting = the window) is saturated even when other programs keep it from running */
 	bool have_sched;
 	unsigned long long run_ns, wait_ns;
+	/* where the kernel keeps no schedstats (they read 0 0 0): the times the thread gave up its CPU
+	 * itself (/proc/PID/task/TID/status, voluntary_ctxt_switches). A busy thread that never did
+	 * wanted the core all the time, however much of it other programs left it */
+	bool have_vol;
+	unsigned long long vol_switches;
 	char comm[16]; /* the thread's name (/proc/PID/task/TID/comm): "pt_data_worker" */
 } thread_cpu;
 
@@ -49,6 +59,8 @@ void job_cpu_limits(unsigned pid, cpu_limits *out);
 /* utime + stime (clock ticks) from the text of /proc/PID/stat or /proc/PID/task/TID/stat; false
  * when it does not parse. Pure. */
 bool proc_stat_ticks(const char *text, unsigned long long *ticks);
+/* voluntary_ctxt_switches from the text of /proc/PID/task/TID/status; false when absent. Pure. */
+bool proc_status_vol_switches(const char *text, unsigned long long *out);
 /* "0-15,32-47" into a CPU mask; the count, or -1 when the list does not parse. Pure. */
 int cpu_list_parse(const char *list, unsigned char *mask, size_t mask_bytes);
 /* /proc/stat's text to idle + iowait ticks per CPU (idle[0..max), ~0ULL for a CPU it lacks); the

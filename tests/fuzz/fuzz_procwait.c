@@ -1,6 +1,6 @@
 /* The job doctor's readers of /proc and of py-spy (src/sampler/waits.h, jobcpu.h, pystack.h):
- * a thread's syscall line, /proc/net/tcp and tcp6 tables, CPU lists, cgroup cpu.max, /proc/stat
- * and py-spy's dump text. */
+ * a thread's syscall line, /proc/net/tcp and tcp6 tables, CPU lists, cgroup cpu.max, /proc/stat,
+ * a thread's status (voluntary_ctxt_switches) and py-spy's dump text. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	double q = cpu_max_parse(s);
 	if (!isnan(q) && !(q > 0))
 		abort();
+	unsigned long long vol;
+	(void)proc_status_vol_switches(s, &vol);
 	unsigned long long idle[64];
 	if (cpu_stat_idle(s, idle, 64) > 64)
 		abort();

@@ -181,6 +181,21 @@ static void test_cpu_figures(void **st)
 	lim.nallowed = 0;
 	lim.quota_cores = 2;
 	assert_true(fabs(job_cpu_idle(&a, &b, 100, &lim, 1.6) - 0.4) < 1e-9); /* 2 cores of quota, 1.6 used */
+	/* no schedstats (a kernel that answers zeros): a busy thread that never gave its CPU up was kept
+	 * from it (demand 1); one that blocked 50 times in the window keeps its CPU time */
+	thread_cpu c_a[2] = {{.pid = 3, .tid = 3, .ticks = 0, .have_sched = true, .have_vol = true, .vol_switches = 7},
+			     {.pid = 3, .tid = 4, .ticks = 0, .have_vol = true, .vol_switches = 0}};
+	thread_cpu c_b[2] = {{.pid = 3, .tid = 3, .ticks = 830, .have_sched = true, .have_vol = true, .vol_switches = 8},
+			     {.pid = 3, .tid = 4, .ticks = 830, .have_vol = true, .vol_switches = 50}};
+	job_cpu_mark ca = {.t = 0, .nthreads = 2, .threads = c_a}, cb = {.t = 10, .nthreads = 2, .threads = c_b};
+	assert_int_equal(job_cpu_between(&ca, &cb, 100, u), 2);
+	assert_true(fabs(u[0].cores - 0.83) < 1e-9 && fabs(u[0].demand - 1) < 1e-9);
+	assert_true(fabs(u[1].cores - 0.83) < 1e-9 && fabs(u[1].demand - 0.83) < 1e-9);
+	unsigned long long vs = 0;
+	assert_true(proc_status_vol_switches("Name:\tpython\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t99\n", &vs) &&
+		    vs == 12);
+	assert_true(proc_status_vol_switches("nonvoluntary_ctxt_switches:\t99\nvoluntary_ctxt_switches:\t5\n", &vs) && vs == 5);
+	assert_false(proc_status_vol_switches("nonvoluntary_ctxt_switches:\t99\n", &vs));
 	job_cpu_mark none = {.t = 10};
 	assert_true(isnan(job_cpu_idle(&a, &none, 100, NULL, 0)));
 }
