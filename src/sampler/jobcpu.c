@@ -82,6 +82,7 @@ static void read_cpus(job_cpu_mark *m)
 {
 	char *buf = NULL;
 	size_t len = 0;
+	m->t_cpus = now_seconds();
 	if (sysroot_read("/proc/stat", 1 << 20, &buf, &len, NULL) != 0)
 		return;
 	m->cpu_idle = xmalloc(JOBCPU_MAX_CPUS * sizeof(*m->cpu_idle));
@@ -109,7 +110,7 @@ void job_cpu_mark_take(job_cpu_mark *m, const job *j)
 			if (!read_ticks(j->pids[i], tid, &t))
 				continue;
 			thread_cpu *x = &m->threads[m->nthreads++];
-			*x = (thread_cpu){.pid = j->pids[i], .tid = tid, .ticks = t};
+			*x = (thread_cpu){.pid = j->pids[i], .tid = tid, .ticks = t, .t = now_seconds()};
 			char sp[96];
 			snprintf(sp, sizeof(sp), "/proc/%u/task/%u/schedstat", j->pids[i], tid);
 			char *line = sysroot_read_line(sp);
@@ -257,13 +258,17 @@ void job_cpu_limits(unsigned pid, cpu_limits *out)
 
 size_t job_cpu_between(const job_cpu_mark *a, const job_cpu_mark *b, double hz, thread_use *out)
 {
-	double secs = b->t - a->t > 0.05 ? b->t - a->t : 0.05;
+	double window = b->t - a->t > 0.05 ? b->t - a->t : 0.05;
 	size_t n = 0;
 	for (size_t i = 0; i < b->nthreads; i++) {
 		const thread_cpu *e = &b->threads[i], *s = NULL;
 		for (size_t k = 0; k < a->nthreads && !s; k++)
 			if (a->threads[k].pid == e->pid && a->threads[k].tid == e->tid)
 				s = &a->threads[k];
+		/* between the thread's own two readings where both were timed */
+		double secs = window;
+		if (s && s->t > 0 && e->t > s->t + 0.05)
+			secs = e->t - s->t;
 		unsigned long long before = s ? s->ticks : 0;
 		double cores = e->ticks > before ? (double)(e->ticks - before) / hz / secs : 0;
 		double demand = cores;
@@ -297,7 +302,7 @@ double job_cpu_idle(const job_cpu_mark *a, const job_cpu_mark *b, double hz, con
 {
 	if (!a->ncpus || !b->ncpus || !a->cpu_idle || !b->cpu_idle)
 		return NAN;
-	double secs = b->t - a->t;
+	double secs = a->t_cpus > 0 && b->t_cpus > 0 ? b->t_cpus - a->t_cpus : b->t - a->t;
 	if (!(secs > 0))
 		return NAN;
 	double idle = 0;

@@ -24,6 +24,10 @@
 typedef struct thread_cpu {
 	unsigned pid, tid;
 	unsigned long long ticks; /* utime + stime, clock ticks */
+	/* now_seconds() when this thread was read (0: the mark's t). A mark of many threads on a
+	 * loaded machine is read over a while, its first thread long before its last: each thread's
+	 * window is between its own two readings */
+	double t;
 	/* ns on a CPU and ns runnable but waiting for one: a thread that wants a core all the time
 	 * (on-CPU + waiting = the window) is saturated even when other programs keep it from running */
 	bool have_sched;
@@ -43,6 +47,7 @@ typedef struct job_cpu_mark {
 	thread_cpu *threads;
 	int ncpus;                    /* highest cpuN of /proc/stat + 1; 0 when unread */
 	unsigned long long *cpu_idle; /* idle + iowait ticks per CPU (ncpus; a CPU absent: ~0ULL) */
+	double t_cpus;                /* now_seconds() when /proc/stat was read (0: t) */
 } job_cpu_mark;
 
 /* Reads the mark now (every thread of every process of the job, at most JOBCPU_MAX_THREADS). */

@@ -196,6 +196,12 @@ static void test_cpu_figures(void **st)
 		    vs == 12);
 	assert_true(proc_status_vol_switches("nonvoluntary_ctxt_switches:\t99\nvoluntary_ctxt_switches:\t5\n", &vs) && vs == 5);
 	assert_false(proc_status_vol_switches("nonvoluntary_ctxt_switches:\t99\n", &vs));
+	/* a mark read over a while: the thread's own readings 9 s apart in a 10 s window of marks */
+	thread_cpu d_a[1] = {{.pid = 4, .tid = 4, .ticks = 0, .t = 1.0}};
+	thread_cpu d_b[1] = {{.pid = 4, .tid = 4, .ticks = 900, .t = 10.0}};
+	job_cpu_mark da = {.t = 0, .nthreads = 1, .threads = d_a}, db = {.t = 10, .nthreads = 1, .threads = d_b};
+	assert_int_equal(job_cpu_between(&da, &db, 100, u), 1);
+	assert_true(fabs(u[0].cores - 1) < 1e-9);
 	job_cpu_mark none = {.t = 10};
 	assert_true(isnan(job_cpu_idle(&a, &none, 100, NULL, 0)));
 }
