@@ -197,11 +197,12 @@ void expo_finish(expo *e)
 		sb_add(e->out, "# EOF\n");
 }
 
-/* q of one media range's parameters (";version=1.0.0;q=0.5"); 1 when absent. */
-static double media_q(const char *params, size_t len)
+/* q of one element's parameters (";version=1.0.0;q=0.5"); 1 when absent, -1 for a q that is not a
+ * number from 0 to 1 (RFC 9110's qvalue): such an element is left out, never taken as q=1. */
+static double param_q(const char *p, size_t len)
 {
 	double q = 1;
-	const char *p = params, *end = params + len;
+	const char *end = p + len;
 	while (p < end) {
 		const char *semi = memchr(p, ';', (size_t)(end - p));
 		const char *stop = semi ? semi : end;
@@ -216,21 +217,18 @@ static double media_q(const char *params, size_t len)
 			tmp[n] = '\0';
 			char *e;
 			double v = strtod(tmp, &e);
-			if (e != tmp && v >= 0 && v <= 1)
-				q = v;
+			while (*e == ' ' || *e == '\t')
+				e++;
+			q = e != tmp && !*e && v >= 0 && v <= 1 ? v : -1;
 		}
 		p = semi ? semi + 1 : end;
 	}
 	return q;
 }
 
-expo_format expo_negotiate(const char *accept)
+void expo_header_each(const char *list, expo_header_fn fn, void *arg)
 {
-	if (!accept)
-		return EXPO_TEXT;
-	double q_om = -1, q_text = -1;
-	const char *p = accept;
-	while (*p) {
+	for (const char *p = list; p && *p;) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		const char *s = p;
@@ -240,18 +238,39 @@ expo_format expo_negotiate(const char *accept)
 		size_t tlen = semi ? (size_t)(semi - s) : len;
 		while (tlen && (s[tlen - 1] == ' ' || s[tlen - 1] == '\t'))
 			tlen--;
-		double q = semi ? media_q(semi + 1, len - (size_t)(semi + 1 - s)) : 1;
-		if (tlen == strlen("application/openmetrics-text") && strncasecmp(s, "application/openmetrics-text", tlen) == 0) {
-			if (q > q_om)
-				q_om = q;
-		} else if ((tlen == strlen("text/plain") && strncasecmp(s, "text/plain", tlen) == 0) ||
-			   (tlen == 3 && strncmp(s, "*/*", 3) == 0) || (tlen == 6 && strncasecmp(s, "text/*", 6) == 0)) {
-			if (q > q_text)
-				q_text = q;
-		}
+		double q = semi ? param_q(semi + 1, len - (size_t)(semi + 1 - s)) : 1;
+		if (tlen)
+			fn(s, tlen, q, arg);
 		if (!comma)
 			break;
 		p = comma + 1;
 	}
-	return q_om > 0 && q_om >= q_text ? EXPO_OPENMETRICS : EXPO_TEXT;
+}
+
+static bool token_is(const char *s, size_t len, const char *name)
+{
+	return len == strlen(name) && strncasecmp(s, name, len) == 0;
+}
+
+struct accept_q {
+	double om, text;
+};
+
+static void accept_item(const char *s, size_t len, double q, void *arg)
+{
+	struct accept_q *a = arg;
+	if (token_is(s, len, "application/openmetrics-text")) {
+		if (q > a->om)
+			a->om = q;
+	} else if (token_is(s, len, "text/plain") || token_is(s, len, "*/*") || token_is(s, len, "text/*")) {
+		if (q > a->text)
+			a->text = q;
+	}
+}
+
+expo_format expo_negotiate(const char *accept)
+{
+	struct accept_q a = {-1, -1};
+	expo_header_each(accept, accept_item, &a);
+	return a.om > 0 && a.om >= a.text ? EXPO_OPENMETRICS : EXPO_TEXT;
 }

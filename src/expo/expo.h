@@ -54,6 +54,11 @@ void expo_format_value(char *buf, size_t size, double v);
 bool expo_valid_metric_name(const char *name);
 bool expo_valid_label_name(const char *name);
 
+/* Each element of an HTTP header list ("gzip;q=0.5, *", "text/plain;version=0.0.4"): its token
+ * (blanks trimmed, never empty) and its q, 1 without one, -1 for a q that does not parse. */
+typedef void (*expo_header_fn)(const char *token, size_t len, double q, void *arg);
+void expo_header_each(const char *list, expo_header_fn fn, void *arg);
+
 /* Which format a scrape's Accept header asks for: OpenMetrics when it names
  * application/openmetrics-text with a q above the text format's (or without q). NULL: text. */
 expo_format expo_negotiate(const char *accept);

@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "core/util.h"
+#include "expo/expo.h"
 
 /* raw deflate (no zlib or gzip wrapper: the gzip header and trailer are ours) */
 static bool deflate_init(z_stream *z)
@@ -101,58 +102,22 @@ bool expo_gzip_join(const char *head, size_t head_len, const expo_deflated *tail
 	return true;
 }
 
-/* q of one coding's parameters ("q=0.5"); 1 without one, -1 for a q that is not 0 to 1 */
-static double coding_q(const char *p, size_t len)
+struct coding_q {
+	double gzip, any;
+};
+
+static void coding_item(const char *s, size_t len, double q, void *arg)
 {
-	double q = 1;
-	const char *end = p + len;
-	while (p < end) {
-		const char *semi = memchr(p, ';', (size_t)(end - p));
-		const char *stop = semi ? semi : end;
-		while (p < stop && (*p == ' ' || *p == '\t'))
-			p++;
-		if (stop - p > 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
-			char tmp[16];
-			size_t n = (size_t)(stop - p - 2);
-			if (n >= sizeof(tmp))
-				n = sizeof(tmp) - 1;
-			memcpy(tmp, p + 2, n);
-			tmp[n] = '\0';
-			char *e;
-			double v = strtod(tmp, &e);
-			while (*e == ' ' || *e == '\t')
-				e++;
-			q = e != tmp && !*e && v >= 0 && v <= 1 ? v : -1;
-		}
-		p = semi ? semi + 1 : end;
-	}
-	return q;
+	struct coding_q *c = arg;
+	if ((len == 4 && strncasecmp(s, "gzip", 4) == 0) || (len == 6 && strncasecmp(s, "x-gzip", 6) == 0))
+		c->gzip = q > c->gzip ? q : c->gzip;
+	else if (len == 1 && *s == '*')
+		c->any = q > c->any ? q : c->any;
 }
 
 bool expo_gzip_accepted(const char *accept_encoding)
 {
-	if (!accept_encoding)
-		return false;
-	double q_gzip = -1, q_any = -1;
-	const char *p = accept_encoding;
-	for (;;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		const char *s = p;
-		while (len && (*s == ' ' || *s == '\t'))
-			s++, len--;
-		const char *semi = memchr(s, ';', len);
-		size_t tlen = semi ? (size_t)(semi - s) : len;
-		while (tlen && (s[tlen - 1] == ' ' || s[tlen - 1] == '\t'))
-			tlen--;
-		double q = semi ? coding_q(semi + 1, len - (size_t)(semi + 1 - s)) : 1;
-		if ((tlen == 4 && strncasecmp(s, "gzip", 4) == 0) || (tlen == 6 && strncasecmp(s, "x-gzip", 6) == 0))
-			q_gzip = q > q_gzip ? q : q_gzip;
-		else if (tlen == 1 && *s == '*')
-			q_any = q > q_any ? q : q_any;
-		if (!comma)
-			break;
-		p = comma + 1;
-	}
-	return q_gzip >= 0 ? q_gzip > 0 : q_any > 0;
+	struct coding_q c = {-1, -1};
+	expo_header_each(accept_encoding, coding_item, &c);
+	return c.gzip >= 0 ? c.gzip > 0 : c.any > 0;
 }

@@ -177,6 +177,9 @@ static void test_negotiate(void **st)
 	assert_int_equal(expo_negotiate("application/openmetrics-text;q=0"), EXPO_TEXT);
 	assert_int_equal(expo_negotiate("*/*"), EXPO_TEXT);
 	assert_int_equal(expo_negotiate(",,;;q=,application/openmetrics-text"), EXPO_OPENMETRICS);
+	/* a q that is not a qvalue leaves its element out (the one parser of Accept and Accept-Encoding) */
+	assert_int_equal(expo_negotiate("application/openmetrics-text;q=high"), EXPO_TEXT);
+	assert_int_equal(expo_negotiate("application/openmetrics-text;q=2, text/plain;q=0.1"), EXPO_TEXT);
 }
 
 static void test_family_types(void **st)
