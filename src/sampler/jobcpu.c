@@ -117,7 +117,9 @@ void job_cpu_mark_take(job_cpu_mark *m, const job *j)
 			if (line && sscanf(line, "%llu %llu", &x->run_ns, &x->wait_ns) == 2)
 				x->have_sched = true;
 			free(line);
-			if (!x->have_sched || (x->run_ns == 0 && x->wait_ns == 0)) {
+			/* a kernel that keeps no run delay answers 0 for it, with or without the time on a CPU
+			 * (sched_info off: neither schedstats nor delay accounting) */
+			if (!x->have_sched || x->wait_ns == 0) {
 				char *st = NULL;
 				size_t stlen = 0;
 				snprintf(sp, sizeof(sp), "/proc/%u/task/%u/status", j->pids[i], tid);
@@ -285,7 +287,11 @@ size_t job_cpu_between(const job_cpu_mark *a, const job_cpu_mark *b, double hz, 
 			if (demand < cores)
 				demand = cores;
 		}
-		if (demand < 1 && !(e->have_sched && e->run_ns + e->wait_ns > 0) && e->have_vol && s && s->have_vol &&
+		/* no run delay over the window: either the thread never waited for a core or the kernel
+		 * does not count the wait; a thread that ran part of the window without giving its CPU up
+		 * did wait, so it is the latter */
+		bool delay_counted = e->have_sched && s && s->have_sched && e->wait_ns > s->wait_ns;
+		if (demand < 1 && !delay_counted && e->have_vol && s && s->have_vol &&
 		    cores >= JOBCPU_BUSY_MIN_CORES && e->vol_switches >= s->vol_switches &&
 		    (double)(e->vol_switches - s->vol_switches) <= JOBCPU_NEVER_BLOCKED_PER_S * secs)
 			demand = 1; /* busy and never blocked: it was kept from the CPU, not waiting */

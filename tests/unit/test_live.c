@@ -191,6 +191,19 @@ static void test_cpu_figures(void **st)
 	assert_int_equal(job_cpu_between(&ca, &cb, 100, u), 2);
 	assert_true(fabs(u[0].cores - 0.83) < 1e-9 && fabs(u[0].demand - 1) < 1e-9);
 	assert_true(fabs(u[1].cores - 0.83) < 1e-9 && fabs(u[1].demand - 0.83) < 1e-9);
+	/* the CI kernel's: the time on a CPU counted, the run delay not (0): the same as no schedstats */
+	thread_cpu e_a[1] = {{.pid = 5, .tid = 5, .ticks = 0, .have_sched = true, .run_ns = 1000000000ULL, .have_vol = true,
+			      .vol_switches = 3}};
+	thread_cpu e_b[1] = {{.pid = 5, .tid = 5, .ticks = 810, .have_sched = true, .run_ns = 9100000000ULL, .have_vol = true,
+			      .vol_switches = 4}};
+	job_cpu_mark ea = {.t = 0, .nthreads = 1, .threads = e_a}, eb = {.t = 10, .nthreads = 1, .threads = e_b};
+	assert_int_equal(job_cpu_between(&ea, &eb, 100, u), 1);
+	assert_true(fabs(u[0].cores - 0.81) < 1e-9 && fabs(u[0].demand - 1) < 1e-9);
+	/* where the delay is counted it is believed: 0.81 on a CPU and 0.1 waiting is 0.91 */
+	e_a[0].wait_ns = 1;
+	e_b[0].wait_ns = 1000000001ULL;
+	assert_int_equal(job_cpu_between(&ea, &eb, 100, u), 1);
+	assert_true(fabs(u[0].demand - 0.91) < 1e-9);
 	unsigned long long vs = 0;
 	assert_true(proc_status_vol_switches("Name:\tpython\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t99\n", &vs) &&
 		    vs == 12);
