@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/sysroot.h"
 #include "core/util.h"
@@ -43,8 +44,39 @@ bool proc_status_vol_switches(const char *text, unsigned long long *out)
 	return false;
 }
 
-/* utime + stime of one thread; false when unreadable (it ended). */
-static bool read_ticks(unsigned pid, unsigned tid, unsigned long long *out)
+bool proc_stat_starttime(const char *text, unsigned long long *start)
+{
+	const char *p = text ? strrchr(text, ')') : NULL;
+	if (!p)
+		return false;
+	/* after ") ": state(3), then fields 4-21 (ppid .. itrealvalue; priority and nice may be negative),
+	 * then starttime(22) */
+	char state;
+	int used = 0;
+	if (sscanf(p + 1, " %c%n", &state, &used) != 1)
+		return false;
+	p += 1 + used;
+	for (int field = 4; field <= 22; field++) {
+		while (*p == ' ')
+			p++;
+		char *end;
+		if (field < 22) {
+			(void)strtoll(p, &end, 10);
+		} else {
+			if (*p == '-')
+				return false;
+			*start = strtoull(p, &end, 10);
+		}
+		if (end == p)
+			return false;
+		p = end;
+	}
+	return true;
+}
+
+/* utime + stime of one thread and the ticks after boot when it started (0: unknown); false when
+ * unreadable (it ended). */
+static bool read_ticks(unsigned pid, unsigned tid, unsigned long long *out, unsigned long long *start)
 {
 	char path[96], *buf = NULL;
 	size_t len = 0;
@@ -52,6 +84,8 @@ static bool read_ticks(unsigned pid, unsigned tid, unsigned long long *out)
 	if (sysroot_read(path, 4096, &buf, &len, NULL) != 0)
 		return false;
 	bool ok = proc_stat_ticks(buf, out);
+	if (ok && !proc_stat_starttime(buf, start))
+		*start = 0;
 	free(buf);
 	return ok;
 }
@@ -95,6 +129,12 @@ void job_cpu_mark_take(job_cpu_mark *m, const job *j)
 	memset(m, 0, sizeof(*m));
 	m->t = now_seconds();
 	m->threads = xcalloc(JOBCPU_MAX_THREADS, sizeof(*m->threads));
+	/* the seconds since boot (as the threads' start times count them) at m->t */
+	double hz = (double)sysconf(_SC_CLK_TCK), uptime = NAN;
+	char *up = sysroot_read_line("/proc/uptime");
+	if (up)
+		uptime = strtod(up, NULL);
+	free(up);
 	for (size_t i = 0; i < j->n && m->nthreads < JOBCPU_MAX_THREADS; i++) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%u/task", j->pids[i]);
@@ -106,11 +146,13 @@ void job_cpu_mark_take(job_cpu_mark *m, const job *j)
 			if (!isdigit((unsigned char)de->d_name[0]))
 				continue;
 			unsigned tid = (unsigned)strtoul(de->d_name, NULL, 10);
-			unsigned long long t;
-			if (!read_ticks(j->pids[i], tid, &t))
+			unsigned long long t, start;
+			if (!read_ticks(j->pids[i], tid, &t, &start))
 				continue;
 			thread_cpu *x = &m->threads[m->nthreads++];
 			*x = (thread_cpu){.pid = j->pids[i], .tid = tid, .ticks = t, .t = now_seconds()};
+			if (start > 0 && uptime > 0 && hz > 0 && (double)start / hz <= uptime)
+				x->born = m->t - (uptime - (double)start / hz);
 			char sp[96];
 			snprintf(sp, sizeof(sp), "/proc/%u/task/%u/schedstat", j->pids[i], tid);
 			char *line = sysroot_read_line(sp);
@@ -267,10 +309,15 @@ size_t job_cpu_between(const job_cpu_mark *a, const job_cpu_mark *b, double hz, 
 		for (size_t k = 0; k < a->nthreads && !s; k++)
 			if (a->threads[k].pid == e->pid && a->threads[k].tid == e->tid)
 				s = &a->threads[k];
-		/* between the thread's own two readings where both were timed */
+		/* between the thread's own two readings where both were timed; a thread the first mark did
+		 * not see (a DataLoader worker forked after it) since its birth, where that is known */
 		double secs = window;
 		if (s && s->t > 0 && e->t > s->t + 0.05)
 			secs = e->t - s->t;
+		else if (!s && e->born > 0) {
+			double since = (e->t > 0 ? e->t : b->t) - e->born;
+			secs = since > 0.05 ? since : 0.05;
+		}
 		unsigned long long before = s ? s->ticks : 0;
 		double cores = e->ticks > before ? (double)(e->ticks - before) / hz / secs : 0;
 		double demand = cores;
@@ -290,10 +337,12 @@ size_t job_cpu_between(const job_cpu_mark *a, const job_cpu_mark *b, double hz, 
 		/* no run delay over the window: either the thread never waited for a core or the kernel
 		 * does not count the wait; a thread that ran part of the window without giving its CPU up
 		 * did wait, so it is the latter */
-		bool delay_counted = e->have_sched && s && s->have_sched && e->wait_ns > s->wait_ns;
-		if (demand < 1 && !delay_counted && e->have_vol && s && s->have_vol &&
-		    cores >= JOBCPU_BUSY_MIN_CORES && e->vol_switches >= s->vol_switches &&
-		    (double)(e->vol_switches - s->vol_switches) <= JOBCPU_NEVER_BLOCKED_PER_S * secs)
+		bool delay_counted = e->have_sched && (!s || s->have_sched) && e->wait_ns > (s ? s->wait_ns : 0);
+		/* a thread born since the first mark counts its switches from 0, as its CPU time */
+		unsigned long long vol0 = s ? s->vol_switches : 0;
+		if (demand < 1 && !delay_counted && e->have_vol && (!s || s->have_vol) &&
+		    cores >= JOBCPU_BUSY_MIN_CORES && e->vol_switches >= vol0 &&
+		    (double)(e->vol_switches - vol0) <= JOBCPU_NEVER_BLOCKED_PER_S * secs)
 			demand = 1; /* busy and never blocked: it was kept from the CPU, not waiting */
 		if (demand > 1)
 			demand = 1;

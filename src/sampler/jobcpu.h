@@ -28,6 +28,9 @@ typedef struct thread_cpu {
 	 * loaded machine is read over a while, its first thread long before its last: each thread's
 	 * window is between its own two readings */
 	double t;
+	/* now_seconds() when the thread started (stat's starttime against /proc/uptime; 0 unknown): a
+	 * thread born since the first mark has its window from there */
+	double born;
 	/* ns on a CPU and ns runnable but waiting for one: a thread that wants a core all the time
 	 * (on-CPU + waiting = the window) is saturated even when other programs keep it from running */
 	bool have_sched;
@@ -66,6 +69,8 @@ void job_cpu_limits(unsigned pid, cpu_limits *out);
 /* utime + stime (clock ticks) from the text of /proc/PID/stat or /proc/PID/task/TID/stat; false
  * when it does not parse. Pure. */
 bool proc_stat_ticks(const char *text, unsigned long long *ticks);
+/* starttime (clock ticks after boot) from the same text; false when it does not parse. Pure. */
+bool proc_stat_starttime(const char *text, unsigned long long *start);
 /* voluntary_ctxt_switches from the text of /proc/PID/task/TID/status; false when absent. Pure. */
 bool proc_status_vol_switches(const char *text, unsigned long long *out);
 /* "0-15,32-47" into a CPU mask; the count, or -1 when the list does not parse. Pure. */

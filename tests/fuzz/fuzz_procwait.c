@@ -37,6 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	unsigned long long vol;
 	(void)proc_status_vol_switches(s, &vol);
+	unsigned long long ticks, start;
+	if (proc_stat_starttime(s, &start) && !proc_stat_ticks(s, &ticks))
+		abort(); /* a stat line with field 22 has fields 14 and 15 */
 	unsigned long long idle[64];
 	if (cpu_stat_idle(s, idle, 64) > 64)
 		abort();

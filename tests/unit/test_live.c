@@ -215,6 +215,30 @@ static void test_cpu_figures(void **st)
 	job_cpu_mark da = {.t = 0, .nthreads = 1, .threads = d_a}, db = {.t = 10, .nthreads = 1, .threads = d_b};
 	assert_int_equal(job_cpu_between(&da, &db, 100, u), 1);
 	assert_true(fabs(u[0].cores - 1) < 1e-9);
+	/* a worker forked after the first mark (CI's test_doctor: the job's workers start while gpuvet
+	 * does), on a kernel without the run delay: 1.2 s of CPU in the 2.5 s since its birth, 0
+	 * switches: it wanted the core all its life; counted over the whole window (0.4 cores) and
+	 * from a mark that never saw it, it read unsaturated */
+	thread_cpu f_b[1] = {{.pid = 6, .tid = 6, .ticks = 120, .t = 3.0, .born = 0.5, .have_sched = true,
+			      .run_ns = 1200000000ULL, .have_vol = true, .vol_switches = 0}};
+	job_cpu_mark fa = {.t = 0}, fb = {.t = 3, .nthreads = 1, .threads = f_b};
+	assert_int_equal(job_cpu_between(&fa, &fb, 100, u), 1);
+	assert_true(fabs(u[0].cores - 0.48) < 1e-9 && fabs(u[0].demand - 1) < 1e-9);
+	/* the same worker blocking on its queue (40 switches in 2.5 s) is busy 48%, not saturated */
+	f_b[0].vol_switches = 40;
+	assert_int_equal(job_cpu_between(&fa, &fb, 100, u), 1);
+	assert_true(fabs(u[0].demand - 0.48) < 1e-9);
+	/* its birth unknown: the whole window */
+	f_b[0].born = 0;
+	assert_int_equal(job_cpu_between(&fa, &fb, 100, u), 1);
+	assert_true(fabs(u[0].cores - 0.4) < 1e-9);
+	unsigned long long start = 0;
+	assert_true(proc_stat_starttime("4242 (py (x) y) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 -5 1 0 987654 "
+					"123 456",
+					&start) &&
+		    start == 987654);
+	assert_false(proc_stat_starttime("4242 (python) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50", &start));
+	assert_false(proc_stat_starttime(NULL, &start));
 	job_cpu_mark none = {.t = 10};
 	assert_true(isnan(job_cpu_idle(&a, &none, 100, NULL, 0)));
 }
