@@ -75,6 +75,11 @@ static void resolve(gpm_fns *f)
 
 gv_gpm *gv_gpm_open(unsigned index, gv_gpm_support *support, nvmlReturn_t *rc)
 {
+	return gv_gpm_open_mig(index, -1, support, rc);
+}
+
+gv_gpm *gv_gpm_open_mig(unsigned index, int mig_enabled, gv_gpm_support *support, nvmlReturn_t *rc)
+{
 	*support = GV_GPM_UNKNOWN;
 	*rc = NVML_SUCCESS;
 	gpm_fns f;
@@ -90,13 +95,15 @@ gv_gpm *gv_gpm_open(unsigned index, gv_gpm_support *support, nvmlReturn_t *rc)
 		*support = GV_GPM_FAILED;
 		return NULL;
 	}
-	if (f.GetMigMode) {
+	if (mig_enabled < 0 && f.GetMigMode) {
 		unsigned cur = 0, pending = 0;
-		if (f.GetMigMode(dev, &cur, &pending) == NVML_SUCCESS && cur == NVML_DEVICE_MIG_ENABLE) {
-			*support = GV_GPM_MIG;
-			*rc = NVML_ERROR_NOT_SUPPORTED;
-			return NULL;
-		}
+		if (f.GetMigMode(dev, &cur, &pending) == NVML_SUCCESS && cur == NVML_DEVICE_MIG_ENABLE)
+			mig_enabled = 1;
+	}
+	if (mig_enabled > 0) {
+		*support = GV_GPM_MIG;
+		*rc = NVML_ERROR_NOT_SUPPORTED;
+		return NULL;
 	}
 	nvmlGpmSupport_t s = {NVML_GPM_SUPPORT_VERSION, 0};
 	*rc = f.QueryDeviceSupport(dev, &s);

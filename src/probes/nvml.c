@@ -270,7 +270,7 @@ static void probe_device(facts *f, int i, nvml_limits *limits, bool fast)
 	/* whether watch and serve can read the GPM activity counters here, and why not */
 	gv_gpm_support gs;
 	nvmlReturn_t grc;
-	gv_gpm_close(gv_gpm_open((unsigned)i, &gs, &grc));
+	gv_gpm_close(gv_gpm_open_mig((unsigned)i, GV_OK(d->mig_mode) ? (int)d->mig_mode.v : -1, &gs, &grc));
 	if (gs == GV_GPM_FAILED) {
 		char key[64];
 		snprintf(key, sizeof(key), FK_NVML_GPU_GPM(d), i);

@@ -1341,6 +1341,89 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsig
 
 /* The fields gpuvet asks for: per link speed and TX/RX, the memory temperature; anything else is
  * NOT_SUPPORTED. */
+/* A device field that answers what its own call answers (the ECC mode, the ECC totals, retired
+ * pages, remapped rows, PCIe replays): the value and the code of that call, its faults included,
+ * as the H200 (driver 580) answered the batch and the calls alike (scripts/device/nvml_batch.c).
+ * False for another field id. */
+/* One batch's answers of the calls that carry several of its fields (made once per batch: a value
+ * the config cycles per read advances once, as one reading of the GPU). */
+struct batch_memo {
+	bool mode_read, rows_read;
+	nvmlReturn_t mode_rc, rows_rc;
+	int cur, pending;
+	unsigned rows[4];
+};
+
+static bool health_field(nvmlDevice_t dev, nvmlFieldValue_t *fv, struct batch_memo *m)
+{
+	unsigned u[4] = {0};
+	int a = 0;
+	unsigned long long ull = 0;
+	nvmlReturn_t rc;
+	fv->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+	switch (fv->fieldId) {
+	case NVML_FI_DEV_ECC_CURRENT:
+	case NVML_FI_DEV_ECC_PENDING:
+		if (!m->mode_read) {
+			m->mode_rc = nvmlDeviceGetEccMode(dev, &m->cur, &m->pending);
+			m->mode_read = true;
+		}
+		rc = m->mode_rc;
+		fv->value.uiVal = (unsigned)(fv->fieldId == NVML_FI_DEV_ECC_CURRENT ? m->cur : m->pending);
+		break;
+	case NVML_FI_DEV_ECC_SBE_VOL_TOTAL:
+	case NVML_FI_DEV_ECC_DBE_VOL_TOTAL:
+	case NVML_FI_DEV_ECC_SBE_AGG_TOTAL:
+	case NVML_FI_DEV_ECC_DBE_AGG_TOTAL: {
+		unsigned id = fv->fieldId;
+		int type = id == NVML_FI_DEV_ECC_DBE_VOL_TOTAL || id == NVML_FI_DEV_ECC_DBE_AGG_TOTAL
+				   ? NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+				   : NVML_MEMORY_ERROR_TYPE_CORRECTED;
+		int counter = id == NVML_FI_DEV_ECC_SBE_AGG_TOTAL || id == NVML_FI_DEV_ECC_DBE_AGG_TOTAL ? NVML_AGGREGATE_ECC
+													     : NVML_VOLATILE_ECC;
+		rc = nvmlDeviceGetTotalEccErrors(dev, type, counter, &ull);
+		fv->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+		fv->value.ullVal = ull;
+		break;
+	}
+	case NVML_FI_DEV_RETIRED_SBE:
+	case NVML_FI_DEV_RETIRED_DBE:
+		rc = nvmlDeviceGetRetiredPages(dev,
+					       fv->fieldId == NVML_FI_DEV_RETIRED_DBE
+						       ? NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR
+						       : NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,
+					       &u[0], NULL);
+		if (rc == NVML_ERROR_INSUFFICIENT_SIZE) /* the count alone */
+			rc = NVML_SUCCESS;
+		fv->value.uiVal = u[0];
+		break;
+	case NVML_FI_DEV_RETIRED_PENDING:
+		rc = nvmlDeviceGetRetiredPagesPendingStatus(dev, &a);
+		fv->value.uiVal = a == NVML_FEATURE_ENABLED;
+		break;
+	case NVML_FI_DEV_REMAPPED_COR:
+	case NVML_FI_DEV_REMAPPED_UNC:
+	case NVML_FI_DEV_REMAPPED_PENDING:
+	case NVML_FI_DEV_REMAPPED_FAILURE:
+		if (!m->rows_read) {
+			m->rows_rc = nvmlDeviceGetRemappedRows(dev, &m->rows[0], &m->rows[1], &m->rows[2], &m->rows[3]);
+			m->rows_read = true;
+		}
+		rc = m->rows_rc;
+		fv->value.uiVal = m->rows[fv->fieldId - NVML_FI_DEV_REMAPPED_COR];
+		break;
+	case NVML_FI_DEV_PCIE_REPLAY_COUNTER:
+		rc = nvmlDeviceGetPcieReplayCounter(dev, &u[0]);
+		fv->value.uiVal = u[0];
+		break;
+	default: return false;
+	}
+	fv->nvmlReturn = rc;
+	if (rc != NVML_SUCCESS)
+		fv->value.ullVal = 0;
+	return true;
+}
+
 FULL_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValue_t *values)
 {
 	nvmlReturn_t rc = enter("nvmlDeviceGetFieldValues", dev);
@@ -1348,6 +1431,7 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, n
 		return rc;
 	if (count < 0 || (count > 0 && !values))
 		return NVML_ERROR_INVALID_ARGUMENT;
+	struct batch_memo memo = {0};
 	for (int i = 0; i < count; i++) {
 		nvmlFieldValue_t *fv = &values[i];
 		const char *field = fv->fieldId == NVML_FI_DEV_NVLINK_GET_SPEED		? "speed"
@@ -1358,6 +1442,8 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, n
 		fv->latencyUsec = 0;
 		fv->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
 		fv->value.ullVal = 0;
+		if (health_field(dev, fv, &memo))
+			continue;
 		if (fv->fieldId == NVML_FI_DEV_MEMORY_TEMP) { /* a device field: scopeId is not a link */
 			unsigned t = 0;
 			fv->nvmlReturn = gpu_uint(dev, "memory_temp", 43, &t);
