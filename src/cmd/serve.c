@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "core/child.h"
+#include "core/reaper.h"
 #include "sampler/sampler.h"
 #include "serve/conn_budget.h"
 #include "serve/exporter.h"
@@ -328,11 +329,18 @@ int cmd_serve(int argc, char **argv)
 		 * ends, so that a server running for months collects no zombies */
 		while (!wait_signal(&set, 5))
 			gv_child_collect_orphans(0);
+		/* stopping first: a check whose child this kill ends must not run again in-process (it
+		 * did, under ASan in CI, and was still in the rules when the exit freed the knowledge base) */
+		exporter_request_stop(ex);
 		gv_child_kill_all(); /* a first contact or a check's library child in progress */
 		http_stop(h);
 		if (!exporter_stop(ex)) {
+			/* a thread is left in the driver call: exit now, before anything it may still read
+			 * (the knowledge base, the sampler) is freed under it; what gpuvet started dies first */
 			gv_warning("the sampler is stuck in a driver call; exiting without waiting for it");
-			return EXIT_OK;
+			reaper_end();
+			fflush(NULL);
+			_exit(EXIT_OK);
 		}
 	}
 	sampler_lazy_close(&lazy);

@@ -323,14 +323,21 @@ exporter *exporter_new_unthreaded(const exporter_opts *o, sample_source src)
 	return ex;
 }
 
-bool exporter_stop(exporter *ex)
+void exporter_request_stop(exporter *ex)
 {
 	if (!ex)
-		return true;
+		return;
 	pthread_mutex_lock(&ex->mu);
 	ex->stopping = true;
 	pthread_cond_broadcast(&ex->wake);
 	pthread_mutex_unlock(&ex->mu);
+}
+
+bool exporter_stop(exporter *ex)
+{
+	if (!ex)
+		return true;
+	exporter_request_stop(ex);
 	/* a thread stuck in a hung driver call must not hold the process: give them 0.8 s (every
 	 * command ends within a second of SIGTERM), then leave the exporter to the exit */
 	struct timespec dl;

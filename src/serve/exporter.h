@@ -43,7 +43,10 @@ exporter *exporter_start(const exporter_opts *o, sample_source src);
 /* An exporter without threads: exporter_tick takes the samples (textfile --once, tests); the
  * check, when asked for, runs once here. */
 exporter *exporter_new_unthreaded(const exporter_opts *o, sample_source src);
-/* Stops the threads and frees; true. A thread that does not end within 3 s (a hung driver call)
+/* Tells the threads to stop and wakes them; returns at once. Called before the children are
+ * killed (SIGTERM), so that a check whose child dies of that kill is not run again in-process. */
+void exporter_request_stop(exporter *ex);
+/* Stops the threads and frees; true. A thread that does not end within 0.8 s (a hung driver call)
  * is left running and nothing is freed (false): the process is about to exit, and the sample
  * source must not be closed under the thread either. */
 bool exporter_stop(exporter *ex);
