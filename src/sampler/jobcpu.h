@@ -15,9 +15,9 @@
 
 #define JOBCPU_MAX_THREADS 4096
 #define JOBCPU_MAX_CPUS 1024
-/* Without the run delay: a thread that used at least this share of a core and gave its CPU up at
- * most this often (a blocking read, a sleep, a futex wait each count one) wanted the core all the
- * time; `while True: pass` under a loaded machine's preemption gives up none */
+/* A thread that used at least this share of a core and gave its CPU up at most this often (a
+ * blocking read, a sleep, a futex wait each count one) wanted the core all the time, whatever the
+ * run delay reads; `while True: pass` under a loaded machine's preemption gives up none */
 #define JOBCPU_BUSY_MIN_CORES 0.3
 #define JOBCPU_NEVER_BLOCKED_PER_S 1.0
 
@@ -35,11 +35,11 @@ typedef struct thread_cpu {
 	 * (on-CPU + waiting = the window) is saturated even when other programs keep it from running */
 	bool have_sched;
 	unsigned long long run_ns, wait_ns;
-	/* where the kernel keeps no run delay (the second field reads 0; the first, the time on a CPU,
-	 * may still count, as on kernels with neither schedstats nor delay accounting, "8301.. 0 23"):
-	 * the times the thread gave up its CPU
-	 * itself (/proc/PID/task/TID/status, voluntary_ctxt_switches). A busy thread that never did
-	 * wanted the core all the time, however much of it other programs left it */
+	/* the times the thread gave up its CPU itself (/proc/PID/task/TID/status,
+	 * voluntary_ctxt_switches). A busy thread that never did wanted the core all the time, however
+	 * much of it other programs left it: where the kernel keeps no run delay (the second field of
+	 * schedstat reads 0, the first may still count: "8301.. 0 23"), and where a wait in progress
+	 * at a reading is not yet in the delay */
 	bool have_vol;
 	unsigned long long vol_switches;
 	char comm[16]; /* the thread's name (/proc/PID/task/TID/comm): "pt_data_worker" */
