@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "core/child.h"
 #include "core/reaper.h"
+#include "nvidia/contact.h"
 #include "sampler/sampler.h"
 #include "serve/conn_budget.h"
 #include "serve/exporter.h"
@@ -306,6 +307,8 @@ int cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* the first contact's child before any thread of ours runs (nvidia/contact.h) */
+	gv_nvml_first_contact_start();
 	sampler_lazy lazy = {0};
 	lazy.o.no_events = once;
 	lazy.o.no_gpm = no_gpm;

@@ -10,10 +10,11 @@
 
 /* Runs body in a supervised child under the driver deadline; false with err ("libcuda.so.1
  * crashed with SIGSEGV in dlopen (FILE)") when it did not come back. */
-static bool contact_in_child(const char *name, gv_child_body body, const char *soname, char *err, size_t errsize)
+static bool contact_in_child(const char *name, gv_child_body body, const char *soname, char *err, size_t errsize,
+			     gv_child *started)
 {
 	gv_child_report r;
-	gv_child *c = gv_child_start(name, body, NULL);
+	gv_child *c = started ? started : gv_child_start(name, body, NULL);
 	if (gv_child_wait(c, gv_driver_timeout(30), NULL, &r) == GV_CHILD_OK)
 		return true;
 	char what[PATH_MAX + 300];
@@ -41,13 +42,26 @@ static void contact_body(facts *f, void *arg)
 	facts_put_int(f, "nvmlDeviceGetCount", rc, FK_CONTACT_COUNT_CODE);
 }
 
-bool gv_nvml_first_contact(char *err, size_t errsize)
+/* the child gv_nvml_first_contact_start began, waited for by the first gv_nvml_first_contact */
+static gv_child *early_contact;
+
+void gv_nvml_first_contact_start(void)
 {
 	gv_nvml_status st;
 	gv_nvml_status_get(&st);
-	if (st.attempted)
+	if (!st.attempted && !early_contact)
+		early_contact = gv_child_start("nvml-contact", contact_body, NULL);
+}
+
+bool gv_nvml_first_contact(char *err, size_t errsize)
+{
+	gv_child *started = early_contact;
+	early_contact = NULL;
+	gv_nvml_status st;
+	gv_nvml_status_get(&st);
+	if (st.attempted && !started)
 		return true; /* this process has loaded it (or tried) already */
-	return contact_in_child("nvml-contact", contact_body, "libnvidia-ml.so.1", err, errsize);
+	return contact_in_child("nvml-contact", contact_body, "libnvidia-ml.so.1", err, errsize, started);
 }
 
 static void cuda_contact_body(facts *f, void *arg)
@@ -70,7 +84,7 @@ bool gv_cuda_first_contact(char *err, size_t errsize)
 	gv_cuda_status_get(&st);
 	if (st.attempted)
 		return true;
-	return contact_in_child("cuda-contact", cuda_contact_body, "libcuda.so.1", err, errsize);
+	return contact_in_child("cuda-contact", cuda_contact_body, "libcuda.so.1", err, errsize, NULL);
 }
 
 int gv_nvml_init_quiet(void)

@@ -12,6 +12,11 @@
 /* True when this process may load NVML (the child answered, or NVML is loaded here already);
  * else false with err: "libnvidia-ml.so.1 crashed with SIGBUS (Bus error) in dlopen (FILE)". */
 bool gv_nvml_first_contact(char *err, size_t errsize);
+/* Starts that child now, without waiting: the first gv_nvml_first_contact waits for it. For a
+ * command that starts threads before its first sample (serve): a fork beside running threads can
+ * leave the child a lock another thread held (under ASan, its allocator's: the child hung in
+ * malloc while serve's HTTP thread ran, and serve answered "no sample yet" for good). */
+void gv_nvml_first_contact_start(void);
 /* The same for libcuda before bench loads it: a child loads it and asks cuDriverGetVersion (no
  * cuInit: that costs bench's own ~0.4 s once, in bench). */
 bool gv_cuda_first_contact(char *err, size_t errsize);
