@@ -161,14 +161,12 @@ void job_cpu_mark_take(job_cpu_mark *m, const job *j)
 			free(line);
 			/* the times it gave its CPU up itself: with them a busy thread that never blocked
 			 * reads as wanting its core all the time, whatever the run delay says (below) */
-			{
-				char *st = NULL;
-				size_t stlen = 0;
-				snprintf(sp, sizeof(sp), "/proc/%u/task/%u/status", j->pids[i], tid);
-				if (sysroot_read(sp, 8192, &st, &stlen, NULL) == 0)
-					x->have_vol = proc_status_vol_switches(st, &x->vol_switches);
-				free(st);
-			}
+			char *st = NULL;
+			size_t stlen = 0;
+			snprintf(sp, sizeof(sp), "/proc/%u/task/%u/status", j->pids[i], tid);
+			if (sysroot_read(sp, 8192, &st, &stlen, NULL) == 0)
+				x->have_vol = proc_status_vol_switches(st, &x->vol_switches);
+			free(st);
 			snprintf(sp, sizeof(sp), "/proc/%u/task/%u/comm", j->pids[i], tid);
 			line = sysroot_read_line(sp);
 			if (line)
