@@ -14,7 +14,7 @@ void doctor_thresholds_default(doctor_thresholds *t)
 	/* from the H200 table of docs/watch.md: a bf16 GEMM loop shows SM 93-95%, tensor 90-92%;
 	 * a device copy loop SM 96%, DRAM 86%; ResNet-50 in fp32 SM 89%, tensor 0.3%, FP32 27%;
 	 * CPU-fed training SM 9-11% at 12-28% utilization; tiny kernels with a sync each step SM
-	 * 0% at 25% utilization */
+	 * 0% at 14-25% utilization */
 	t->busy = 0.80;
 	t->idle = DOCTOR_IDLE_BUSY;
 	t->tensor_bound = 0.50;
@@ -23,8 +23,7 @@ void doctor_thresholds_default(doctor_thresholds *t)
 	t->fp32_busy = 0.15;
 	t->fp64_bound = 0.30;
 	t->busy_thread = 0.85;
-	t->launch_gap = LAUNCH_GAP; /* one rule with watch's gpu.launch-bound (health/conditions.h) */
-	t->launch_sm = LAUNCH_SM_SHARE;
+	t->launch = LAUNCH_LIMITS_DEFAULT; /* one rule with watch's gpu.launch-bound (health/conditions.h) */
 	t->mem_full = MEMORY_FULL_RATIO; /* as check's gpu.memory-held */
 	t->other_mem = 0.10;
 	t->other_sm = 0.20;
@@ -588,7 +587,7 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 		       "pin_memory=True); buf.copy_(t, non_blocking=True)) so it overlaps the next step");
 		return;
 	}
-	if (launch_tiny_kernels(g->util, sm, t->launch_gap, t->launch_sm) && host_busy && !copying) {
+	if (launch_tiny_kernels(g->util, sm, &t->launch) && host_busy && !copying) {
 		verdict(v, "job.launch-bound", DOCTOR_WARN, g->index,
 			"launch/sync-bound: GPU %d runs tiny kernels and waits for the host between them", g->index);
 		gpu_figures(v, g);

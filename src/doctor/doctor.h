@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "health/conditions.h"
 #include "nvidia/gpm_fields.h"
 #include "sampler/job.h"
 #include "sampler/pystack.h"
@@ -102,8 +103,7 @@ typedef struct doctor_thresholds {
 	double fp32_busy;        /* FP32 pipe at or above: fp32 math, 0.15 */
 	double fp64_bound;       /* FP64 pipe (or DFMA tensor) at or above, 0.30 */
 	double busy_thread;      /* a thread at or above this fraction of a core is saturated, 0.85 */
-	double launch_gap;       /* utilization minus SM active at or above, 0.15 */
-	double launch_sm;        /* SM active below this fraction of utilization: kernels too small to fill the GPU, 0.25 */
+	launch_limits launch;    /* kernels too small to fill the GPU: launch_tiny_kernels, health/conditions.h */
 	double mem_full;         /* the job's (or the GPU's) memory at or above this share of the total, 0.95 */
 	double other_mem;        /* other processes' memory at or above this share of the total, 0.10 */
 	double other_sm;         /* other processes' SM time at or above: a note, 0.20 */

@@ -88,7 +88,11 @@ double gpu_busy(double sm_active, double util)
 	return !isnan(sm_active) ? sm_active : util;
 }
 
-bool launch_tiny_kernels(double util, double sm_active, double gap, double sm_share)
+bool launch_tiny_kernels(double util, double sm_active, const launch_limits *l)
 {
-	return !isnan(util) && !isnan(sm_active) && util - sm_active >= gap && sm_active < sm_share * util;
+	if (isnan(util) || isnan(sm_active))
+		return false;
+	if (util - sm_active >= l->gap && sm_active < l->sm_share * util)
+		return true;
+	return util >= l->util_min && sm_active < l->sm_trace * util;
 }

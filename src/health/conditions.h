@@ -74,13 +74,26 @@ xid_verdict xid_judge(const struct kb *k, int code, bool recent);
 double gpu_busy(double sm_active, double util);
 
 /* Launch/sync-bound, the one judgement of watch's gpu.launch-bound and the job doctor's
- * job.launch-bound: kernels run (utilization) but fill almost no SM, utilization - SM active at
- * least `gap` and SM active under `sm_share` of utilization: tiny kernels, each waited for by the
- * host (the H200: utilization 25%, SM active 0.0%). Ratios 0-1; false when either is NAN.
- * LAUNCH_GAP and LAUNCH_SM_SHARE are the thresholds of both. */
+ * job.launch-bound: kernels run (utilization) but fill almost no SM: tiny kernels, each waited
+ * for by the host. Either of
+ *
+ *   utilization - SM active >= gap, SM active < sm_share of utilization   (H200: 25% against 0.0%)
+ *   utilization >= util_min, SM active < sm_trace of utilization           (H200: 14% against 0.01%)
+ *
+ * The second is the same job on a slower host: fewer launches a second bring the utilization under
+ * the gap, but what runs still fills no SM. A starved GPU's kernels are real ones that fill the SMs
+ * while they run (CPU-fed training on the H200: 4% against 3.1%, 12-28% against 9-11%), so the
+ * share of utilization tells the two apart at any utilization; util_min keeps a GPU that runs
+ * almost nothing (a stray kernel now and then) out. Ratios 0-1; false when either is NAN. */
+typedef struct launch_limits {
+	double gap, sm_share, util_min, sm_trace;
+} launch_limits;
 #define LAUNCH_GAP 0.15
 #define LAUNCH_SM_SHARE 0.25
-bool launch_tiny_kernels(double util, double sm_active, double gap, double sm_share);
+#define LAUNCH_UTIL_MIN 0.05
+#define LAUNCH_SM_TRACE 0.05
+#define LAUNCH_LIMITS_DEFAULT ((launch_limits){LAUNCH_GAP, LAUNCH_SM_SHARE, LAUNCH_UTIL_MIN, LAUNCH_SM_TRACE})
+bool launch_tiny_kernels(double util, double sm_active, const launch_limits *l);
 
 /* A GPU's memory counts as full (check's gpu.memory-held, the job doctor's memory pressure) above
  * this share of its total: past it a new allocator peak, a cuDNN workspace or another job fails. */

@@ -85,7 +85,7 @@ static void rule_input_bound(health_tracker *t, health_gpu_track *tr, const gpu_
 	/* GPM tells the two apart: kernels that run (utilization) but fill no SM are tiny kernels
 	 * the host waits for, not a GPU starved of data (the job doctor's launch-bound rule) */
 	sval sm = g->gpm[GV_GPM_SM_ACTIVE];
-	if (sv_has(sm) && launch_tiny_kernels(g->util_gpu.v / 100, sm.v, LAUNCH_GAP, LAUNCH_SM_SHARE)) {
+	if (sv_has(sm) && launch_tiny_kernels(g->util_gpu.v / 100, sm.v, &LAUNCH_LIMITS_DEFAULT)) {
 		emit(t, g->index, "gpu.launch-bound", HEALTH_DEGRADED, since,
 		     "launch/sync-bound? fewer .item()/.cpu() syncs, CUDA graphs, torch.compile; "
 		     "`gpuvet watch --pid PID --diagnose 10` names the cause",

@@ -220,6 +220,13 @@ static void test_host_side_classes(void **st)
 	ev.cpu.main_thread = 1.0;
 	assert_string_equal(diag(&ev, &v), "job.launch-bound");
 	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "CUDA graphs"));
+	/* the same job on a slower round (scripts/device/gpm.sh on the H200, 2026-12-03: utilization
+	 * 14.2%, SM active 0.01%, the main thread at 100%; it read input-bound under the 15-point gap) */
+	ev.gpus[0].util = 0.142;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.0001;
+	assert_string_equal(diag(&ev, &v), "job.launch-bound");
+	ev.gpus[0].util = 0.25;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.0;
 	/* the same counters with heavy host-to-device copies: the host thread is busy copying
 	 * (scripts/device/doctor2.sh on the H200, 2026-12-01: 256 MiB pageable tensors to the GPU
 	 * each step, utilization 16%, SM active 0.0%, 8.0 GB/s, the main thread at 100%; it read
@@ -452,6 +459,12 @@ static void test_clocks_rule(void **st)
 	health_update(h, s, 61);
 	assert_int_equal(h->nmsg, 1);
 	assert_string_equal(h->msgs[0].id, "gpu.launch-bound");
+	/* under the 15-point gap, SMs still empty (the H200's 14.2% against 0.01%) */
+	g->util_gpu = sv_ok(14);
+	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.0001);
+	health_update(h, s, 61.5);
+	assert_string_equal(h->msgs[0].id, "gpu.launch-bound");
+	g->util_gpu = sv_ok(25);
 	g->gpm[GV_GPM_SM_ACTIVE] = sv_ok(0.12);
 	health_update(h, s, 62);
 	assert_int_equal(h->nmsg, 1);
@@ -689,13 +702,23 @@ static void test_idle_waits(void **st)
 static void test_launch_rule_shared(void **st)
 {
 	(void)st;
-	assert_true(launch_tiny_kernels(0.25, 0.0, LAUNCH_GAP, LAUNCH_SM_SHARE));
-	assert_false(launch_tiny_kernels(0.25, 0.12, LAUNCH_GAP, LAUNCH_SM_SHARE)); /* SM 48% of utilization */
-	assert_false(launch_tiny_kernels(0.10, 0.0, LAUNCH_GAP, LAUNCH_SM_SHARE));  /* gap 10 points */
-	assert_false(launch_tiny_kernels(NAN, 0.0, LAUNCH_GAP, LAUNCH_SM_SHARE));
+	const launch_limits *l = &LAUNCH_LIMITS_DEFAULT;
+	assert_true(launch_tiny_kernels(0.25, 0.0, l));
+	assert_false(launch_tiny_kernels(0.25, 0.12, l)); /* SM 48% of utilization */
+	/* the H200's tiny_sync on a slower round: 14.2% against 0.01%, under the 15-point gap */
+	assert_true(launch_tiny_kernels(0.142, 0.0001, l));
+	assert_true(launch_tiny_kernels(0.10, 0.0, l));
+	assert_false(launch_tiny_kernels(0.10, 0.02, l)); /* SM 20% of utilization, 8 points apart */
+	/* CPU-fed training: few kernels, but real ones (the H200: 4.2% against 3.1%; 12% against 9%) */
+	assert_false(launch_tiny_kernels(0.042, 0.031, l));
+	assert_false(launch_tiny_kernels(0.12, 0.09, l));
+	assert_false(launch_tiny_kernels(0.03, 0.0, l)); /* a stray kernel now and then */
+	assert_false(launch_tiny_kernels(NAN, 0.0, l));
+	assert_false(launch_tiny_kernels(0.25, NAN, l));
 	doctor_thresholds t;
 	doctor_thresholds_default(&t);
-	assert_true(t.launch_gap == LAUNCH_GAP && t.launch_sm == LAUNCH_SM_SHARE);
+	assert_true(t.launch.gap == LAUNCH_GAP && t.launch.sm_share == LAUNCH_SM_SHARE &&
+		    t.launch.util_min == LAUNCH_UTIL_MIN && t.launch.sm_trace == LAUNCH_SM_TRACE);
 	assert_true(gpu_busy(0.2, 0.9) == 0.2 && gpu_busy(NAN, 0.9) == 0.9 && isnan(gpu_busy(NAN, NAN)));
 }
 
