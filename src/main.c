@@ -8,6 +8,7 @@
 #include "core/reaper.h"
 #include "core/util.h"
 #include "core/sysroot.h"
+#include "core/trace.h"
 #include "kb/kb.h"
 
 static void usage(FILE *out)
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 {
 	/* nothing gpuvet starts outlives it: what its children leave behind is adopted by gpuvet and
 	 * killed when it ends (core/reaper.h) */
+	gv_trace("main");
 	reaper_init();
 	/* a file-size limit (ulimit -f) is a write that fails with EFBIG, which each writer reports,
 	 * never a command killed before its report: check reads the history (NVLink counters) before
@@ -95,6 +97,7 @@ int main(int argc, char **argv)
 		return kb_rc;
 	}
 	kb_set_global(k);
+	gv_trace("knowledge base loaded");
 
 	const char *name = argc > 1 ? argv[1] : "check";
 	if (argc > 1 && (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0)) {
@@ -120,6 +123,7 @@ int main(int argc, char **argv)
 		if (strcmp(gv_commands[i].cli->name, name) == 0) {
 			rc = gv_commands[i].fn(sub_argc, sub_argv);
 			fflush(stdout);
+			gv_trace("command done");
 			kb_free(k);
 			return rc;
 		}

@@ -4,20 +4,20 @@
 #      issue's anchor), nvidia-smi asked for the values check --fast judges (those of the list
 #      below this nvidia-smi knows, from --help-query-gpu), gpuvet check --fast --no-history
 #      (--json and text) and build/gpuvet.base (the binary before this round) when carried;
-#   2. where check --fast's time goes: build/gpuvet.t (the same code with timestamps on stderr when
-#      GVT0 is set) five times, each event's median in ms after the harness started the process;
+#   2. where check --fast's time goes: gpuvet with GPUVET_TRACE (core/trace.h) five times, each
+#      event's median in ms after the harness started the process (GPUVET_TRACE_T0);
 #   3. the NVML health and mode facts of gpuvet and gpuvet.base side by side (the field-values
 #      batch must give the values the calls gave).
-#   bash scripts/device-run.sh scripts/device/fastcheck.sh   (build/gpuvet[.base,.t], .devlib carried)
+#   bash scripts/device-run.sh scripts/device/fastcheck.sh   (build/gpuvet[.base], .devlib carried)
 set -u
 OUT=${OUT:-/tmp/gpuvet-out}/fastcheck
 mkdir -p "$OUT"
 G=${GPUVET:-$PWD/build/gpuvet}
 date -u +%Y-%m-%dT%H:%M:%SZ > "$OUT/date.txt"
 nvidia-smi --help-query-gpu > "$OUT/help-query-gpu.txt" 2>&1
-python3 - "$G" "$PWD/build/gpuvet.base" "$PWD/build/gpuvet.t" "$OUT" <<'PY'
+python3 - "$G" "$PWD/build/gpuvet.base" "$OUT" <<'PY'
 import json, os, re, statistics, subprocess, sys, time
-g, base, tbin, out = sys.argv[1:5]
+g, base, out = sys.argv[1:4]
 known = set(re.findall(r'^"([a-z_.]+)"', open(out + "/help-query-gpu.txt").read(), re.M))
 want = ["name", "driver_version", "memory.used", "utilization.gpu", "temperature.gpu", "temperature.memory",
         "ecc.mode.current", "ecc.mode.pending", "ecc.errors.corrected.volatile.total",
@@ -54,18 +54,18 @@ with open(out + "/timing.txt", "w") as fh:
     for k in ("check --fast --json", "check --fast (text)"):
         fh.write("%s / %s = %.2fx\n" % (k, big, statistics.median(times[k]) / b))
 ev = {}
-if os.access(tbin, os.X_OK):
+if True:
     for i in range(6):
         env = dict(os.environ)
         t0 = time.monotonic()
-        env["GVT0"] = "%.6f" % t0
-        env["GVTOUT"] = out + "/timeline-%d.txt" % i
-        subprocess.run([tbin, "check", "--fast", "--no-history", "--json"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env["GPUVET_TRACE_T0"] = "%.6f" % t0
+        env["GPUVET_TRACE"] = out + "/timeline-%d.txt" % i
+        subprocess.run([g, "check", "--fast", "--no-history", "--json"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wall = (time.monotonic() - t0) * 1e3
         if i == 0:
             continue
         seen = {}
-        for line in open(env["GVTOUT"]):
+        for line in open(env["GPUVET_TRACE"]):
             parts = line.split()
             name = " ".join(parts[2:-1])
             if name not in seen:

@@ -12,6 +12,7 @@
 #include "core/atomicfile.h"
 #include "core/factkeys.h"
 #include "core/sysroot.h"
+#include "core/trace.h"
 #include "diagnose/diagnose.h"
 #include "render/render.h"
 #include "core/text.h"
@@ -164,6 +165,7 @@ int cmd_check(int argc, char **argv)
 	findings fs;
 	findings_init(&fs);
 	diagnose(f, &dopts, &fs);
+	gv_trace("diagnosed");
 	render_opts ro = {color_wanted(stdout, gopts.color), verbose, strict, now_seconds() - t0};
 
 	int rc = EXIT_OK;
@@ -182,10 +184,13 @@ int cmd_check(int argc, char **argv)
 		}
 	}
 	if (json) {
-		json_print_doc(stdout, render_check_json(f, &fs, &ro));
+		cJSON *doc = render_check_json(f, &fs, &ro);
+		gv_trace("json built");
+		json_print_doc(stdout, doc);
 	} else if (!junit || strcmp(junit, "-") != 0) {
 		render_check_text(stdout, f, &fs, &ro);
 	}
+	gv_trace("written");
 	if (!facts_file && history_wanted(no_history))
 		record_check(db, f, &fs, argc, argv);
 	finding_counts cnt = findings_count(&fs);

@@ -103,10 +103,9 @@ const char *text_safe(char *buf, size_t size, const char *s)
 	return buf;
 }
 
-char *json_text_safe(const char *json)
+/* json_text_safe's scan: hands the text on in runs to put, escapes in between. */
+static void json_safe_scan(const char *json, void (*put)(void *ctx, const char *s, size_t n), void *ctx)
 {
-	strbuf sb;
-	sb_init(&sb);
 	const unsigned char *p = (const unsigned char *)json;
 	size_t n = strlen(json);
 	while (n) {
@@ -114,32 +113,51 @@ char *json_text_safe(const char *json)
 		while (k < n && p[k] < 0x7f)
 			k++;
 		if (k) {
-			sb_addn(&sb, (const char *)p, k);
+			put(ctx, (const char *)p, k);
 			p += k, n -= k;
 			continue;
 		}
 		uint32_t cp;
 		size_t len = utf8_decode(p, n, &cp);
 		if (len == 0) {
-			sb_add(&sb, "\\ufffd");
+			put(ctx, "\\ufffd", 6);
 			len = 1;
 		} else if (text_unsafe_cp(cp)) {
-			sb_addf(&sb, "\\u%04x", (unsigned)cp);
+			char esc[8];
+			snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
+			put(ctx, esc, 6);
 		} else {
-			sb_addn(&sb, (const char *)p, len);
+			put(ctx, (const char *)p, len);
 		}
 		p += len, n -= len;
 	}
+}
+
+static void put_strbuf(void *ctx, const char *s, size_t n)
+{
+	sb_addn(ctx, s, n);
+}
+
+static void put_file(void *ctx, const char *s, size_t n)
+{
+	fwrite(s, 1, n, ctx);
+}
+
+char *json_text_safe(const char *json)
+{
+	strbuf sb;
+	sb_init(&sb);
+	json_safe_scan(json, put_strbuf, &sb);
 	return sb_steal(&sb);
 }
 
 void json_print_doc(FILE *out, cJSON *doc)
 {
-	char *s = doc ? cJSON_Print(doc) : NULL;
-	char *safe = json_text_safe(s ? s : "null");
-	fputs(safe, out);
+	/* a check's document is ~200 KiB: printed into one buffer of that size, not grown to it,
+	 * and written in its runs, not copied once more */
+	char *s = doc ? cJSON_PrintBuffered(doc, 256 << 10, 1) : NULL;
+	json_safe_scan(s ? s : "null", put_file, out);
 	fputc('\n', out);
-	free(safe);
 	free(s);
 	cJSON_Delete(doc);
 }

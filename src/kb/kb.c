@@ -260,6 +260,22 @@ bool kb_verify(const kb *kc, char **err)
 	return ok;
 }
 
+void kb_warm(const kb *kc)
+{
+	kb *k = (kb *)kc;
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->lock);
+	size_t n = k->n;
+	pthread_mutex_unlock(&k->lock);
+	for (size_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&k->lock);
+		if (!k->v[i].t && k->v[i].blob)
+			kb_parse_builtin(&k->v[i]);
+		pthread_mutex_unlock(&k->lock);
+	}
+}
+
 static kb *global_kb;
 
 void kb_set_global(kb *k)

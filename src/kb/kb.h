@@ -23,6 +23,9 @@ kb *kb_load(const char *dir, char **err);
 /* Parses every built-in table not yet parsed; false with *err naming the first that does not
  * (what a broken build would meet later, for the tests). */
 bool kb_verify(const kb *k, char **err);
+/* Parses every built-in table not yet parsed, each under kb_table's lock alone: check runs it
+ * beside the probes, so that the rules find their tables ready (diagnose/diagnose.c). */
+void kb_warm(const kb *k);
 /* kb_load, and on failure *exit_code: 2 (usage: the --kb files) or 3 (internal: built-in data). */
 kb *kb_load_checked(const char *dir, char **err, int *exit_code);
 void kb_free(kb *k);

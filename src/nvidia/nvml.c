@@ -1179,15 +1179,15 @@ static const struct snap_part {
 	{GV_NVML_LIMITS, snap_temp_gpu_max},
 	{GV_NVML_LIMITS, snap_max_sm_clock},
 	{GV_NVML_LIMITS, snap_max_mem_clock},
-	{GV_NVML_NAMES, snap_power_limit},
+	{GV_NVML_POWER_LIMIT, snap_power_limit},
 	{GV_NVML_LIMITS, snap_power_default_limit},
 	{GV_NVML_MODES, snap_modes},
 	{GV_NVML_MODES | GV_NVML_MIG, snap_mig},
 	{GV_NVML_MODES, snap_ecc_mode},
 	{GV_NVML_MODES, snap_fabric},
 	{GV_NVML_READINGS, snap_temperature},
-	{GV_NVML_READINGS, snap_utilization},
-	{GV_NVML_READINGS, snap_power},
+	{GV_NVML_LOAD, snap_utilization},
+	{GV_NVML_LOAD, snap_power},
 	{GV_NVML_ENERGY, snap_energy},
 	{GV_NVML_READINGS, snap_clocks},
 	{GV_NVML_READINGS, snap_fan_pcie},
@@ -1212,6 +1212,28 @@ const gv_nvml_limit_field gv_nvml_limit_fields[] = {
 	{"power_default_limit_mw", offsetof(gv_nvml_device, power_default_limit_mw)},
 };
 const size_t gv_nvml_n_limit_fields = GV_ARRAY_LEN(gv_nvml_limit_fields);
+
+/* what snap_utilization, snap_power, snap_power_limit and snap_energy fill */
+static const struct {
+	unsigned group;
+	size_t offset;
+} optional_fields[] = {
+	{GV_NVML_LOAD, offsetof(gv_nvml_device, util_gpu)},
+	{GV_NVML_LOAD, offsetof(gv_nvml_device, util_memory)},
+	{GV_NVML_LOAD, offsetof(gv_nvml_device, encoder_util)},
+	{GV_NVML_LOAD, offsetof(gv_nvml_device, decoder_util)},
+	{GV_NVML_LOAD, offsetof(gv_nvml_device, power_mw)},
+	{GV_NVML_POWER_LIMIT, offsetof(gv_nvml_device, power_limit_mw)},
+	{GV_NVML_ENERGY, offsetof(gv_nvml_device, energy_mj)},
+};
+
+unsigned gv_nvml_optional_group(size_t offset)
+{
+	for (size_t i = 0; i < GV_ARRAY_LEN(optional_fields); i++)
+		if (optional_fields[i].offset == offset)
+			return optional_fields[i].group;
+	return 0;
+}
 
 static void snap_run(nvmlDevice_t dev, gv_nvml_device *d, unsigned what)
 {

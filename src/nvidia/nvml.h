@@ -369,9 +369,9 @@ typedef struct gv_nvml_process {
 /* What a snapshot fills; the sampler asks for GV_NVML_DYNAMIC each tick. The groups are unions
  * of parts, so that `check --fast` can leave out the slow parts it does not need (GV_NVML_FAST). */
 enum {
-	GV_NVML_NAMES = 1 << 0,    /* name, uuid, serial, pci, minor, cc, memory total, enforced power limit */
+	GV_NVML_NAMES = 1 << 0,    /* name, uuid, serial, pci, minor, cc, memory total */
 	GV_NVML_MODES = 1 << 1,    /* persistence, compute mode, MIG mode + instances, ECC mode, fabric */
-	GV_NVML_READINGS = 1 << 2, /* memory used/free, temperature, utilization, power, clocks, reasons, fan, pcie current */
+	GV_NVML_READINGS = 1 << 2, /* memory used/free, temperature, clocks, reasons, fan, pcie current */
 	GV_NVML_HEALTH = 1 << 3,   /* ECC counters, retired pages, remapped rows */
 	GV_NVML_PROC_LIST = 1 << 4, /* the compute and graphics processes */
 	GV_NVML_PCIE_THROUGHPUT = 1 << 5, /* TX/RX: each direction samples ~20 ms, so only on request */
@@ -381,13 +381,19 @@ enum {
 	GV_NVML_LIMITS = 1 << 7,
 	GV_NVML_ENERGY = 1 << 8,    /* the energy counter (3 ms on an H200) */
 	GV_NVML_PROC_UTIL = 1 << 9, /* each process's SM share (two calls of 1.4 ms), after the list */
-	GV_NVML_IDENTITY = GV_NVML_NAMES | GV_NVML_LIMITS,
-	GV_NVML_DYNAMIC = GV_NVML_READINGS | GV_NVML_ENERGY,
+	/* the GPU's load: utilization (GPU, memory, encoder, decoder) and power draw, 1.9 ms on an
+	 * H200 (driver 580; the draw is free after the enforced limit) */
+	GV_NVML_LOAD = 1 << 10,
+	GV_NVML_POWER_LIMIT = 1 << 11, /* the enforced power limit: 1.9 ms on an H200 */
+	GV_NVML_IDENTITY = GV_NVML_NAMES | GV_NVML_LIMITS | GV_NVML_POWER_LIMIT,
+	GV_NVML_DYNAMIC = GV_NVML_READINGS | GV_NVML_LOAD | GV_NVML_ENERGY,
 	GV_NVML_PROCESSES = GV_NVML_PROC_LIST | GV_NVML_PROC_UTIL,
 	/* everything but the slow PCIe throughput */
 	GV_NVML_ALL = GV_NVML_IDENTITY | GV_NVML_MODES | GV_NVML_DYNAMIC | GV_NVML_HEALTH | GV_NVML_PROCESSES,
-	/* what `check --fast` asks: its limits come from the per-boot cache (probes/nvml_limits.c) */
-	GV_NVML_FAST = GV_NVML_ALL & ~(GV_NVML_LIMITS | GV_NVML_ENERGY | GV_NVML_PROC_UTIL),
+	/* what `check --fast` asks: its limits come from the per-boot cache (probes/nvml_limits.c), and
+	 * the load and the enforced limit only where a verdict reads them (probes/nvml.c) */
+	GV_NVML_FAST = GV_NVML_ALL & ~(GV_NVML_LIMITS | GV_NVML_ENERGY | GV_NVML_PROC_UTIL | GV_NVML_LOAD | GV_NVML_POWER_LIMIT),
+	GV_NVML_FAST_LOAD = GV_NVML_LOAD | GV_NVML_POWER_LIMIT,
 };
 
 typedef struct gv_nvml_device {
@@ -454,6 +460,11 @@ typedef struct gv_nvml_limit_field {
 } gv_nvml_limit_field;
 extern const gv_nvml_limit_field gv_nvml_limit_fields[];
 extern const size_t gv_nvml_n_limit_fields;
+
+/* The group of the optional parts (GV_NVML_LOAD, GV_NVML_POWER_LIMIT, GV_NVML_ENERGY) that fills
+ * the field at `offset` in gv_nvml_device, 0 for any other: what `check --fast` says it did not
+ * read, and why. */
+unsigned gv_nvml_optional_group(size_t offset);
 
 /* Fills what `what` asks for; other fields keep their value (so a sampler can keep identity
  * from a first GV_NVML_ALL call). Returns the handle lookup's result. */

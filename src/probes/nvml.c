@@ -16,6 +16,7 @@
 #include "core/child.h"
 #include "core/factkeys.h"
 #include "core/sysroot.h"
+#include "core/trace.h"
 #include "sampler/fields.h"
 #include "nvidia/dlload.h"
 #include "nvidia/libfile.h"
@@ -176,13 +177,45 @@ struct device_job {
 };
 
 /* The readings sampler/fields.h gives a fact key, each as its kind says. */
-static void put_fields(facts *f, const gv_nvml_device *d, int i)
+/* --fast reads the GPU's load (utilization, power draw) and its enforced power limit, 3.8 ms of
+ * NVML on an H200 (driver 580), only where a verdict reads them: the power cap's (health/
+ * conditions.h, clocks_judge: a capped GPU is fine busy, not idle or below its default limit) and
+ * the PCIe generation's (link_judge: an idle GPU lowers its link, so only a loaded one's counts).
+ * A value NVML did not answer counts as a reason to read them. */
+static bool fast_needs_load(const gv_nvml_device *d)
+{
+	if (!GV_OK(d->clock_event_reasons) || (d->clock_event_reasons.v & NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP))
+		return true;
+	return GV_OK(d->pcie_gen) && (!GV_OK(d->pcie_gen_max) || d->pcie_gen.v < d->pcie_gen_max.v);
+}
+
+/* Why --fast has no value for a field (NULL: it reads it, or the full check does not either). */
+static const char *fast_not_read(size_t nvml_off)
+{
+	switch (gv_nvml_optional_group(nvml_off)) {
+	case GV_NVML_LOAD:
+	case GV_NVML_POWER_LIMIT:
+		return "not read by --fast: no verdict needs it here (the clocks are not power-capped and the PCIe link "
+		       "runs at its full generation); gpuvet check reads it";
+	case GV_NVML_ENERGY: return "not read by --fast (the energy counter takes 3 ms on an H200); gpuvet check reads it";
+	default: return NULL;
+	}
+}
+
+static void put_fields(facts *f, const gv_nvml_device *d, int i, bool fast)
 {
 	for (size_t k = 0; k < n_snap_fields; k++) {
 		const snap_field *sf = &snap_fields[k];
 		if (!sf->fact || sf->nvml_off == SNAP_NO_NVML)
 			continue;
 		const gv_nv_u64 *v = (const gv_nv_u64 *)(const void *)((const char *)d + sf->nvml_off);
+		const char *why = fast && v->st == GV_V_UNSET ? fast_not_read(sf->nvml_off) : NULL;
+		if (why) {
+			char key[128];
+			snprintf(key, sizeof(key), "nvml.gpu.%d.%s", i, sf->fact);
+			facts_put_state(f, FACT_ABSENT, "--fast", why, "%s", key);
+			continue;
+		}
 		/* the registry has each one: nvml.gpu.N. and the table's name */
 		if (sf->fact_kind == 'b')
 			put_bool(f, v, sf->call, "nvml.gpu.%d.%s", i, sf->fact);
@@ -229,6 +262,7 @@ static void probe_device(facts *f, int i, nvml_limits *limits, bool fast)
 {
 	gv_nvml_device *d = xcalloc(1, sizeof(*d));
 	nvmlReturn_t rc = gv_nvml_device_snapshot((unsigned)i, fast ? GV_NVML_FAST : GV_NVML_ALL, d);
+	gv_trace("nvml gpu %d snapshot", i);
 	if (rc != NVML_SUCCESS) {
 		char key[64];
 		snprintf(key, sizeof(key), FK_NVML_GPU_NAME(d), i);
@@ -243,6 +277,11 @@ static void probe_device(facts *f, int i, nvml_limits *limits, bool fast)
 		gv_nvml_device_snapshot((unsigned)i, GV_NVML_LIMITS, d);
 	if (!cached)
 		nvml_limits_put(limits, uuid, d);
+	gv_trace("nvml gpu %d limits (%s)", i, cached ? "cache" : "asked");
+	bool load = !fast || fast_needs_load(d);
+	if (fast && load)
+		gv_nvml_device_snapshot((unsigned)i, GV_NVML_FAST_LOAD, d);
+	gv_trace("nvml gpu %d load (%s)", i, !fast ? "full" : load ? "asked" : "not needed");
 	if (cached)
 		facts_put_str(f, nvml_limits_path(limits), "cache", FK_NVML_GPU_LIMITS_FROM(d), i);
 	else
@@ -266,11 +305,12 @@ static void probe_device(facts *f, int i, nvml_limits *limits, bool fast)
 			FK_NVML_GPU_CC(d), i);
 	}
 	/* the plain readings: one table with the sampler, serve and watch (sampler/fields.h) */
-	put_fields(f, d, i);
+	put_fields(f, d, i, fast);
 	/* whether watch and serve can read the GPM activity counters here, and why not */
 	gv_gpm_support gs;
 	nvmlReturn_t grc;
 	gv_gpm_close(gv_gpm_open_mig((unsigned)i, GV_OK(d->mig_mode) ? (int)d->mig_mode.v : -1, &gs, &grc));
+	gv_trace("nvml gpu %d gpm support", i);
 	if (gs == GV_GPM_FAILED) {
 		char key[64];
 		snprintf(key, sizeof(key), FK_NVML_GPU_GPM(d), i);
@@ -308,6 +348,7 @@ static void probe_device(facts *f, int i, nvml_limits *limits, bool fast)
 			put_state_of(f, d->clock_event_reasons.st, d->clock_event_reasons.rc, cr, key);
 	}
 	probe_processes(f, d, i);
+	gv_trace("nvml gpu %d processes", i);
 	const char *fab = "nvmlDeviceGetGpuFabricInfo";
 	if (GV_OK(d->fabric_state)) {
 		facts_put_str(f, fab, gv_nvml_fabric_state_name(d->fabric_state.v), FK_NVML_GPU_FABRIC_STATE(d), i);
@@ -326,13 +367,16 @@ static void probe_device(facts *f, int i, nvml_limits *limits, bool fast)
 	}
 	free(d);
 	probe_nvlink_gpu(f, i);
+	gv_trace("nvml gpu %d nvlink", i);
 }
 
 /* nvmlInit and the queries: under a deadline, since a wedged driver can hang them for minutes */
 static void nvml_body(facts *f, const probe_opts *o)
 {
 	gv_nvml_status st;
+	gv_trace("nvml init");
 	nvmlReturn_t rc = gv_nvml_init_staged(&st);
+	gv_trace("nvml init done");
 	facts_put_int(f, "nvmlInit_v2", rc, FK_NVML_INIT_CODE);
 	facts_put_real(f, "nvmlInit_v2", st.init_seconds, FK_NVML_INIT_SECONDS);
 	if (rc != NVML_SUCCESS) {
@@ -355,6 +399,7 @@ static void nvml_body(facts *f, const probe_opts *o)
 		facts_put_str(f, "nvmlSystemGetCudaDriverVersion", v, FK_NVML_CUDA_VERSION);
 	}
 
+	gv_trace("nvml system");
 	unsigned n = 0;
 	rc = gv_nvml_device_count(&n);
 	if (rc != NVML_SUCCESS) {
@@ -368,6 +413,7 @@ static void nvml_body(facts *f, const probe_opts *o)
 	nvml_limits *limits = GV_OK(sys.driver_version) ? nvml_limits_open(sys.driver_version.v) : NULL;
 	probe_devices_parallel(f, n < 256 ? n : 256, limits, o->fast);
 	nvml_limits_close(limits);
+	gv_trace("nvml devices");
 	gv_child_stage_end();
 }
 
@@ -375,6 +421,7 @@ void probe_nvml(facts *f, const probe_opts *o)
 {
 	/* loading cannot hang in practice and says what is installed: outside the deadline */
 	gv_nvml_load();
+	gv_trace("nvml loaded");
 	gv_nvml_status st;
 	gv_nvml_status_get(&st);
 	probe_library(f, &st);

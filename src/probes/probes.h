@@ -20,6 +20,10 @@ typedef struct probe_opts {
 	 * pre-flight; probes_driver_hung): the probes that call into it (PROBE_DRIVER) do not wait
 	 * for it again; theirs are that check's facts where it has them */
 	const facts *driver_hung;
+	/* other work for the wait on the driver: run on a thread of its own once the children are
+	 * started (never beside a fork), joined with the probes (the rules' tables: diagnose.c) */
+	void (*beside)(void *arg);
+	void *beside_arg;
 } probe_opts;
 
 enum {

@@ -4,6 +4,7 @@
 
 #include "core/factkeys.h"
 #include "core/sysroot.h"
+#include "core/trace.h"
 #include "probes/deadline.h"
 #include "probes/probes.h"
 #include "probes/topology.h"
@@ -52,6 +53,7 @@ static const char *derived_source(const probe *p)
 static void child_body(facts *f, void *arg)
 {
 	const struct child_arg *a = arg;
+	gv_trace("child %s started", a->p->name);
 	facts_set_thread_source(derived_source(a->p));
 	a->p->run(f, a->o);
 	/* what it could not read is noted in this process's sysroot: the parent notes it again */
@@ -71,6 +73,7 @@ static void wait_child(struct job *j)
 	/* loading is quick or hangs: a constructor gets the NVML bound even in cuInit's child */
 	gv_child_set_call_limit(j->child, "dlopen", gv_driver_timeout(30) + 2);
 	gv_child_wait(j->child, limit, j->f, r);
+	gv_trace("child %s read", j->p->name);
 	j->child = NULL;
 	for (size_t i = 0; i < SYSROOT_PROBLEMS_MAX; i++) {
 		const fact *u = facts_get(j->f, FK_ISOLATION_UNREADABLE(zu), j->p->name, i);
@@ -99,6 +102,7 @@ static void *run_job(void *arg)
 	else
 		j->p->run(j->f, j->o);
 	facts_put_real(j->f, "gpuvet's clock: the probe's run time", now_seconds() - t0, FK_META_PROBE_SECONDS, j->p->name);
+	gv_trace("probe %s done", j->p->name);
 	facts_set_thread_source(NULL);
 	return NULL;
 }
@@ -165,6 +169,13 @@ static void copy_earlier(facts *f, const probe *p, const facts *earlier)
 	facts_merge_prefix(f, earlier, iso);
 }
 
+static void *run_beside(void *arg)
+{
+	const probe_opts *o = arg;
+	o->beside(o->beside_arg);
+	return NULL;
+}
+
 static bool skipped(const probe *p, const probe_opts *o)
 {
 	return skip_reason(p, o) != NULL;
@@ -201,6 +212,7 @@ void probes_run(facts *f, const probe_opts *o)
 		if ((p->flags & PROBE_ISOLATED) && !skip[i]) {
 			args[i] = (struct child_arg){p, o};
 			jobs[i].child = gv_child_start(p->name, child_body, &args[i]);
+			gv_trace("child %s forked", p->name);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -219,9 +231,16 @@ void probes_run(facts *f, const probe_opts *o)
 		else
 			run_job(&jobs[i]);
 	}
+	pthread_t beside;
+	bool beside_started = o->beside && pthread_create(&beside, NULL, run_beside, (void *)o) == 0;
+	if (o->beside && !beside_started)
+		o->beside(o->beside_arg);
 	for (size_t i = 0; i < n; i++)
 		if (jobs[i].started)
 			pthread_join(jobs[i].tid, NULL);
+	if (beside_started)
+		pthread_join(beside, NULL);
+	gv_trace("probes joined");
 	free(jobs);
 	free(skip);
 	facts_set_thread_source("derived: topology probe");
