@@ -177,8 +177,9 @@ struct device_job {
 };
 
 /* The readings sampler/fields.h gives a fact key, each as its kind says. */
-/* --fast reads the GPU's load (utilization, power draw) and its enforced power limit, 3.8 ms of
- * NVML on an H200 (driver 580), only where a verdict reads them: the power cap's (health/
+/* --fast reads the GPU's load (utilization, power draw) and its enforced power limit (1.6 and 2.0
+ * ms on an H200, driver 580; left out, 2.2 ms less in all, since the clock calls then pay part of
+ * what they shared: scripts/device/nvml_cost.c, 2026-12-03) only where a verdict reads them: the power cap's (health/
  * conditions.h, clocks_judge: a capped GPU is fine busy, not idle or below its default limit) and
  * the PCIe generation's (link_judge: an idle GPU lowers its link, so only a loaded one's counts).
  * A value NVML did not answer counts as a reason to read them. */
