@@ -67,7 +67,7 @@ test-asan: test-deps
 # filled on the host (the fake models gv_set_f32x4): under ThreadSanitizer that outlasts bench's
 # limits; it runs in the others (602 and 619 give their fake GPU 2 GiB, so bench's arrays are 256 MiB).
 TSAN_EXCLUDE = ^unit/test_gemm_plan$$|^scenario/617-
-TSAN_TESTS = ^unit/test_|^scenario/(100|128|136|200|300|405|407|409|411|600|602|604|617|618|620|722)-
+TSAN_TESTS = ^unit/test_|^scenario/(100|128|136|200|271|300|405|407|409|411|600|602|604|617|618|620|722)-
 test-tsan: test-deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DGPUVET_TSAN=ON -DCMAKE_C_COMPILER=clang -DGPUVET_TESTS=ON
 	cmake --build build-tsan -j$(JOBS) --target gpuvet scenario_runner fake_nvml fake_nvml_basic fake_cuda fake_cublaslt \
