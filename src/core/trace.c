@@ -1,12 +1,16 @@
 #include "core/trace.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "core/cli.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int trace_fd = -1;
@@ -26,6 +30,11 @@ static void trace_open(void)
 		return;
 	/* not inherited by the programs gpuvet runs: the trace is gpuvet's own */
 	trace_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (trace_fd < 0) {
+		/* said once (the first mark is main's, before any child); the command runs untraced */
+		gv_warning("GPUVET_TRACE: cannot open %s: %s", path, strerror(errno));
+		return;
+	}
 	const char *start = getenv("GPUVET_TRACE_T0");
 	char *end = NULL;
 	t0 = start ? strtod(start, &end) : 0;

@@ -381,10 +381,10 @@ enum {
 	GV_NVML_LIMITS = 1 << 7,
 	GV_NVML_ENERGY = 1 << 8,    /* the energy counter (3 ms on an H200) */
 	GV_NVML_PROC_UTIL = 1 << 9, /* each process's SM share (two calls of 1.4 ms), after the list */
-	/* the GPU's load: utilization (GPU, memory, encoder, decoder) and power draw, 1.9 ms on an
+	/* the GPU's load: utilization (GPU, memory, encoder, decoder) and power draw, 1.6 ms on an
 	 * H200 (driver 580; the draw is free after the enforced limit) */
 	GV_NVML_LOAD = 1 << 10,
-	GV_NVML_POWER_LIMIT = 1 << 11, /* the enforced power limit: 1.9 ms on an H200 */
+	GV_NVML_POWER_LIMIT = 1 << 11, /* the enforced power limit: 2.0 ms on an H200 */
 	GV_NVML_IDENTITY = GV_NVML_NAMES | GV_NVML_LIMITS | GV_NVML_POWER_LIMIT,
 	GV_NVML_DYNAMIC = GV_NVML_READINGS | GV_NVML_LOAD | GV_NVML_ENERGY,
 	GV_NVML_PROCESSES = GV_NVML_PROC_LIST | GV_NVML_PROC_UTIL,

@@ -176,13 +176,12 @@ struct device_job {
 	bool started;
 };
 
-/* The readings sampler/fields.h gives a fact key, each as its kind says. */
-/* --fast reads the GPU's load (utilization, power draw) and its enforced power limit (1.6 and 2.0
- * ms on an H200, driver 580; left out, 2.2 ms less in all, since the clock calls then pay part of
- * what they shared: scripts/device/nvml_cost.c, 2026-12-03) only where a verdict reads them: the power cap's (health/
- * conditions.h, clocks_judge: a capped GPU is fine busy, not idle or below its default limit) and
- * the PCIe generation's (link_judge: an idle GPU lowers its link, so only a loaded one's counts).
- * A value NVML did not answer counts as a reason to read them. */
+/* --fast reads the GPU's load (utilization, power draw) and its enforced power limit only where a
+ * verdict reads them: the power cap's (health/conditions.h, clocks_judge: a capped GPU is fine
+ * busy, not idle or below its default limit) and the PCIe generation's (link_judge: an idle GPU
+ * lowers its link, so only a loaded one's counts). A value NVML did not answer counts as a reason
+ * to read them. On an H200 (driver 580) the two calls took 1.6 and 2.0 ms; left out, 2.2 ms less
+ * in all, since the clock calls then pay part of what they shared (scripts/device/nvml_cost.c). */
 static bool fast_needs_load(const gv_nvml_device *d)
 {
 	if (!GV_OK(d->clock_event_reasons) || (d->clock_event_reasons.v & NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP))
@@ -203,6 +202,8 @@ static const char *fast_not_read(size_t nvml_off)
 	}
 }
 
+/* The readings sampler/fields.h gives a fact key, each as its kind says; under --fast, those it
+ * left out as absent, with the reason. */
 static void put_fields(facts *f, const gv_nvml_device *d, int i, bool fast)
 {
 	for (size_t k = 0; k < n_snap_fields; k++) {

@@ -84,8 +84,18 @@ def main():
         run({})
         check(set(os.listdir(d)) == before, "a run without GPUVET_TRACE wrote %s" % (set(os.listdir(d)) - before))
 
+    def test_unwritable_trace_warns_once_and_runs():
+        # a directory (and a name with a newline and an escape in it) cannot be opened for appending
+        bad = os.path.join(d, "a\nb\x1b[31m")
+        os.makedirs(bad)
+        r = run({"GPUVET_TRACE": bad})
+        err = r.stderr.decode()
+        check(err.count("GPUVET_TRACE: cannot open") == 1, "stderr: %r" % err)
+        check("\x1b" not in err and "a\nb" not in err, "the path reached stderr raw: %r" % err)
+        check(r.stdout.lstrip().startswith(b"{"), "no JSON document without the trace")
+
     gvtest.run([test_parent_and_child_phases_from_t0, test_without_t0_from_the_first_event,
-                test_appends_and_off_by_default])
+                test_appends_and_off_by_default, test_unwritable_trace_warns_once_and_runs])
 
 
 if __name__ == "__main__":
