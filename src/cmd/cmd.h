@@ -57,7 +57,7 @@ enum {
 	OPT_PROBE_RUN_TREE_PYTHON,
 };
 #define PROBE_OPTIONS                                                                                               \
-	GV_OPT_FLAG("fast", OPT_PROBE_FAST, "NVML and files only: no cuInit, no Python, no extension scan; the GPUs' fixed limits from this boot's cache (~/.cache/gpuvet/nvml-limits) once a check has asked; utilization, power draw and the enforced power limit only where a verdict needs them (the clocks power-capped, the PCIe link below its maximum) (tens of ms)"),             \
+	GV_OPT_FLAG("fast", OPT_PROBE_FAST, "NVML and files only: no cuInit, no Python, no extension scan; the GPUs' fixed limits from this boot's cache (~/.cache/gpuvet/nvml-limits) once a check has asked; utilization, power draw and the enforced power limit only where a verdict needs them (the clocks power-capped, the PCIe link below its maximum), the current clocks only where their reasons show a slowdown or the power cap, no fan speed (tens of ms)"),             \
 		GV_OPT_FLAG("no-python", OPT_PROBE_NO_PYTHON, "skip the live Python/PyTorch probe"),                 \
 		GV_OPT_ARG("python", OPT_PROBE_PYTHON, "PATH", GV_VAL_FILE,                                          \
 			   "the interpreter to examine (default: the active venv/conda, then PATH)"),                \

@@ -899,7 +899,10 @@ static void snap_clocks(nvmlDevice_t dev, gv_nvml_device *d)
 {
 	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_SM, d->sm_clock_mhz);
 	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_MEM, d->mem_clock_mhz);
-	GET_UINT_ARG(DeviceGetClockInfo, dev, NVML_CLOCK_GRAPHICS, d->graphics_clock_mhz);
+}
+
+static void snap_clock_reasons(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	if (fn.DeviceGetClocksEventReasons) {
 		unsigned long long r = 0;
 		nvmlReturn_t rc = fn.DeviceGetClocksEventReasons(dev, &r);
@@ -909,9 +912,13 @@ static void snap_clocks(nvmlDevice_t dev, gv_nvml_device *d)
 	}
 }
 
-static void snap_fan_pcie(nvmlDevice_t dev, gv_nvml_device *d)
+static void snap_fan(nvmlDevice_t dev, gv_nvml_device *d)
 {
 	GET_UINT(DeviceGetFanSpeed, dev, d->fan_percent);
+}
+
+static void snap_pcie(nvmlDevice_t dev, gv_nvml_device *d)
+{
 	GET_UINT(DeviceGetCurrPcieLinkGeneration, dev, d->pcie_gen);
 	GET_UINT(DeviceGetCurrPcieLinkWidth, dev, d->pcie_width);
 }
@@ -1189,8 +1196,10 @@ static const struct snap_part {
 	{GV_NVML_LOAD, snap_utilization},
 	{GV_NVML_LOAD, snap_power},
 	{GV_NVML_ENERGY, snap_energy},
-	{GV_NVML_READINGS, snap_clocks},
-	{GV_NVML_READINGS, snap_fan_pcie},
+	{GV_NVML_READINGS, snap_clock_reasons}, /* first: --fast asks the clocks only where they say so */
+	{GV_NVML_CLOCKS, snap_clocks},
+	{GV_NVML_FAN, snap_fan},
+	{GV_NVML_READINGS, snap_pcie},
 	{GV_NVML_PCIE_THROUGHPUT, snap_pcie_tx},
 	{GV_NVML_PCIE_THROUGHPUT, snap_pcie_rx},
 	{GV_NVML_HEALTH, snap_pcie_replay},
@@ -1213,7 +1222,7 @@ const gv_nvml_limit_field gv_nvml_limit_fields[] = {
 };
 const size_t gv_nvml_n_limit_fields = GV_ARRAY_LEN(gv_nvml_limit_fields);
 
-/* what snap_utilization, snap_power, snap_power_limit and snap_energy fill */
+/* what snap_utilization, snap_power, snap_power_limit, snap_energy, snap_clocks and snap_fan fill */
 static const struct {
 	unsigned group;
 	size_t offset;
@@ -1225,6 +1234,9 @@ static const struct {
 	{GV_NVML_LOAD, offsetof(gv_nvml_device, power_mw)},
 	{GV_NVML_POWER_LIMIT, offsetof(gv_nvml_device, power_limit_mw)},
 	{GV_NVML_ENERGY, offsetof(gv_nvml_device, energy_mj)},
+	{GV_NVML_CLOCKS, offsetof(gv_nvml_device, sm_clock_mhz)},
+	{GV_NVML_CLOCKS, offsetof(gv_nvml_device, mem_clock_mhz)},
+	{GV_NVML_FAN, offsetof(gv_nvml_device, fan_percent)},
 };
 
 unsigned gv_nvml_optional_group(size_t offset)

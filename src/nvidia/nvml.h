@@ -371,7 +371,7 @@ typedef struct gv_nvml_process {
 enum {
 	GV_NVML_NAMES = 1 << 0,    /* name, uuid, serial, pci, minor, cc, memory total */
 	GV_NVML_MODES = 1 << 1,    /* persistence, compute mode, MIG mode + instances, ECC mode, fabric */
-	GV_NVML_READINGS = 1 << 2, /* memory used/free, temperature, clocks, reasons, fan, pcie current */
+	GV_NVML_READINGS = 1 << 2, /* memory used/free, temperature, clock event reasons, pcie current */
 	GV_NVML_HEALTH = 1 << 3,   /* ECC counters, retired pages, remapped rows */
 	GV_NVML_PROC_LIST = 1 << 4, /* the compute and graphics processes */
 	GV_NVML_PCIE_THROUGHPUT = 1 << 5, /* TX/RX: each direction samples ~20 ms, so only on request */
@@ -385,15 +385,20 @@ enum {
 	 * H200 (driver 580; the draw is free after the enforced limit) */
 	GV_NVML_LOAD = 1 << 10,
 	GV_NVML_POWER_LIMIT = 1 << 11, /* the enforced power limit: 2.0 ms on an H200 */
+	/* the current SM and memory clocks: about 1.1 ms on an H200 (driver 580), paid by the first
+	 * of them; after the clock event reasons, which cost as much on their own */
+	GV_NVML_CLOCKS = 1 << 12,
+	GV_NVML_FAN = 1 << 13, /* the fan speed: 0.5 ms on an H200, which has no fan (not supported) */
 	GV_NVML_IDENTITY = GV_NVML_NAMES | GV_NVML_LIMITS | GV_NVML_POWER_LIMIT,
-	GV_NVML_DYNAMIC = GV_NVML_READINGS | GV_NVML_LOAD | GV_NVML_ENERGY,
+	GV_NVML_DYNAMIC = GV_NVML_READINGS | GV_NVML_LOAD | GV_NVML_ENERGY | GV_NVML_CLOCKS | GV_NVML_FAN,
 	GV_NVML_PROCESSES = GV_NVML_PROC_LIST | GV_NVML_PROC_UTIL,
 	/* everything but the slow PCIe throughput */
 	GV_NVML_ALL = GV_NVML_IDENTITY | GV_NVML_MODES | GV_NVML_DYNAMIC | GV_NVML_HEALTH | GV_NVML_PROCESSES,
-	/* what `check --fast` asks: its limits come from the per-boot cache (probes/nvml_limits.c), and
-	 * the load and the enforced limit only where a verdict reads them (probes/nvml.c) */
-	GV_NVML_FAST = GV_NVML_ALL & ~(GV_NVML_LIMITS | GV_NVML_ENERGY | GV_NVML_PROC_UTIL | GV_NVML_LOAD | GV_NVML_POWER_LIMIT),
-	GV_NVML_FAST_LOAD = GV_NVML_LOAD | GV_NVML_POWER_LIMIT,
+	/* what `check --fast` asks: its limits come from the per-boot cache (probes/nvml_limits.c);
+	 * the load, the enforced limit and the clocks only where a verdict reads them, the fan never
+	 * (no verdict of check reads it; probes/nvml.c) */
+	GV_NVML_FAST = GV_NVML_ALL & ~(GV_NVML_LIMITS | GV_NVML_ENERGY | GV_NVML_PROC_UTIL | GV_NVML_LOAD | GV_NVML_POWER_LIMIT |
+				       GV_NVML_CLOCKS | GV_NVML_FAN),
 };
 
 typedef struct gv_nvml_device {
@@ -431,7 +436,7 @@ typedef struct gv_nvml_device {
 	gv_nv_u64 util_gpu, util_memory;
 	gv_nv_u64 power_mw;
 	gv_nv_u64 energy_mj;       /* since the driver loaded */
-	gv_nv_u64 sm_clock_mhz, mem_clock_mhz, graphics_clock_mhz;
+	gv_nv_u64 sm_clock_mhz, mem_clock_mhz;
 	gv_nv_u64 clock_event_reasons;
 	gv_nv_u64 fan_percent;
 	gv_nv_u64 encoder_util, decoder_util; /* percent of NVENC / NVDEC time */
@@ -461,7 +466,8 @@ typedef struct gv_nvml_limit_field {
 extern const gv_nvml_limit_field gv_nvml_limit_fields[];
 extern const size_t gv_nvml_n_limit_fields;
 
-/* The group of the optional parts (GV_NVML_LOAD, GV_NVML_POWER_LIMIT, GV_NVML_ENERGY) that fills
+/* The group of the optional parts (GV_NVML_LOAD, GV_NVML_POWER_LIMIT, GV_NVML_ENERGY,
+ * GV_NVML_CLOCKS, GV_NVML_FAN) that fills
  * the field at `offset` in gv_nvml_device, 0 for any other: what `check --fast` says it did not
  * read, and why. */
 unsigned gv_nvml_optional_group(size_t offset);
