@@ -2,7 +2,7 @@
 # Runs on the GPU machine (see ../shared/device.md): the binary built here (build/ carried),
 # with the two shared libraries that machine lacks (.devlib/ carried), then every script named
 # on the command line (default: all of scripts/device/*.sh). Logs go to $OUT.
-#   device run: carry [build, .devlib, .anchors]
+#   device run: carry [build, .devlib, .anchors] (build/gpuvet-serve beside build/gpuvet for serve)
 #   command:    bash scripts/device-run.sh [scripts/device/bench.sh ...]
 set -u
 export LD_LIBRARY_PATH="$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -65,6 +65,8 @@ static int extract_common(int *argc, char **argv)
 	return 0;
 }
 
+char **gv_main_argv;
+
 int main(int argc, char **argv)
 {
 	/* nothing gpuvet starts outlives it: what its children leave behind is adopted by gpuvet and
@@ -76,6 +78,8 @@ int main(int argc, char **argv)
 	 * it prints, and SQLite writes even to read (its -shm file). Programs gpuvet starts get the
 	 * default back (core/proc_stream.c, gpuvet run). */
 	signal(SIGXFSZ, SIG_IGN);
+	gv_main_argv = xcalloc((size_t)argc + 1, sizeof(*gv_main_argv));
+	memcpy(gv_main_argv, argv, (size_t)argc * sizeof(*argv));
 	int rc = extract_common(&argc, argv);
 	if (rc)
 		return rc;

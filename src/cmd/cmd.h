@@ -22,6 +22,10 @@ extern const gv_command_cli gpuvet_cli;
 extern const gv_command_cli check_cli, fix_cli, env_cli, bench_cli, diag_cli, tune_cli, watch_cli, serve_cli, explain_cli,
 	run_cli, history_cli, report_cli;
 
+/* gpuvet's command line as given, before main took the common options out: what a command that
+ * runs another program passes on whole (cmd/serve_exec.c). Set by main.c. */
+extern char **gv_main_argv;
+
 /* argv[0] is the command name; getopt-style parsing from argv[1]. */
 int cmd_check(int argc, char **argv);
 int cmd_fix(int argc, char **argv);

@@ -73,6 +73,9 @@ for f in /usr/bin/gpuvet /usr/sbin/gpuvet-slurm-check /usr/share/man/man1/gpuvet
 	/usr/share/doc/gpuvet/copyright; do
 	if grep -qx "$f" "$work/contents"; then echo "ok: $f"; else echo "not ok: $f is not in the package"; status=1; fi
 done
+# the exporter's program, where debhelper's libexec directory is (the bare root below runs it)
+if grep -Eqx '/usr/(libexec|lib(/[^/]+)?)/gpuvet/gpuvet-serve' "$work/contents"; then echo "ok: gpuvet-serve"; else
+	echo "not ok: gpuvet-serve is not in the package"; status=1; fi
 x=$work/extracted
 dpkg-deb -x "$deb" "$x"
 if readelf -S "$x/usr/bin/gpuvet" | grep -q '\.symtab'; then echo "not ok: /usr/bin/gpuvet is not stripped"; status=1; fi
