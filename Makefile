@@ -50,7 +50,7 @@ test: test-deps
 test-fresh: test-deps
 	@$(FORGET_UNFINISHED)
 	$(CONFIGURE) -DGPUVET_TESTS=ON
-	cmake --build $(BUILD) -j$(JOBS) --target gpuvet
+	cmake --build $(BUILD) -j$(JOBS) --target gpuvet gpuvet-serve
 	cd $(BUILD) && ctest --output-on-failure --no-tests=error -L fresh
 
 # The same suite under AddressSanitizer and UBSan.
@@ -70,7 +70,7 @@ TSAN_EXCLUDE = ^unit/test_gemm_plan$$|^scenario/617-
 TSAN_TESTS = ^unit/test_|^scenario/(100|128|136|200|271|300|405|407|409|411|600|602|604|617|618|620|722)-
 test-tsan: test-deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DGPUVET_TSAN=ON -DCMAKE_C_COMPILER=clang -DGPUVET_TESTS=ON
-	cmake --build build-tsan -j$(JOBS) --target gpuvet scenario_runner fake_nvml fake_nvml_basic fake_cuda fake_cublaslt \
+	cmake --build build-tsan -j$(JOBS) --target gpuvet gpuvet-serve scenario_runner fake_nvml fake_nvml_basic fake_cuda fake_cublaslt \
 		$(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 	cd build-tsan && ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)' -E '$(TSAN_EXCLUDE)'
 
