@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "core/util.h"
+#include "kb/kb_torch.h"
 
 struct kb_blob {
 	const char *name;
@@ -26,11 +27,44 @@ struct kb_entry {
 	const struct kb_blob *blob; /* the built-in text, while t is NULL */
 };
 
+struct kb_made {
+	void *v; /* NULL until made */
+	size_t n;
+};
+
 struct kb {
 	struct kb_entry *v;
 	size_t n;
 	pthread_mutex_t lock; /* probes and rules run in threads */
+	/* kb_memo's values: its own lock, since a maker reads tables through kb_table's */
+	pthread_mutex_t memo_lock;
+	struct kb_made memo[KB_MEMO_COUNT];
 };
+
+/* What makes each kb_memo value (a malloc'ed array, its count returned); the torch builds took
+ * 0.23 ms to derive, and three rules and the fix planner asked for them once each. */
+static size_t (*const memo_makers[KB_MEMO_COUNT])(const kb *, void **) = {
+	[KB_MEMO_TORCH_BUILDS] = kb_torch_builds_make,
+};
+
+const void *kb_memo(const kb *kc, kb_memo_slot slot, size_t *n)
+{
+	*n = 0;
+	if (!kc || slot >= KB_MEMO_COUNT)
+		return NULL;
+	kb *k = (kb *)kc; /* made once: the cache is not the contents */
+	pthread_mutex_lock(&k->memo_lock);
+	struct kb_made *m = &k->memo[slot];
+	if (!m->v) {
+		m->n = memo_makers[slot](kc, &m->v);
+		if (!m->v)
+			m->v = xcalloc(1, 1); /* made, and empty */
+	}
+	*n = m->n;
+	const void *v = m->v;
+	pthread_mutex_unlock(&k->memo_lock);
+	return v;
+}
 
 static struct kb_entry *kb_entry_named(kb *k, const char *name)
 {
@@ -143,6 +177,7 @@ kb *kb_load_checked(const char *dir, char **err, int *exit_code)
 {
 	kb *k = xcalloc(1, sizeof(*k));
 	pthread_mutex_init(&k->lock, NULL);
+	pthread_mutex_init(&k->memo_lock, NULL);
 	*exit_code = 0;
 	for (const struct kb_blob *b = kb_blobs; b->name; b++) {
 		if (!str_ends(b->name, ".csv"))
@@ -212,7 +247,10 @@ void kb_free(kb *k)
 		free(k->v[i].name);
 	}
 	free(k->v);
+	for (size_t i = 0; i < KB_MEMO_COUNT; i++)
+		free(k->memo[i].v);
 	pthread_mutex_destroy(&k->lock);
+	pthread_mutex_destroy(&k->memo_lock);
 	free(k);
 }
 
@@ -273,6 +311,10 @@ void kb_warm(const kb *kc)
 		if (!k->v[i].t && k->v[i].blob)
 			kb_parse_builtin(&k->v[i]);
 		pthread_mutex_unlock(&k->lock);
+	}
+	for (size_t i = 0; i < KB_MEMO_COUNT; i++) {
+		size_t count;
+		kb_memo(k, (kb_memo_slot)i, &count);
 	}
 }
 

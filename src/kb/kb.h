@@ -26,6 +26,11 @@ bool kb_verify(const kb *k, char **err);
 /* Parses every built-in table not yet parsed, each under kb_table's lock alone: check runs it
  * beside the probes, so that the rules find their tables ready (diagnose/diagnose.c). */
 void kb_warm(const kb *k);
+/* What is derived from the tables and asked for by many rules, made once per knowledge base:
+ * kb_memo returns it (made by `make` the first time, under a lock of its own; kb_warm makes each
+ * beside the probes), kept until kb_free. *n is its count of elements. */
+typedef enum { KB_MEMO_TORCH_BUILDS, KB_MEMO_COUNT } kb_memo_slot;
+const void *kb_memo(const kb *k, kb_memo_slot slot, size_t *n);
 /* kb_load, and on failure *exit_code: 2 (usage: the --kb files) or 3 (internal: built-in data). */
 kb *kb_load_checked(const char *dir, char **err, int *exit_code);
 void kb_free(kb *k);

@@ -123,6 +123,19 @@ static void fill_cudnn(const kb *k, torch_build *b)
 
 size_t kb_torch_builds(const kb *k, torch_build **out)
 {
+	size_t n;
+	const torch_build *all = kb_memo(k, KB_MEMO_TORCH_BUILDS, &n);
+	*out = NULL;
+	if (n) {
+		*out = xcalloc(n, sizeof(**out));
+		memcpy(*out, all, n * sizeof(**out));
+	}
+	return n;
+}
+
+size_t kb_torch_builds_make(const kb *k, void **result)
+{
+	torch_build **out = (torch_build **)result;
 	*out = NULL;
 	const csv_table *t = kb_table(k, "torch_cuda");
 	if (!t)

@@ -22,8 +22,11 @@ typedef struct torch_build {
 	bool arch_verified;
 } torch_build;
 
-/* Every (release, variant) pair the KB lists, oldest release first. Caller frees *out. */
+/* Every (release, variant) pair the KB lists, oldest release first. Caller frees *out (a copy of
+ * what the knowledge base derived once: kb_memo). */
 size_t kb_torch_builds(const kb *k, torch_build **out);
+/* Derives them from the tables (torch_cuda, torch_cudnn): kb_memo's maker. */
+size_t kb_torch_builds_make(const kb *k, void **out);
 /* The build for a torch version ("2.11.0+cu130", "2.11.0", "1.8.1") and variant ("cu130"; NULL:
  * the release's default variant). Exact release rows ("1.8.1") win over major.minor rows. */
 bool kb_torch_build(const kb *k, const char *torch_version, const char *variant, torch_build *out);

@@ -1,7 +1,8 @@
 /*
  * Knowledge-base files that do not parse are errors that name the file, line and column, never a
  * quietly different table: the strict CSV reader, --kb overrides that are empty, lack a column,
- * are too big or are not files, and the built-in tables themselves.
+ * are too big or are not files, and the built-in tables themselves. What is derived from the
+ * tables (kb_memo) is made once per knowledge base, from that knowledge base's own tables.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include "core/util.h"
 #include "kb/csv.h"
 #include "kb/kb.h"
+#include "kb/kb_torch.h"
 #include "../tools/test_tmp.h"
 
 static void expect_error(const char *text, size_t len, const char *want)
@@ -177,11 +179,72 @@ static void test_kb_overrides(void **s)
 	rmdir(dir);
 }
 
+/* The torch builds are derived once per knowledge base (three rules and the fix planner ask), each
+ * caller gets its own copy, and a knowledge base with a torch_cuda override derives its own. */
+static void test_kb_memo(void **s)
+{
+	(void)s;
+	char *err = NULL;
+	int code = -1;
+	kb *k = kb_load_checked(NULL, &err, &code);
+	assert_non_null(k);
+	size_t n1, n2;
+	const void *m1 = kb_memo(k, KB_MEMO_TORCH_BUILDS, &n1);
+	const void *m2 = kb_memo(k, KB_MEMO_TORCH_BUILDS, &n2);
+	assert_non_null(m1);
+	assert_ptr_equal(m1, m2);
+	assert_true(n1 > 10);
+	assert_int_equal(n1, n2);
+	torch_build *a, *b;
+	assert_int_equal(kb_torch_builds(k, &a), n1);
+	assert_int_equal(kb_torch_builds(k, &b), n1);
+	assert_ptr_not_equal(a, b);
+	assert_ptr_not_equal(a, m1);
+	assert_memory_equal(a, m1, n1 * sizeof(*a));
+	a[0].version[0] = 'X'; /* the caller's copy: the knowledge base's stays */
+	assert_memory_equal(b, m1, n1 * sizeof(*b));
+	free(a);
+	free(b);
+
+	/* one release with one variant, in a knowledge base of its own */
+	test_tmp_path(dir, sizeof(dir), "gpuvet-kb-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	const csv_table *t = kb_table(k, "torch_cuda");
+	strbuf sb;
+	sb_init(&sb);
+	for (size_t c = 0; c < t->ncols; c++)
+		sb_addf(&sb, "%s%s", c ? "," : "", t->header[c]);
+	sb_add(&sb, "\n");
+	for (size_t c = 0; c < t->ncols; c++) {
+		const char *h = t->header[c];
+		const char *v = strcmp(h, "torch_version") == 0 ? "9.9" : strstr(h, "variant") ? "cu130" : csv_cell(t, 0, h);
+		sb_addf(&sb, "%s%s", c ? "," : "", strchr(v, ',') ? "\"\"" : v);
+	}
+	sb_add(&sb, "\n");
+	put("torch_cuda.csv", sb.buf, sb.len);
+	kb *k2 = kb_load_checked(dir, &err, &code);
+	if (!k2)
+		fail_msg("%s", err);
+	kb_warm(k2); /* made beside the probes */
+	size_t n3;
+	const torch_build *own = kb_memo(k2, KB_MEMO_TORCH_BUILDS, &n3);
+	assert_int_equal(n3, 1);
+	assert_string_equal(own[0].version, "9.9");
+	assert_string_equal(own[0].variant, "cu130");
+	assert_ptr_equal(kb_memo(k, KB_MEMO_TORCH_BUILDS, &n2), m1);
+	kb_free(k2);
+	clear_dir();
+	rmdir(dir);
+	sb_free(&sb);
+	kb_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_csv_errors),
 		cmocka_unit_test(test_kb_overrides),
+		cmocka_unit_test(test_kb_memo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
