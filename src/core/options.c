@@ -33,7 +33,10 @@ void gv_getopt_arrays(const gv_command_cli *c, struct option *longopts, char *sh
 		if (is_heading(o))
 			continue;
 		longopts[n++] = (struct option){o->name, takes_value(o) ? required_argument : no_argument, NULL, o->id};
-		if (has_short(o) && !strchr(shortopts, o->id)) {
+		/* among the s characters written so far: shortopts is not terminated until the end, and
+		 * what lies beyond them is whatever the caller's stack held (an 'o' there once made
+		 * `report -o` an unknown option under ASan) */
+		if (has_short(o) && !memchr(shortopts, o->id, s)) {
 			shortopts[s++] = (char)o->id;
 			if (takes_value(o))
 				shortopts[s++] = ':';

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <signal.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -642,6 +643,30 @@ static void test_strbuf_addf(void **s)
 	sb_free(&sb);
 }
 
+/* Every command's short options, whatever the buffer held before: gv_getopt_arrays looked for
+ * duplicates in an unterminated buffer, and a stale 'o' beyond what it had written dropped
+ * report's -o (seen under ASan). */
+static void test_getopt_arrays_stale_buffer(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < gv_ncommands; i++) {
+		const gv_command_cli *c = gv_commands[i].cli;
+		struct option clean_long[GV_OPTIONS_MAX + 1], stale_long[GV_OPTIONS_MAX + 1];
+		char clean[3 * GV_OPTIONS_MAX + 4], stale[3 * GV_OPTIONS_MAX + 4];
+		memset(clean, 0, sizeof(clean));
+		gv_getopt_arrays(c, clean_long, clean);
+		for (size_t k = 0; k < sizeof(stale); k++)
+			stale[k] = (char)(32 + k % 95); /* every printable character, 'o' and 'h' included */
+		gv_getopt_arrays(c, stale_long, stale);
+		if (strcmp(clean, stale) != 0)
+			fail_msg("%s: short options \"%s\" from a stale buffer, \"%s\" from a clean one", c->name, stale, clean);
+		for (const gv_option *o = c->opts; o->name; o++)
+			if (o->id > 0 && o->id < 128 && o->id != ':' && strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", o->id))
+				if (!strchr(clean, o->id))
+					fail_msg("%s: -%c missing from \"%s\"", c->name, o->id, clean);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_fix_items),    cmocka_unit_test(test_diagnose),
 		cmocka_unit_test(test_root_cause),
+		cmocka_unit_test(test_getopt_arrays_stale_buffer),
 		cmocka_unit_test(test_sleep_and_vpushf),
 		cmocka_unit_test(test_proc_timeout_and_bound),
 		cmocka_unit_test(test_str_fmt_whole),
