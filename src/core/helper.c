@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,14 +38,12 @@ bool gv_helper_find(const char *name, char *out, size_t size, char *tried, size_
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char dirs[3][PATH_MAX];
 	size_t ndirs = 0;
-	if (n > 0) {
+	if (n > 0) { /* without /proc: the configured directory alone */
 		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(dirs[ndirs++], PATH_MAX, "%s", self);
-			snprintf(dirs[ndirs++], PATH_MAX, "%s/%s", self, GPUVET_HELPER_DIR_FROM_BIN);
-		}
+		char *own = path_dir(self);
+		snprintf(dirs[ndirs++], PATH_MAX, "%s", own);
+		snprintf(dirs[ndirs++], PATH_MAX, "%s/%s", own, GPUVET_HELPER_DIR_FROM_BIN);
+		free(own);
 	}
 	snprintf(dirs[ndirs++], PATH_MAX, "%s", GPUVET_HELPER_DIR);
 	for (size_t i = 0; i < ndirs; i++) {

@@ -176,8 +176,8 @@ bool kb_torch_build(const kb *k, const char *torch_version, const char *variant,
 {
 	if (!torch_version)
 		return false;
-	torch_build *all;
-	size_t n = kb_torch_builds(k, &all);
+	size_t n;
+	const torch_build *all = kb_memo(k, KB_MEMO_TORCH_BUILDS, &n);
 	int best = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (variant ? strcmp(all[i].variant, variant) != 0 : !all[i].is_default)
@@ -188,7 +188,6 @@ bool kb_torch_build(const kb *k, const char *torch_version, const char *variant,
 			*out = all[i];
 		}
 	}
-	free(all);
 	return best > 0;
 }
 
