@@ -147,12 +147,25 @@ for t in munged mungekey slurmctld slurmd scontrol sinfo srun; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "skip: slurmd needs root"; exit 77; }
 
-# free TCP ports for slurmctld and slurmd
-ports=$(python3 -c 'import socket
-ss=[socket.socket() for _ in range(2)]
-[s.bind(("127.0.0.1",0)) for s in ss]
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+# free TCP ports for slurmctld and slurmd, below the kernel's ephemeral range: a port that
+# bind(0) handed out is free only until any client's connect() takes it as its local port (it
+# did, in CI, while the parallel tests ran: slurmd "Unable to bind listen port")
+ports=$(python3 -c 'import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+got = []
+for port in random.sample(range(20000, max(low, 20002)), min(200, max(low, 20002) - 20000)):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        got.append(port)
+    except OSError:
+        pass
+    s.close()
+    if len(got) == 2:
+        break
+print(" ".join(map(str, got)))')
 read -r ctld_port d_port <<<"$ports"
+[ -n "$d_port" ] || fail "no two free TCP ports below the ephemeral range for slurmctld and slurmd"
 node=$(hostname -s)
 
 mkdir -p "$T/munge" "$T/state" "$T/spool"
@@ -273,7 +286,10 @@ healthcheck_now() {
 # a job on the node: its Prolog runs first; the job's output, or nothing
 job() { timeout 60 srun -N1 -w "$node" -t 1 echo job-ran 2>"$T/srun.err"; }
 
-wait_for 'idle*' 40 || fail "the node did not come up idle (state: $(state))"
+if ! wait_for 'idle*' 40; then
+	grep -h "Unable to bind\|Address already in use" "$T/slurmctld.out" "$T/slurmd.out" "$T/slurmctld.log" "$T/slurmd.log" 2>/dev/null
+	fail "the node did not come up idle (state: $(state))"
+fi
 
 for sh in $SHELLS; do
 	for args in unset set; do
