@@ -1,0 +1,212 @@
+#!/bin/bash
+# On the GPU machine (one H200): the job doctor on kinds of job that no earlier device script
+# runs (issue 24: build for the class of job, not for one script). The verdicts of doctor2,
+# doctor3 and gpm must hold too: run those after this one. About 3 minutes; never changes
+# clocks, limits or modes.
+#   wait_file      the main thread reads its samples with O_DIRECT from a file on disk
+#                  (shard-00042.bin), 4 KiB at a random place each         expected job.gpu-idle, the file named
+#   wait_queue     the main thread takes batches from a queue.Queue that a slow producer thread
+#                  fills (0.3 s a batch)                                   expected job.gpu-idle, "a lock or a queue"
+#   rendezvous     rank 0 of init_process_group(world_size=2) with a CUDA context: rank 1
+#                  never comes                                             expected job.gpu-idle, "the network"
+#   healthy_amp    a convnet trained with bf16 autocast on data made on the GPU: nothing wrong
+#                                                                          expected none of the problem verdicts
+#   warmup_growth  memory grows 2 GiB a step for the first 3 s of the window, then stays
+#                                                                          expected not job.memory-growth
+#   churn          allocates and frees 1-8 GiB tensors at random each step, empty_cache() every 10
+#                                                                          expected not job.memory-growth
+# Each: `gpuvet watch --pid PID --diagnose 8 --json` after a warm-up, beside nvidia-smi. Then
+# `gpuvet run` on a healthy job that exits 0 and on one that exits 3: no FAIL on this healthy
+# machine, and the exit status passed through.
+# ONLY="kind ..." runs only those jobs.
+# Output in $OUT/doctor4: JOB.diagnose.json/.err, JOB.smi.csv, JOB.job.log, run-*.out/.err,
+# verdicts.txt (PASS/FAIL per job), summary.txt (each job's figures and waits).
+# Run: bash scripts/device-run.sh scripts/device/doctor4.sh (carry build and .devlib)
+set -u
+OUT=${OUT:-/tmp/gpuvet-out}/doctor4
+mkdir -p "$OUT"
+[ -d .devlib ] && export LD_LIBRARY_PATH="$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export NCCL_NVLS_ENABLE=0 GPUVET_NO_HISTORY=1 CUDA_VISIBLE_DEVICES=0
+G=${GPUVET:-$PWD/build/gpuvet}
+PY=${PYTHON:-python3}
+Q=timestamp,utilization.gpu,memory.used,memory.total,power.draw,clocks.sm,clocks_event_reasons.active
+date -u +%Y-%m-%dT%H:%M:%SZ > "$OUT/date.txt"
+nproc > "$OUT/nproc.txt"
+# the shard on a disk, not a tmpfs (O_DIRECT): /var/tmp, else the checkout's folder
+DATA=/var/tmp/gpuvet-doctor4
+mkdir -p "$DATA" 2>/dev/null || DATA=$PWD/.doctor4-data
+mkdir -p "$DATA"
+export DATA_FILE="$DATA/shard-00042.bin"
+[ -s "$DATA_FILE" ] || dd if=/dev/urandom of="$DATA_FILE" bs=1M count=1024 status=none
+df -T "$DATA" > "$OUT/data-fs.txt" 2>&1
+
+cat > "$OUT/job.py" <<'PY'
+import mmap, os, queue, random, sys, threading, time
+import torch
+kind = sys.argv[1]
+dev = torch.device("cuda")
+end = time.time() + float(sys.argv[2])
+print("start", kind, flush=True)
+if kind == "wait_file":
+    fd = os.open(os.environ["DATA_FILE"], os.O_RDONLY | getattr(os, "O_DIRECT", 0))
+    size = os.fstat(fd).st_size
+    buf = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT wants
+    w = torch.zeros(16, device=dev)
+    try:
+        os.preadv(fd, [buf], 0)
+        direct = True
+    except OSError:  # a file system without O_DIRECT: drop the cache before each read instead
+        os.close(fd)
+        fd = os.open(os.environ["DATA_FILE"], os.O_RDONLY)
+        direct = False
+    print("O_DIRECT", direct, flush=True)
+    while time.time() < end:
+        for _ in range(64):  # a sample: 64 random 4 KiB blocks
+            off = random.randrange(size // 4096) * 4096
+            if not direct:
+                os.posix_fadvise(fd, off, 4096, os.POSIX_FADV_DONTNEED)
+            os.preadv(fd, [buf], off)
+        w.add_(1)
+elif kind == "wait_queue":
+    q = queue.Queue(maxsize=2)
+    def producer():
+        while True:
+            time.sleep(0.3)  # a slow source: decoding elsewhere, a remote fetch
+            q.put(torch.randn(64, 1024))
+    threading.Thread(target=producer, daemon=True).start()
+    m = torch.nn.Linear(1024, 1024).to(dev)
+    while time.time() < end:
+        x = q.get().to(dev)
+        m(x).sum().backward()
+elif kind == "rendezvous":
+    import datetime
+    import torch.distributed as dist
+    torch.zeros(1, device=dev)
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29611")
+    try:
+        dist.init_process_group("nccl", rank=0, world_size=2, timeout=datetime.timedelta(seconds=float(sys.argv[2])))
+    except Exception as e:
+        print("init_process_group:", type(e).__name__, str(e)[:200], flush=True)
+elif kind == "healthy_amp":
+    m = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 128, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(128, 256, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(256, 256, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(256, 1000)).to(dev).to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(128, 3, 128, 128, device=dev).to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (128,), device=dev)
+    step = 0
+    while time.time() < end:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(m(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        step += 1
+        if step % 50 == 0:
+            print("step", step, "loss", float(loss), flush=True)
+elif kind == "warmup_growth":
+    kept = []
+    grow_until = time.time() + float(os.environ.get("GROW_SECONDS", "8"))
+    x = torch.randn(4096, 4096, device=dev)
+    while time.time() < end:
+        if time.time() < grow_until:
+            kept.append(torch.empty(2 << 30, dtype=torch.uint8, device=dev))  # 2 GiB a step
+            time.sleep(0.2)
+        else:
+            for _ in range(20):
+                x = torch.tanh(x @ x * 1e-3)
+            torch.cuda.synchronize()
+elif kind == "churn":
+    x = torch.randn(4096, 4096, device=dev)
+    step = 0
+    while time.time() < end:
+        t = torch.empty(random.randint(1, 8) << 30, dtype=torch.uint8, device=dev)
+        t.fill_(1)
+        x = torch.tanh(x @ x * 1e-3)
+        del t
+        step += 1
+        if step % 10 == 0:
+            torch.cuda.empty_cache()
+        torch.cuda.synchronize()
+elif kind == "ok":
+    x = torch.randn(4096, 4096, device=dev)
+    while time.time() < end:
+        x = torch.tanh(x @ x * 1e-3)
+    torch.cuda.synchronize()
+    sys.exit(int(os.environ.get("EXIT", "0")))
+print("end", kind, flush=True)
+PY
+
+wait_start() { # log
+	for _ in $(seq 1 80); do grep -q '^start' "$1" && return 0; sleep 0.25; done
+	return 1
+}
+
+# run_job kind want [note]: want is a verdict id, or "!id,id,..." (none of these)
+run_job() {
+	kind=$1 want=$2 note=${3:-}
+	case " ${ONLY:-$kind} " in *" $kind "*) ;; *) return 0 ;; esac
+	# warmup_growth grows for the first 3 s of the 8 s window (5 s of warm-up before it)
+	GROW_SECONDS=8 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 &
+	jp=$!
+	wait_start "$OUT/$kind.job.log"
+	sleep 5 # CUDA context, cuBLAS handles, the threads started
+	"$G" watch --pid "$jp" --diagnose 8 --json > "$OUT/$kind.diagnose.json" 2> "$OUT/$kind.diagnose.err" &
+	dp=$!
+	sleep 4
+	nvidia-smi --query-gpu=$Q --format=csv > "$OUT/$kind.smi.csv" 2>&1
+	wait "$dp"
+	echo "$kind diagnose exit $?" >> "$OUT/exit-codes.txt"
+	pkill -P "$jp" 2>/dev/null
+	kill "$jp" 2>/dev/null
+	wait "$jp" 2>/dev/null
+	"$PY" - "$OUT/$kind.diagnose.json" "$kind" "$want" "$note" >> "$OUT/verdicts.txt" 2>> "$OUT/summary.txt" <<'PY'
+import json, sys
+path, kind, want, note = sys.argv[1:5]
+try:
+    d = json.load(open(path))
+except Exception as e:
+    print("FAIL %s: no JSON (%s)" % (kind, e))
+    sys.exit(0)
+dg, g = d["diagnosis"], (d.get("gpus") or [{}])[0]
+a = g.get("activity", {})
+sys.stderr.write("%-13s %-20s util %s SM %s | mem growth %s B/s steady %s (%s -> %s) | cpu %s | waits %s | %s | evidence %s | notes %s\n" % (
+    kind, dg["id"], g.get("utilization_gpu_ratio"), a.get("sm_active_ratio"), g.get("memory_growth_bytes_per_second"),
+    g.get("memory_growth_steady"), g.get("memory_first_bytes"), g.get("memory_last_bytes"), json.dumps(d["job"].get("cpu")),
+    json.dumps(d["job"].get("waits")), dg["title"], dg.get("evidence"), dg.get("notes")))
+if want.startswith("!"):
+    ok = dg["id"] not in want[1:].split(",")
+else:
+    ok = dg["id"] == want
+text = json.dumps(dg)
+if ok and note and note not in text:
+    ok = False
+    want += " with '%s' in it" % note
+print("%s %s got %s expected %s" % ("PASS" if ok else "FAIL", kind, dg["id"], want))
+PY
+}
+PROBLEMS='!job.memory-growth,job.gpu-idle,job.input-bound,job.launch-bound,job.memory-pressure'
+run_job wait_file job.gpu-idle "shard-00042.bin"
+run_job wait_queue job.gpu-idle "a lock or a queue"
+run_job rendezvous job.gpu-idle "network"
+run_job healthy_amp "$PROBLEMS"
+run_job warmup_growth '!job.memory-growth'
+run_job churn '!job.memory-growth'
+
+# gpuvet run on a healthy machine: a job that exits 0 and one that exits 3
+for e in 0 3; do
+	case " ${ONLY:-run} " in *" run "*) ;; *) break ;; esac
+	EXIT=$e timeout 90 "$G" run --min-seconds 5 -- "$PY" "$OUT/job.py" ok 12 > "$OUT/run-$e.out" 2> "$OUT/run-$e.err"
+	rc=$?
+	echo "run exit $e: $rc" >> "$OUT/exit-codes.txt"
+	if [ "$rc" = "$e" ] && ! grep -q "FAIL" "$OUT/run-$e.err" "$OUT/run-$e.out"; then
+		echo "PASS run-$e: exit $rc passed through, no FAIL" >> "$OUT/verdicts.txt"
+	else
+		echo "FAIL run-$e: exit $rc (expected $e) or a FAIL printed" >> "$OUT/verdicts.txt"
+	fi
+done
+cat "$OUT/data-fs.txt" "$OUT/summary.txt" "$OUT/verdicts.txt"
+! grep -q FAIL "$OUT/verdicts.txt"
