@@ -474,14 +474,100 @@ static void wait_line(doctor_verdict *v, const doctor_wait *w)
 	     w->what[0] ? w->what : kind_words(w->kind), pct(wait_share(w)), w->count, w->samples);
 }
 
+/* Where a rank of a distributed job stands with its rendezvous (sampler/rendezvous.h). */
+typedef enum {
+	RDV_NONE,  /* not a rank, or nothing says it waits for the others */
+	RDV_JOIN,  /* it hosts the store and fewer ranks than the job has are connected to it */
+	RDV_REACH, /* a rank that has not reached the master's store: it retries, sleeping */
+	RDV_STORE  /* it waits on a socket to the store (a barrier, a key another rank sets) */
+} rdv_state;
+
+static rdv_state rendezvous_of(const doctor_evidence *ev)
+{
+	const dist_rank *d = &ev->dist;
+	const doctor_waits *ws = &ev->waits;
+	if (!d->known)
+		return RDV_NONE;
+	const doctor_wait *m = ws->n && ws->w[0].gpu_process && ws->w[0].tid == ws->w[0].pid ? &ws->w[0] : NULL;
+	/* a specific wait of the main thread (a file, a pipe, the GPU, a child) is the cause */
+	wait_kind k = m ? m->kind : WAIT_UNKNOWN;
+	if (k != WAIT_SLEEP && k != WAIT_LOCK && k != WAIT_POLL && k != WAIT_SOCKET && k != WAIT_UNKNOWN && k != WAIT_OTHER)
+		return RDV_NONE;
+	if (d->hosts_store && d->store_port && d->store_clients >= 0 &&
+	    (d->world > 1 ? d->store_clients < d->world : d->store_clients <= 1))
+		return RDV_JOIN;
+	if (!d->hosts_store && d->world > 1 && d->master_port && !d->to_master && k != WAIT_SOCKET)
+		return RDV_REACH;
+	if (d->to_master && k == WAIT_SOCKET)
+		return RDV_STORE;
+	return RDV_NONE;
+}
+
+static void rank_line(doctor_verdict *v, const dist_rank *d)
+{
+	char buf[200];
+	size_t len = (size_t)snprintf(buf, sizeof(buf), "a torch.distributed rank");
+	if (d->rank >= 0)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, ": RANK %d", d->rank);
+	if (d->world >= 0)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s WORLD_SIZE %d", d->rank >= 0 ? " of" : ":", d->world);
+	if (d->master[0] && len < sizeof(buf))
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, ", MASTER_ADDR:MASTER_PORT %s", d->master);
+	if (d->hosts_store && d->store_port && len < sizeof(buf))
+		snprintf(buf + len, sizeof(buf) - len, "; it hosts the rendezvous store on port %u, %d connection%s accepted",
+			 d->store_port, d->store_clients, d->store_clients == 1 ? "" : "s");
+	else if (d->hosts_store && len < sizeof(buf))
+		snprintf(buf + len, sizeof(buf) - len, "; it hosts the rendezvous store (a pt_tcpstore thread)");
+	EVID(v, "%s", buf);
+}
+
+static void rendezvous_fixes(doctor_verdict *v, const dist_rank *d, rdv_state r)
+{
+	const char *at = d->master[0] ? d->master : "MASTER_ADDR:MASTER_PORT";
+	if (r == RDV_REACH)
+		FIX(v, "nothing accepts at %.60s yet: rank 0 has not started, has failed, or listens on another address or port "
+		       "(its log, and `nc -zv` to that address from this node)",
+		    at);
+	if (r != RDV_STORE)
+		FIX(v, "start the missing ranks, each with the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE and its own RANK "
+		       "(torchrun: the same --rdzv-endpoint and --nnodes on every node)");
+	FIX(v, "from the other nodes the store must be reachable: a firewall, or MASTER_ADDR 127.0.0.1 or a hostname that "
+	       "resolves to 127.0.1.1, keeps them out of a multi-node job");
+	if (r == RDV_STORE)
+		FIX(v, "a barrier or a key another rank sets: compare the ranks' logs to find the one that is behind or gone "
+		       "(TORCH_DISTRIBUTED_DEBUG=DETAIL)");
+	FIX(v, "TORCH_DISTRIBUTED_DEBUG=DETAIL and TORCH_CPP_LOG_LEVEL=INFO log each rank's rendezvous; "
+	       "init_process_group(timeout=...) bounds the wait");
+}
+
 /* The GPU idles and the job's CPU side is not busy: what it waits on (sampler/waits.h). */
 static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const doctor_gpu *g)
 {
 	const doctor_cpu *c = &ev->cpu;
 	const doctor_waits *ws = &ev->waits;
 	const doctor_wait *w = cause_of(ws);
+	const dist_rank *d = &ev->dist;
 	unsigned pid = c->main_pid ? c->main_pid : ev->pid;
-	if (w)
+	rdv_state rdv = rendezvous_of(ev);
+	if (rdv == RDV_JOIN && d->world > 1)
+		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
+			"GPU %d is idle: the job waits for its other ranks to join the rendezvous (%d of %d connected to "
+			"the store on port %u)",
+			g->index, d->store_clients, d->world, d->store_port);
+	else if (rdv == RDV_JOIN)
+		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
+			"GPU %d is idle: the job waits for its other ranks to join the rendezvous (only it is connected to "
+			"the store on port %u)",
+			g->index, d->store_port);
+	else if (rdv == RDV_REACH)
+		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
+			"GPU %d is idle: rank %d of %d waits to reach the rendezvous store at %.60s", g->index, d->rank, d->world,
+			d->master);
+	else if (rdv == RDV_STORE)
+		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
+			"GPU %d is idle: the job waits on the rendezvous store at %.60s (a barrier or another rank)", g->index,
+			d->master[0] ? d->master : "its master");
+	else if (w)
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
 			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits on %s%s%.60s%s", g->index,
 			kind_words(w->kind), w->what[0] ? " (" : "", w->what, w->what[0] ? ")" : "");
@@ -490,6 +576,8 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits for something else", g->index);
 	gpu_figures(v, g);
 	cpu_figures(v, c);
+	if (d->known)
+		rank_line(v, d);
 	for (int i = 0; i < ws->n; i++)
 		if (wait_share(&ws->w[i]) >= 0.2)
 			wait_line(v, &ws->w[i]);
@@ -500,7 +588,10 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 			len += (size_t)snprintf(frames + len, sizeof(frames) - len, "%s%s", i ? " <- " : "", ws->py.frames[i]);
 		EVID(v, "Python frames of the main thread (py-spy): %s", frames);
 	}
-	switch (w ? w->kind : WAIT_UNKNOWN) {
+	switch (rdv != RDV_NONE ? WAIT_NKINDS : w ? w->kind : WAIT_UNKNOWN) {
+	case WAIT_NKINDS:
+		rendezvous_fixes(v, d, rdv);
+		break;
 	case WAIT_FILE:
 	case WAIT_DISK:
 		FIX(v, "the data comes from storage too slowly: copy it to local NVMe or RAM (/dev/shm), read larger "

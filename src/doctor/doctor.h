@@ -19,6 +19,7 @@
 #include "nvidia/gpm_fields.h"
 #include "sampler/job.h"
 #include "sampler/pystack.h"
+#include "sampler/rendezvous.h"
 #include "sampler/summary.h"
 #include "sampler/waits.h"
 
@@ -86,6 +87,7 @@ typedef struct doctor_evidence {
 	doctor_gpu gpus[DOCTOR_MAX_GPUS];
 	doctor_cpu cpu;
 	doctor_waits waits;
+	dist_rank dist;          /* the main GPU process as a torch.distributed rank (read with the waits) */
 	double tune_tf32_gain;   /* speed-up `gpuvet tune` measured for AMP/TF32 on this GPU class, NAN unknown */
 	char tune_source[96];    /* e.g. "gpuvet tune run 12 on NVIDIA H200, resnet50 amp" */
 } doctor_evidence;

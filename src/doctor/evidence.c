@@ -14,6 +14,7 @@
 #include "core/util.h"
 #include "health/conditions.h"
 #include "sampler/jobcpu.h"
+#include "sampler/rendezvous.h"
 
 /* Threads sampled for their waits: every thread of a GPU process up to this many (a PyTorch
  * process has a few dozen: its OpenMP pool, CUDA's, the pin-memory thread), the main thread of
@@ -340,7 +341,7 @@ static void waits_evidence(const doctor_acc *a, const job *j, const doctor_cpu *
 		const wait_thread *bt = NULL;
 		for (size_t i = 0; i < a->nthr; i++) {
 			const wait_thread *t = &a->thr[i];
-			if (t->pid != mp || t->tid == mp)
+			if (t->pid != mp || t->tid == mp || wait_service_thread(t->comm))
 				continue;
 			const wait_key *k = top_wait(a, t->pid, t->tid, WAIT_LOCK);
 			if (k && k->kind != WAIT_UNKNOWN && k->kind != WAIT_OTHER &&
@@ -397,6 +398,11 @@ void doctor_acc_finish(doctor_acc *a, const job *j, doctor_evidence *ev)
 	c->seconds = ev->seconds;
 	cpu_evidence(a, &end, j, c);
 	waits_evidence(a, j, c, &ev->waits);
+	/* a rank of a distributed job whose GPU idles may wait for the others: only where the
+	 * waits were read (root or the job's user: its environment and sockets are as private) */
+	dist_rank_init(&ev->dist);
+	if (a->sampled && c->main_pid)
+		dist_rank_read(c->main_pid, &ev->dist);
 	job_cpu_mark_free(&end);
 }
 

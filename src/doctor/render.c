@@ -84,6 +84,22 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 		cJSON_AddItemToArray(py, cJSON_CreateString(ws->py.frames[i]));
 	if (ws->py_tried && !ws->py.n)
 		cJSON_AddStringToObject(waits, "python_frames_why", ws->py.why);
+	const dist_rank *dr = &ev->dist;
+	if (dr->known) {
+		cJSON *x = cJSON_AddObjectToObject(jb, "distributed");
+		json_add_num(x, "rank", dr->rank >= 0 ? dr->rank : NAN);
+		json_add_num(x, "world_size", dr->world >= 0 ? dr->world : NAN);
+		if (dr->master[0])
+			cJSON_AddStringToObject(x, "master", dr->master);
+		else
+			cJSON_AddNullToObject(x, "master");
+		cJSON_AddBoolToObject(x, "hosts_store", dr->hosts_store);
+		json_add_num(x, "store_port", dr->store_port ? dr->store_port : NAN);
+		json_add_num(x, "store_connections", dr->store_clients >= 0 ? dr->store_clients : NAN);
+		cJSON_AddBoolToObject(x, "connected_to_master", dr->to_master);
+	} else {
+		cJSON_AddNullToObject(jb, "distributed");
+	}
 	if (!isnan(ev->tune_tf32_gain)) {
 		cJSON *t = cJSON_AddObjectToObject(jb, "tune");
 		cJSON_AddNumberToObject(t, "amp_tf32_speedup", ev->tune_tf32_gain);

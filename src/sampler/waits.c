@@ -456,6 +456,41 @@ void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, 
 		str_copy(out, n, w->link);
 }
 
+/* The libraries' service threads by the names they give them (pthread_setname_np; at most 15
+ * characters). A prefix matches the start of the name; "cuda" with hex digits only is the CUDA
+ * driver's (cuda00001400006 on driver 580: it polls its descriptors for the whole life of the
+ * process, and named the cause of a healthy job's idle start-up on the H200). */
+static const struct {
+	const char *prefix;
+	const char *words;
+} service_threads[] = {
+	{"cuda-", "a CUDA driver thread"}, /* cuda-EvtHandlr */
+	{"pt_autograd_", "a PyTorch autograd engine thread"},
+	{"pt_nccl_watchdg", "PyTorch's NCCL watchdog"},
+	{"pt_nccl_heartbt", "PyTorch's NCCL heartbeat monitor"},
+	{"pt_nccl_gil_chk", "PyTorch's NCCL GIL checker"},
+	{"pt_watchdog", "PyTorch's watchdog"},
+	{"pt_tcpstore", "the torch.distributed rendezvous store"},
+	{"pt_thread_pool", "a PyTorch thread pool thread"},
+	{"pt_data_pin", "the DataLoader's pin-memory thread"},
+	{"jemalloc_bg_thd", "jemalloc's background thread"},
+};
+
+const char *wait_service_thread(const char *comm)
+{
+	for (size_t i = 0; i < GV_ARRAY_LEN(service_threads); i++)
+		if (!strncmp(comm, service_threads[i].prefix, strlen(service_threads[i].prefix)))
+			return service_threads[i].words;
+	if (!strncmp(comm, "cuda", 4) && comm[4]) {
+		const char *p = comm + 4;
+		while (isxdigit((unsigned char)*p))
+			p++;
+		if (!*p)
+			return "a CUDA driver thread";
+	}
+	return NULL;
+}
+
 bool wait_permitted(unsigned euid, long proc_uid)
 {
 	return euid == 0 || (proc_uid >= 0 && (unsigned long)proc_uid == euid);

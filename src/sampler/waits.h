@@ -73,6 +73,12 @@ void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, 
  * this inode (into out; "listening on port P" when it has none). False when absent. Pure. */
 bool wait_tcp_peer(const char *table, unsigned long long inode, bool v6, char *out, size_t n);
 
+/* Whether a thread is one of a library's own service threads (CUDA's event and callback
+ * threads, PyTorch's autograd engine, NCCL watchdogs, the rendezvous store, thread pools): they
+ * wait for the job's work, so their waits never explain why the job waits. Its words ("a CUDA
+ * driver thread"), or NULL for a thread of the job's own code. Pure. */
+const char *wait_service_thread(const char *comm);
+
 /* Whether we may read a process's waits: as root or as its user (uid from /proc/PID/status). */
 bool wait_permitted(unsigned euid, long proc_uid);
 /* The effective uid of a process (/proc/PID/status); -1 unknown. */

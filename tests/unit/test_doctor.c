@@ -50,6 +50,7 @@ static void base(doctor_evidence *ev)
 	ev->cpu.main_tid = 4242;
 	ev->cpu.main_thread = 0.2;
 	ev->cpu.main_cpu = 0.3;
+	dist_rank_init(&ev->dist);
 }
 
 static void no_gpm(doctor_evidence *ev)
@@ -698,6 +699,77 @@ static void test_idle_waits(void **st)
 	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "time.sleep"));
 }
 
+/* A rank of a distributed job waiting for the others: the rendezvous, not "a sleep" (rank 0 of
+ * init_process_group sleeps between its looks at the store: scripts/device/doctor4.sh on the H200,
+ * 2026-12-04, read "it waits on a sleep (time.sleep, a timer)"). */
+static void test_rendezvous(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	/* rank 0 hosts the store, launched by torchrun (the environment says the world size) */
+	base(&ev);
+	ev.gpus[0].util = 0;
+	ev.waits.sampled = true;
+	add_wait(&ev, true, 4242, 4242, WAIT_SLEEP, "clock_nanosleep", "", 8, 8);
+	ev.dist.known = ev.dist.hosts_store = true;
+	ev.dist.rank = 0;
+	ev.dist.world = 4;
+	ev.dist.master_port = ev.dist.store_port = 29500;
+	strcpy(ev.dist.master, "10.0.0.5:29500");
+	ev.dist.store_clients = 2;
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	assert_non_null(strstr(v.title, "waits for its other ranks to join the rendezvous (2 of 4 connected to the store on port 29500)"));
+	assert_true(has_evidence(&v, "a torch.distributed rank: RANK 0 of WORLD_SIZE 4, MASTER_ADDR:MASTER_PORT 10.0.0.5:29500; "
+				     "it hosts the rendezvous store on port 29500, 2 connections accepted"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "start the missing ranks"));
+	assert_false(has_line((const char(*)[240])v.fix, v.nfix, "time.sleep"));
+	/* every rank joined: the sleep is the job's own again */
+	ev.dist.store_clients = 4;
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "it waits on a sleep"));
+	assert_true(has_evidence(&v, "a torch.distributed rank"));
+	/* init_process_group(init_method="tcp://...", world_size=2) in the script: no variables, only
+	 * the store's thread and its one connection, its own */
+	dist_rank_init(&ev.dist);
+	ev.dist.known = ev.dist.hosts_store = true;
+	ev.dist.store_port = 29611;
+	ev.dist.store_clients = 1;
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "(only it is connected to the store on port 29611)"));
+	/* a specific wait of the main thread stays the cause: a read from storage */
+	ev.waits.w[0].kind = WAIT_FILE;
+	strcpy(ev.waits.w[0].call, "read");
+	strcpy(ev.waits.w[0].what, "/data/shard-1.tar");
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "reads from storage (/data/shard-1.tar)"));
+
+	/* rank 1 that cannot reach the master: it retries its connection, sleeping between */
+	base(&ev);
+	ev.gpus[0].util = 0;
+	ev.waits.sampled = true;
+	add_wait(&ev, true, 4242, 4242, WAIT_SLEEP, "clock_nanosleep", "", 8, 8);
+	ev.dist.known = true;
+	ev.dist.rank = 1;
+	ev.dist.world = 2;
+	ev.dist.master_port = 29612;
+	strcpy(ev.dist.master, "127.0.0.1:29612");
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	assert_non_null(strstr(v.title, "rank 1 of 2 waits to reach the rendezvous store at 127.0.0.1:29612"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "nothing accepts at 127.0.0.1:29612 yet"));
+	/* connected, and waiting on the store's socket: a barrier or another rank */
+	ev.dist.to_master = true;
+	ev.waits.w[0].kind = WAIT_SOCKET;
+	strcpy(ev.waits.w[0].call, "recvfrom");
+	strcpy(ev.waits.w[0].what, "a TCP socket to 127.0.0.1:29612");
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "waits on the rendezvous store at 127.0.0.1:29612 (a barrier or another rank)"));
+	/* not a rank: a socket is the network */
+	dist_rank_init(&ev.dist);
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "the network (a TCP socket to 127.0.0.1:29612)"));
+}
+
 /* The launch-bound judgement is one for health and the doctor (health/conditions.h). */
 static void test_launch_rule_shared(void **st)
 {
@@ -735,6 +807,7 @@ int main(void)
 		cmocka_unit_test(test_memory_growth),
 		cmocka_unit_test(test_few_workers),
 		cmocka_unit_test(test_idle_waits),
+		cmocka_unit_test(test_rendezvous),
 		cmocka_unit_test(test_launch_rule_shared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

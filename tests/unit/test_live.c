@@ -22,6 +22,7 @@
 #include "doctor/doctor.h"
 #include "sampler/jobcpu.h"
 #include "sampler/pystack.h"
+#include "sampler/rendezvous.h"
 #include "sampler/summary.h"
 #include "sampler/waits.h"
 #include "../tools/test_tmp.h"
@@ -541,6 +542,179 @@ static void test_live_pipeline(void **st)
 	remove_tree();
 }
 
+/* The launcher's variables and the store's sockets, from text. */
+static void test_rendezvous_parse(void **st)
+{
+	(void)st;
+	dist_rank d;
+	static const char env[] = "PATH=/usr/bin\0RANK=1\0WORLD_SIZE=16\0MASTER_ADDR=node-07\0MASTER_PORT=29500\0"
+				  "LOCAL_RANK=1\0RANKING=9\0";
+	dist_rank_init(&d);
+	dist_env_parse(env, sizeof(env) - 1, &d);
+	assert_true(d.known);
+	assert_int_equal(d.rank, 1);
+	assert_int_equal(d.world, 16);
+	assert_int_equal(d.master_port, 29500);
+	assert_string_equal(d.master, "node-07:29500");
+	/* nothing of a launcher, and values that are no numbers: unknown */
+	static const char junk[] = "RANK=x\0WORLD_SIZE=-3\0MASTER_PORT=99999\0MASTER_ADDR=a\tb\0";
+	dist_rank_init(&d);
+	dist_env_parse(junk, sizeof(junk) - 1, &d);
+	assert_int_equal(d.rank, -1);
+	assert_int_equal(d.world, -1);
+	assert_int_equal(d.master_port, 0);
+	assert_string_equal(d.master, "a?b:?"); /* no control character reaches a verdict */
+	assert_false(d.known);
+	dist_rank_init(&d);
+	dist_env_parse("HOME=/root", 10, &d); /* unterminated */
+	assert_false(d.known);
+	assert_true(dist_store_thread("pt_tcpstore_uv") && dist_store_thread("pt_tcpstore"));
+	assert_false(dist_store_thread("python3"));
+	/* the library's own threads, not the job's */
+	assert_non_null(wait_service_thread("cuda00001400006"));
+	assert_non_null(wait_service_thread("cuda-EvtHandlr"));
+	assert_non_null(wait_service_thread("pt_autograd_0"));
+	assert_non_null(wait_service_thread("pt_nccl_watchdg"));
+	assert_null(wait_service_thread("cuda"));
+	assert_null(wait_service_thread("cudaloader"));
+	assert_null(wait_service_thread("python3"));
+	assert_null(wait_service_thread("pt_data_worker")); /* a DataLoader worker's waits are the job's */
+	/* the store's sockets: listening on 29500 in tcp and tcp6, two ranks accepted, another
+	 * process's socket on the same port left out (not its inode) */
+	static const char table[] =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 00000000:733C 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 301 1 0\n"
+		"   1: 0100007F:733C 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 302 1 0\n"
+		"   2: 0100007F:9C40 0100007F:733C 01 00000000:00000000 00:00000000 00000000     0        0 303 1 0\n"
+		"   3: 0500000A:733C 0600000A:B000 01 00000000:00000000 00:00000000 00000000     0        0 304 1 0\n"
+		"   4: 0500000A:733C 0700000A:B001 01 00000000:00000000 00:00000000 00000000     0        0 999 1 0\n";
+	unsigned long long ino[] = {301, 302, 303, 304, 305};
+	dist_sock socks[8];
+	size_t n = dist_sockets_parse(table, ino, 5, socks, 8);
+	assert_int_equal(n, 4);
+	dist_rank_init(&d);
+	d.hosts_store = true; /* no variables: its only listening port */
+	dist_from_sockets(socks, n, &d);
+	assert_int_equal(d.store_port, 29500);
+	assert_int_equal(d.store_clients, 2);
+	assert_true(d.to_master);
+	assert_true(d.known);
+	/* a rank that only connects: no store of its own */
+	dist_rank_init(&d);
+	d.master_port = 29500;
+	dist_sock client[] = {{40000, 29500, 1}};
+	dist_from_sockets(client, 1, &d);
+	assert_int_equal(d.store_port, 0);
+	assert_int_equal(d.store_clients, -1);
+	assert_true(d.to_master);
+}
+
+/* Rank 0 of a job of two whose other rank never comes: its main thread sleeps between its looks
+ * at the store, CUDA's own thread polls. The doctor names the rendezvous, not the sleep or the
+ * poll. */
+static void test_rendezvous_tree(void **st)
+{
+	(void)st;
+	if (wait_syscall_nr("clock_nanosleep") < 0 || wait_syscall_nr("poll") < 0)
+		skip();
+	make_tree();
+	static const char env[] = "RANK=0\0WORLD_SIZE=2\0MASTER_ADDR=127.0.0.1\0MASTER_PORT=29500\0";
+	char path[8192];
+	snprintf(path, sizeof(path), "%s/proc/900/environ", root);
+	parents(path);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fwrite(env, 1, sizeof(env) - 1, f);
+	fclose(f);
+	put("/proc/900/stat", "900 (python) S 1 900 900 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	put("/proc/900/comm", "python\n");
+	char status[256];
+	unsigned uid = (unsigned)getuid();
+	snprintf(status, sizeof(status), "Name:\tpython\nUid:\t%u\t%u\t%u\t%u\n", uid, uid, uid, uid);
+	put("/proc/900/status", status);
+	thread_in(900, 900, "clock_nanosleep", -1, "hrtimer_nanosleep\n");
+	thread_in(900, 901, "epoll_wait", 3, "do_epoll_wait\n");
+	put("/proc/900/task/901/comm", "pt_tcpstore_uv\n");
+	thread_in(900, 902, "poll", -1, "do_sys_poll\n");
+	put("/proc/900/task/902/comm", "cuda00001400006\n");
+	link_to("/proc/900/fd/3", "anon_inode:[eventpoll]");
+	link_to("/proc/900/fd/4", "socket:[301]");
+	link_to("/proc/900/fd/5", "socket:[302]");
+	link_to("/proc/900/fd/6", "socket:[303]");
+	link_to("/proc/900/fd/7", "/dev/nvidia0");
+	put("/proc/900/net/tcp",
+	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	    "   0: 00000000:733C 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 301 1 0\n"
+	    "   1: 0100007F:733C 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 302 1 0\n"
+	    "   2: 0100007F:9C40 0100007F:733C 01 00000000:00000000 00:00000000 00000000     0        0 303 1 0\n");
+	dist_rank d;
+	dist_rank_read(900, &d);
+	assert_true(d.known && d.hosts_store);
+	assert_int_equal(d.rank, 0);
+	assert_int_equal(d.world, 2);
+	assert_int_equal(d.store_port, 29500);
+	assert_int_equal(d.store_clients, 1);
+
+	job j = one_job(900, 0);
+	doctor_live_opts o = {.window = 0};
+	doctor_live *dl = doctor_live_new(&o);
+	for (int t = 0; t < 9; t++) {
+		snapshot *s = snapshot_new(1);
+		s->time = 100 + t;
+		double b = 2 * GIB;
+		sample(&s->gpus[0], 0, 0, b, 1, &j.pids[0], &b);
+		doctor_live_feed(dl, s, &j);
+		snapshot_free(s);
+	}
+	const doctor_result *r = doctor_live_finish(dl, &j);
+	assert_non_null(r);
+	assert_string_equal(r->v.id, "job.gpu-idle");
+	assert_non_null(strstr(r->v.title, "waits for its other ranks to join the rendezvous (1 of 2 connected to the store on "
+					   "port 29500)"));
+	for (int i = 0; i < r->ev.waits.n; i++)
+		assert_null(strstr(r->ev.waits.w[i].comm, "cuda")); /* CUDA's poll is not the job's wait */
+	cJSON *doc = doctor_json(&r->ev, &r->v);
+	char *text = cJSON_PrintUnformatted(doc);
+	assert_non_null(strstr(text, "\"distributed\":{\"rank\":0,\"world_size\":2,\"master\":\"127.0.0.1:29500\","
+				     "\"hosts_store\":true,\"store_port\":29500,\"store_connections\":1"));
+	free(text);
+	cJSON_Delete(doc);
+	doctor_live_free(dl);
+
+	/* a job starting up (the H200's healthy AMP job in its first seconds): the main thread runs
+	 * (loading, planning its kernels), CUDA's thread polls. The poll is CUDA's own, not what the
+	 * job waits on (it read "it waits on several descriptors at once (poll)"). */
+	put("/proc/910/stat", "910 (python) R 1 910 910 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	put("/proc/910/comm", "python\n");
+	put("/proc/910/status", status);
+	thread_in(910, 910, "futex", -1, "0\n");
+	put("/proc/910/task/910/stat", "910 (python) R 1 910 910 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	put("/proc/910/task/910/syscall", "running\n");
+	thread_in(910, 911, "poll", -1, "do_sys_poll\n");
+	put("/proc/910/task/911/comm", "cuda00001400006\n");
+	link_to("/proc/910/fd/7", "/dev/nvidia0");
+	j = one_job(910, 0);
+	dl = doctor_live_new(&o);
+	for (int t = 0; t < 9; t++) {
+		snapshot *s = snapshot_new(1);
+		s->time = 100 + t;
+		double b = 2 * GIB;
+		sample(&s->gpus[0], 0, 0, b, 1, &j.pids[0], &b);
+		doctor_live_feed(dl, s, &j);
+		snapshot_free(s);
+	}
+	r = doctor_live_finish(dl, &j);
+	assert_non_null(r);
+	assert_string_equal(r->v.id, "job.gpu-idle");
+	assert_non_null(strstr(r->v.title, "it waits for something else"));
+	assert_null(strstr(r->v.title, "poll"));
+	for (int i = 0; i < r->ev.waits.n; i++)
+		assert_null(strstr(r->ev.waits.w[i].comm, "cuda"));
+	assert_false(r->ev.dist.known);
+	doctor_live_free(dl);
+	remove_tree();
+}
+
 /* run's utilisation verdict, where the job held a GPU for no whole window: the mean utilization
  * of each GPU it held against watch's 70% */
 static char *judge_run(double util, int seconds, unsigned pid_on_gpu, double min_seconds)
@@ -590,6 +764,8 @@ int main(void)
 		cmocka_unit_test(test_wait_lines),     cmocka_unit_test(test_pystack_parse),
 		cmocka_unit_test(test_waits_tree),     cmocka_unit_test(test_live_pipeline),
 		cmocka_unit_test(test_utilisation_fallback),
+		cmocka_unit_test(test_rendezvous_parse),
+		cmocka_unit_test(test_rendezvous_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
