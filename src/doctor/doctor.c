@@ -773,6 +773,42 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 	FIX(v, "profile a few steps (torch.profiler, nsys) to see the gaps between kernels");
 }
 
+/* The window holds two phases (sampler/summary.h): its means describe neither. */
+static bool two_phases(const doctor_gpu *g)
+{
+	return known(g->phase_t) && known(g->busy_before) && known(g->busy_after) &&
+	       fabs(g->busy_after - g->busy_before) >= PHASE_BUSY - PHASE_IDLE;
+}
+
+static void diagnose_phase(doctor_verdict *v, const doctor_evidence *ev, const doctor_gpu *g)
+{
+	bool started = g->busy_after > g->busy_before;
+	unsigned pid = ev->cpu.main_pid ? ev->cpu.main_pid : ev->pid;
+	if (started)
+		verdict(v, "job.phase-change", DOCTOR_INFO, g->index,
+			"GPU %d went from idle to busy %.0f s into the window: the job was starting, or began a new phase",
+			g->index, g->phase_t);
+	else
+		verdict(v, "job.phase-change", DOCTOR_INFO, g->index,
+			"GPU %d went from busy to idle %.0f s into the window: an evaluation, a checkpoint, the end of the "
+			"data, or a stall that began then",
+			g->index, g->phase_t);
+	EVID(v, "busy %.0f%% of the time before, %.0f%% after (%s)", pct(g->busy_before), pct(g->busy_after),
+	     g->gpm ? "SM active" : "utilization");
+	gpu_figures(v, g);
+	if (known(g->mem_first) && known(g->mem_last) && fabs(g->mem_last - g->mem_first) >= 64 * 1048576.0)
+		EVID(v, "%s memory on GPU %d went from %.1f to %.1f GiB over the window", g->mem_growth_gpu ? "the GPU's" : "the job's",
+		     g->index, g->mem_first / 1073741824.0, g->mem_last / 1073741824.0);
+	cpu_figures(v, &ev->cpu);
+	if (!started)
+		for (int i = 0; i < ev->waits.n; i++)
+			if (wait_share(&ev->waits.w[i]) >= 0.2)
+				wait_line(v, &ev->waits.w[i]);
+	FIX(v, "the window's figures mix the two phases: diagnose the one it is in now, gpuvet watch --pid %u --diagnose 10", pid);
+	if (!started)
+		FIX(v, "if it stays idle, what its threads wait on says why; gpuvet run judges every window of a whole run");
+}
+
 void doctor_diagnose(const doctor_evidence *ev, const doctor_thresholds *tin, doctor_verdict *v)
 {
 	doctor_thresholds t;
@@ -809,7 +845,9 @@ void doctor_diagnose(const doctor_evidence *ev, const doctor_thresholds *tin, do
 			if (known(busy_of(&ev->gpus[i])) && (!known(busy_of(g)) || busy_of(&ev->gpus[i]) > busy_of(g)))
 				g = &ev->gpus[i];
 		double b = busy_of(g);
-		if (known(b) && b >= t.busy)
+		if (two_phases(g) && !(known(b) && b >= t.busy))
+			diagnose_phase(v, ev, g);
+		else if (known(b) && b >= t.busy)
 			diagnose_busy(v, ev, g, &t);
 		else
 			diagnose_waiting(v, ev, g, &t);

@@ -140,6 +140,9 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 		cJSON_AddNumberToObject(x, "power_cap_ratio", g->power_cap_frac);
 		cJSON_AddNumberToObject(x, "thermal_slowdown_ratio", g->thermal_frac);
 		cJSON_AddNumberToObject(x, "hw_slowdown_ratio", g->hw_slowdown_frac);
+		json_add_num(x, "phase_change_seconds", g->phase_t);
+		json_add_num(x, "busy_before_ratio", g->busy_before);
+		json_add_num(x, "busy_after_ratio", g->busy_after);
 	}
 	cJSON *d = cJSON_AddObjectToObject(root, "diagnosis");
 	cJSON_AddStringToObject(d, "id", v->id ? v->id : "");

@@ -83,11 +83,6 @@ xid_verdict xid_judge(const struct kb *k, int code, bool recent)
 	return v;
 }
 
-double gpu_busy(double sm_active, double util)
-{
-	return !isnan(sm_active) ? sm_active : util;
-}
-
 bool launch_tiny_kernels(double util, double sm_active, const launch_limits *l)
 {
 	if (isnan(util) || isnan(sm_active))

@@ -21,6 +21,8 @@
 #define GPUVET_HEALTH_CONDITIONS_H
 #include <stdbool.h>
 
+#include "sampler/summary.h" /* gpu_busy: how busy a GPU is */
+
 typedef enum { CLOCKS_NONE = 0, CLOCKS_INFO, CLOCKS_DEGRADED, CLOCKS_UNHEALTHY } clocks_level;
 
 typedef struct clocks_verdict {
@@ -68,10 +70,6 @@ typedef struct xid_verdict {
 } xid_verdict;
 xid_verdict xid_judge(const struct kb *k, int code, bool recent);
 
-/* How busy a GPU is (ratio 0-1): GPM's SM active where it was read, else NVML's utilization (any
- * kernel running counts there); NAN when neither is known. The busy measure of the clock and
- * link rules, watch's health and the job doctor. */
-double gpu_busy(double sm_active, double util);
 
 /* Launch/sync-bound, the one judgement of watch's gpu.launch-bound and the job doctor's
  * job.launch-bound: kernels run (utilization) but fill almost no SM: tiny kernels, each waited

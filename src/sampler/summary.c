@@ -98,10 +98,13 @@ void gpu_window_add(gpu_window *w, const gpu_sample *g, double t, const job *j, 
 		if (w->nmem == w->cap_mem) {
 			w->cap_mem = w->cap_mem ? w->cap_mem * 2 : 64;
 			w->mem = xrealloc(w->mem, w->cap_mem * sizeof(*w->mem));
+			w->busy = xrealloc(w->busy, w->cap_mem * sizeof(*w->busy));
 		}
 		w->mem[w->nmem][0] = t;
 		w->mem[w->nmem][1] = j ? job_mem : NAN;
 		w->mem[w->nmem][2] = sv_has(g->mem_used) ? g->mem_used.v : NAN;
+		w->busy[w->nmem] = gpu_busy(sv_has(g->gpm[GV_GPM_SM_ACTIVE]) ? g->gpm[GV_GPM_SM_ACTIVE].v : NAN,
+					   sv_has(g->util_gpu) ? g->util_gpu.v / 100 : NAN);
 		w->nmem++;
 	}
 
@@ -208,6 +211,55 @@ static void growth(const gpu_window *w, int col, gpu_summary *o)
 	o->mem_steady = q[0] < q[1] && q[1] < q[2] && q[2] < q[3]; /* false with an empty quarter (NAN) */
 }
 
+double gpu_busy(double sm_active, double util)
+{
+	return !isnan(sm_active) ? sm_active : util;
+}
+
+/* Whether samples [a, b) of the busy series are one phase: idle (mean under PHASE_IDLE, none at
+ * PHASE_BUSY) or busy (mean at least PHASE_BUSY, none under PHASE_IDLE); *mean their mean. */
+static int phase_of(const double *busy, size_t a, size_t b, double *mean)
+{
+	double sum = 0, lo = INFINITY, hi = -INFINITY;
+	size_t n = 0;
+	for (size_t i = a; i < b; i++) {
+		if (isnan(busy[i]))
+			continue;
+		sum += busy[i];
+		lo = busy[i] < lo ? busy[i] : lo;
+		hi = busy[i] > hi ? busy[i] : hi;
+		n++;
+	}
+	if (n < 2)
+		return 0;
+	*mean = sum / (double)n;
+	if (*mean < PHASE_IDLE && hi < PHASE_BUSY)
+		return -1;
+	if (*mean >= PHASE_BUSY && lo >= PHASE_IDLE)
+		return 1;
+	return 0;
+}
+
+/* An idle part and a busy part, the one after the other (gpu_summary.phase_t). */
+static void phases(const gpu_window *w, gpu_summary *o)
+{
+	o->phase_t = o->busy_before = o->busy_after = NAN;
+	size_t n = w->nmem, least = n / 4 > 2 ? n / 4 : 2;
+	if (!w->busy || n < 2 * least)
+		return;
+	double best = 0;
+	for (size_t k = least; k + least <= n; k++) {
+		double before, after;
+		int p = phase_of(w->busy, 0, k, &before), q = phase_of(w->busy, k, n, &after);
+		if (p && q && p != q && fabs(after - before) > best) {
+			best = fabs(after - before);
+			o->phase_t = w->mem[k][0] - w->t_first;
+			o->busy_before = before;
+			o->busy_after = after;
+		}
+	}
+}
+
 void gpu_window_summary(const gpu_window *w, gpu_summary *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -255,6 +307,7 @@ void gpu_window_summary(const gpu_window *w, gpu_summary *o)
 	o->pcie_gen_max = w->pcie[1];
 	o->pcie_width_min = w->pcie[2];
 	o->pcie_width_max = w->pcie[3];
+	phases(w, o);
 }
 
 void gpu_window_free(gpu_window *w)
@@ -262,8 +315,10 @@ void gpu_window_free(gpu_window *w)
 	free(w->clk);
 	free(w->mclk);
 	free(w->mem);
+	free(w->busy);
 	w->clk = w->mclk = NULL;
 	w->mem = NULL;
+	w->busy = NULL;
 	w->nclk = w->nmclk = w->nmem = w->cap_clk = w->cap_mclk = w->cap_mem = 0;
 }
 

@@ -54,10 +54,25 @@ typedef struct gpu_summary {
 	double sm_clock_median, sm_clock_min, sm_clock_max, sm_clock_last, sm_clock_mean; /* MHz */
 	double mem_clock_median, mem_clock_last, mem_clock_mean;
 	int pcie_gen_min, pcie_gen_max, pcie_width_min, pcie_width_max;
+	/* a change of phase within the window (gpu_busy of each sample): idle for its first part and
+	 * busy for the rest, or the other way (a job starting, an evaluation or a stall beginning).
+	 * Each part at least two samples and a quarter of them; the idle part's mean under
+	 * PHASE_IDLE and none of its samples at PHASE_BUSY, the busy part's mean at least PHASE_BUSY
+	 * and none of its samples under PHASE_IDLE. phase_t: seconds from the first sample to the
+	 * second part's first; NAN (and the means NAN) when none */
+	double phase_t, busy_before, busy_after;
 } gpu_summary;
+#define PHASE_IDLE 0.25
+#define PHASE_BUSY 0.60
+
+/* How busy a GPU is (ratio 0-1): GPM's SM active where it was read, else NVML's utilization (any
+ * kernel running counts there); NAN when neither is known. The busy measure of the clock and
+ * link rules, watch's health, the job doctor and the phases above. */
+double gpu_busy(double sm_active, double util);
 
 /* The accumulator of one GPU. Zero-initialise or gpu_window_init; gpu_window_free at the end.
- * A window keeps every sample's clocks and memory (for the medians and the growth) unless
+ * A window keeps every sample's clocks, memory and busy share (for the medians, the growth and
+ * the phases) unless
  * sums_only: then its size stays fixed however long it runs (watch --record, a whole run), and
  * the medians and the growth are unknown. */
 typedef struct gpu_window {
@@ -76,6 +91,7 @@ typedef struct gpu_window {
 	size_t nclk, nmclk, nmem, cap_clk, cap_mclk, cap_mem;
 	double *clk, *mclk;
 	double (*mem)[3]; /* time, the job's bytes (NAN unknown), the GPU's used bytes (NAN unknown) */
+	double *busy;     /* each sample's gpu_busy (NAN unknown), beside mem */
 } gpu_window;
 
 void gpu_window_init(gpu_window *w, int index, const char *name);

@@ -43,6 +43,7 @@ static void base(doctor_evidence *ev)
 	g->power = 120;
 	g->power_limit = g->power_default_limit = 700;
 	g->temp_max = 40;
+	g->phase_t = g->busy_before = g->busy_after = NAN;
 	ev->cpu.seconds = 10;
 	ev->cpu.nprocs = 1;
 	ev->cpu.gpu_procs = 1;
@@ -770,6 +771,54 @@ static void test_rendezvous(void **st)
 	assert_non_null(strstr(v.title, "the network (a TCP socket to 127.0.0.1:29612)"));
 }
 
+/* A window of two phases is judged as such, not by its means (the H200's healthy AMP job watched
+ * in its first seconds: 51% busy read "mostly idle"). */
+static void test_phase_change(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	base(&ev);
+	ev.gpus[0].util = 0.51;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.48;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.24;
+	ev.gpus[0].phase_t = 4;
+	ev.gpus[0].busy_before = 0.01;
+	ev.gpus[0].busy_after = 0.95;
+	ev.gpus[0].mem_first = 0.6 * (1 << 30);
+	ev.gpus[0].mem_last = 6.8 * (1 << 30);
+	assert_string_equal(diag(&ev, &v), "job.phase-change");
+	assert_int_equal(v.level, DOCTOR_INFO);
+	assert_non_null(strstr(v.title, "GPU 0 went from idle to busy 4 s into the window: the job was starting"));
+	assert_true(has_evidence(&v, "busy 1% of the time before, 95% after (SM active)"));
+	assert_true(has_evidence(&v, "the job's memory on GPU 0 went from 0.6 to 6.8 GiB"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "gpuvet watch --pid 4242 --diagnose 10"));
+	/* the other way, with what the threads wait on in the idle part */
+	ev.gpus[0].busy_before = 0.97;
+	ev.gpus[0].busy_after = 0.0;
+	ev.waits.sampled = true;
+	add_wait(&ev, true, 4242, 4242, WAIT_FILE, "write", "/ckpt/step-1000.pt", 4, 4);
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "went from busy to idle 4 s into the window: an evaluation, a checkpoint"));
+	assert_true(has_evidence(&v, "in write() on /ckpt/step-1000.pt"));
+	/* the means busy enough: the busy verdict stands */
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.85;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.7;
+	assert_string_equal(diag(&ev, &v), "job.tensor-bound");
+	/* growth comes first */
+	base(&ev);
+	ev.gpus[0].phase_t = 4;
+	ev.gpus[0].busy_before = 0.01;
+	ev.gpus[0].busy_after = 0.95;
+	ev.gpus[0].mem_growth = 1.0 * (1 << 30);
+	ev.gpus[0].mem_steady = true;
+	ev.gpus[0].t_first = 100;
+	ev.gpus[0].t_last = 108;
+	ev.gpus[0].mem_first = 10.0 * (1 << 30);
+	ev.gpus[0].mem_last = 18.0 * (1 << 30);
+	assert_string_equal(diag(&ev, &v), "job.memory-growth");
+}
+
 /* The launch-bound judgement is one for health and the doctor (health/conditions.h). */
 static void test_launch_rule_shared(void **st)
 {
@@ -808,6 +857,7 @@ int main(void)
 		cmocka_unit_test(test_few_workers),
 		cmocka_unit_test(test_idle_waits),
 		cmocka_unit_test(test_rendezvous),
+		cmocka_unit_test(test_phase_change),
 		cmocka_unit_test(test_launch_rule_shared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -542,6 +542,83 @@ static void test_live_pipeline(void **st)
 	remove_tree();
 }
 
+/* A window that holds two phases: idle then busy (a job starting), busy then idle (a stall
+ * beginning); an alternation or a steady load is none. */
+static void phase_window(const double *util, size_t n, gpu_summary *o)
+{
+	gpu_window w;
+	gpu_window_init(&w, 0, "NVIDIA H200");
+	unsigned pid = 4242;
+	for (size_t i = 0; i < n; i++) {
+		gpu_sample g;
+		double b = 2 * GIB;
+		sample(&g, util[i], NAN, b, 1, &pid, &b);
+		gpu_window_add(&w, &g, 100 + (double)i, NULL, JOB_GPU_NONE, NAN);
+	}
+	gpu_window_summary(&w, o);
+	gpu_window_free(&w);
+}
+
+static void test_phases(void **st)
+{
+	(void)st;
+	gpu_summary o;
+	/* the H200's healthy AMP job watched from 5 s after its start: 4 samples idle, 4 busy */
+	static const double start[] = {0, 0.02, 0, 0.05, 0.93, 0.97, 0.99, 0.98};
+	phase_window(start, 8, &o);
+	assert_true(fabs(o.phase_t - 4) < 1e-9);
+	assert_true(o.busy_before < 0.05 && o.busy_after > 0.95);
+	static const double stall[] = {0.97, 0.99, 0.98, 0.95, 0.99, 0.97, 0, 0, 0.01, 0};
+	phase_window(stall, 10, &o);
+	assert_true(fabs(o.phase_t - 6) < 1e-9);
+	assert_true(o.busy_before > 0.9 && o.busy_after < 0.05);
+	/* none: an alternation (a loader that stalls each second), a steady half load, a lone busy
+	 * sample at the end, too few samples */
+	static const double alt[] = {0, 1, 0, 1, 0, 1, 0, 1};
+	phase_window(alt, 8, &o);
+	assert_true(isnan(o.phase_t) && isnan(o.busy_before) && isnan(o.busy_after));
+	static const double half[] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+	phase_window(half, 6, &o);
+	assert_true(isnan(o.phase_t));
+	static const double lone[] = {0, 0, 0, 0, 0, 0, 0, 1};
+	phase_window(lone, 8, &o);
+	assert_true(isnan(o.phase_t));
+	static const double three[] = {0, 0, 1};
+	phase_window(three, 3, &o);
+	assert_true(isnan(o.phase_t));
+	/* a busy part with one sample under PHASE_IDLE is not one phase */
+	static const double dip[] = {0, 0, 0, 0, 0.9, 0.1, 0.9, 0.9};
+	phase_window(dip, 8, &o);
+	assert_true(isnan(o.phase_t) || o.phase_t > 5);
+
+	/* the doctor: the phases, not the means (51% read "mostly idle ... waits on a poll") */
+	if (wait_syscall_nr("read") < 0)
+		return;
+	make_tree();
+	job j = one_job(777, 0);
+	doctor_live_opts opt = {.window = 0};
+	doctor_live *d = doctor_live_new(&opt);
+	for (int t = 0; t < 9; t++) {
+		snapshot *sn = snapshot_new(1);
+		sn->time = 100 + t;
+		double b = 10 * GIB, busy = t < 4 ? 0.02 : 0.95;
+		sample(&sn->gpus[0], busy, busy, b, 1, &j.pids[0], &b);
+		doctor_live_feed(d, sn, &j);
+		snapshot_free(sn);
+	}
+	const doctor_result *r = doctor_live_finish(d, &j);
+	assert_non_null(r);
+	assert_string_equal(r->v.id, "job.phase-change");
+	assert_non_null(strstr(r->v.title, "went from idle to busy"));
+	cJSON *doc = doctor_json(&r->ev, &r->v);
+	char *text = cJSON_PrintUnformatted(doc);
+	assert_non_null(strstr(text, "\"phase_change_seconds\":"));
+	free(text);
+	cJSON_Delete(doc);
+	doctor_live_free(d);
+	remove_tree();
+}
+
 /* The launcher's variables and the store's sockets, from text. */
 static void test_rendezvous_parse(void **st)
 {
@@ -764,6 +841,7 @@ int main(void)
 		cmocka_unit_test(test_wait_lines),     cmocka_unit_test(test_pystack_parse),
 		cmocka_unit_test(test_waits_tree),     cmocka_unit_test(test_live_pipeline),
 		cmocka_unit_test(test_utilisation_fallback),
+		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_rendezvous_parse),
 		cmocka_unit_test(test_rendezvous_tree),
 	};
