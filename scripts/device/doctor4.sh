@@ -7,10 +7,17 @@
 #                  (shard-00042.bin), 4 KiB at a random place each         expected job.gpu-idle, the file named
 #   wait_queue     the main thread takes batches from a queue.Queue that a slow producer thread
 #                  fills (0.3 s a batch)                                   expected job.gpu-idle, "a lock or a queue"
-#   rendezvous     rank 0 of init_process_group(world_size=2) with a CUDA context: rank 1
-#                  never comes                                             expected job.gpu-idle, "the network"
-#   healthy_amp    a convnet trained with bf16 autocast on data made on the GPU: nothing wrong
-#                                                                          expected none of the problem verdicts
+#   rendezvous     rank 0 of init_process_group(world_size=2), launched as torchrun launches
+#                  (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set): rank 1 never comes
+#                                                                          expected job.gpu-idle, "1 of 2 connected"
+#   rendezvous_tcp the same with init_method="tcp://127.0.0.1:29613" in the script (no variables)
+#                                                                          expected job.gpu-idle, "only it is connected"
+#   rendezvous1    rank 1 of 2 whose master (127.0.0.1:29612) never starts
+#                                                                          expected job.gpu-idle, "waits to reach the rendezvous store"
+#   healthy_amp    a convnet trained with bf16 autocast on data made on the GPU: nothing wrong,
+#                  watched 5 s after its start                             expected none of the problem verdicts
+#   healthy_amp_late  the same watched 25 s after its start (its steady state)
+#                                                                          expected none of them, nor job.phase-change
 #   warmup_growth  memory grows 2 GiB a step for the first 3 s of the window, then stays
 #                                                                          expected not job.memory-growth
 #   churn          allocates and frees 1-8 GiB tensors at random each step, empty_cache() every 10
@@ -78,14 +85,16 @@ elif kind == "wait_queue":
     while time.time() < end:
         x = q.get().to(dev)
         m(x).sum().backward()
-elif kind == "rendezvous":
+elif kind in ("rendezvous", "rendezvous1", "rendezvous_tcp"):
     import datetime
     import torch.distributed as dist
     torch.zeros(1, device=dev)
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29611")
+    timeout = datetime.timedelta(seconds=float(sys.argv[2]))
     try:
-        dist.init_process_group("nccl", rank=0, world_size=2, timeout=datetime.timedelta(seconds=float(sys.argv[2])))
+        if kind == "rendezvous_tcp":
+            dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29613", rank=0, world_size=2, timeout=timeout)
+        else:  # env://, as torchrun sets it
+            dist.init_process_group("nccl", timeout=timeout)
     except Exception as e:
         print("init_process_group:", type(e).__name__, str(e)[:200], flush=True)
 elif kind == "healthy_amp":
@@ -150,10 +159,17 @@ run_job() {
 	kind=$1 want=$2 note=${3:-}
 	case " ${ONLY:-$kind} " in *" $kind "*) ;; *) return 0 ;; esac
 	# warmup_growth grows for the first 3 s of the 8 s window (5 s of warm-up before it)
-	GROW_SECONDS=8 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 &
+	case $kind in
+	rendezvous) env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29611 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
+	rendezvous1) env RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29612 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
+	healthy_amp_late) "$PY" "$OUT/job.py" healthy_amp 50 > "$OUT/$kind.job.log" 2>&1 & ;;
+	*) GROW_SECONDS=8 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
+	esac
 	jp=$!
 	wait_start "$OUT/$kind.job.log"
-	sleep 5 # CUDA context, cuBLAS handles, the threads started
+	sleep "${WARM:-5}" # CUDA context, cuBLAS handles, the threads started
+	# the job's threads by name (what the doctor's table of library threads must know)
+	for t in /proc/$jp/task/*; do cat "$t/comm"; done 2>/dev/null | sort | uniq -c > "$OUT/$kind.threads.txt"
 	"$G" watch --pid "$jp" --diagnose 8 --json > "$OUT/$kind.diagnose.json" 2> "$OUT/$kind.diagnose.err" &
 	dp=$!
 	sleep 4
@@ -173,6 +189,8 @@ except Exception as e:
     sys.exit(0)
 dg, g = d["diagnosis"], (d.get("gpus") or [{}])[0]
 a = g.get("activity", {})
+sys.stderr.write("%-13s phase %s (%s -> %s) distributed %s\n" % (kind, g.get("phase_change_seconds"), g.get("busy_before_ratio"),
+                 g.get("busy_after_ratio"), json.dumps(d["job"].get("distributed"))))
 sys.stderr.write("%-13s %-20s util %s SM %s | mem growth %s B/s steady %s (%s -> %s) | cpu %s | waits %s | %s | evidence %s | notes %s\n" % (
     kind, dg["id"], g.get("utilization_gpu_ratio"), a.get("sm_active_ratio"), g.get("memory_growth_bytes_per_second"),
     g.get("memory_growth_steady"), g.get("memory_first_bytes"), g.get("memory_last_bytes"), json.dumps(d["job"].get("cpu")),
@@ -191,8 +209,11 @@ PY
 PROBLEMS='!job.memory-growth,job.gpu-idle,job.input-bound,job.launch-bound,job.memory-pressure'
 run_job wait_file job.gpu-idle "shard-00042.bin"
 run_job wait_queue job.gpu-idle "a lock or a queue"
-run_job rendezvous job.gpu-idle "network"
+run_job rendezvous job.gpu-idle "1 of 2 connected"
+run_job rendezvous_tcp job.gpu-idle "only it is connected"
+run_job rendezvous1 job.gpu-idle "waits to reach the rendezvous store at 127.0.0.1:29612"
 run_job healthy_amp "$PROBLEMS"
+WARM=25 run_job healthy_amp_late "$PROBLEMS,job.phase-change"
 run_job warmup_growth '!job.memory-growth'
 run_job churn '!job.memory-growth'
 
