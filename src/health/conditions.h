@@ -21,7 +21,7 @@
 #define GPUVET_HEALTH_CONDITIONS_H
 #include <stdbool.h>
 
-#include "sampler/summary.h" /* gpu_busy: how busy a GPU is */
+#include "sampler/busy.h"
 
 typedef enum { CLOCKS_NONE = 0, CLOCKS_INFO, CLOCKS_DEGRADED, CLOCKS_UNHEALTHY } clocks_level;
 

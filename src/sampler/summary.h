@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "nvidia/gpm_fields.h"
+#include "sampler/busy.h"
 #include "sampler/job.h"
 #include "sampler/snapshot.h"
 
@@ -65,10 +66,6 @@ typedef struct gpu_summary {
 #define PHASE_IDLE 0.25
 #define PHASE_BUSY 0.60
 
-/* How busy a GPU is (ratio 0-1): GPM's SM active where it was read, else NVML's utilization (any
- * kernel running counts there); NAN when neither is known. The busy measure of the clock and
- * link rules, watch's health, the job doctor and the phases above. */
-double gpu_busy(double sm_active, double util);
 
 /* The accumulator of one GPU. Zero-initialise or gpu_window_init; gpu_window_free at the end.
  * A window keeps every sample's clocks, memory and busy share (for the medians, the growth and
