@@ -1,5 +1,6 @@
 /*
- * Xid errors of the NVIDIA kernel driver in the kernel log: the tail of /var/log/kern.log,
+ * Xid errors of the NVIDIA kernel driver, and the processes the out-of-memory killer killed
+ * (parse/klog.h), in the kernel log: the tail of /var/log/kern.log,
  * /var/log/syslog and /var/log/messages (through sysroot), and on the real root /dev/kmsg when
  * this user may read it (non-blocking). Lines are grouped by (device, code, message), so the same
  * event seen in two logs counts once per occurrence of its text.
@@ -19,6 +20,7 @@
 #include "core/sysroot.h"
 #include "nvidia/nvrmlog.h"
 #include "nvidia/xidlog.h"
+#include "parse/klog.h"
 #include "probes/probes.h"
 
 #define TAIL_BYTES (4u << 20)  /* per log file: the recent part is what matters */
@@ -32,6 +34,7 @@ struct xid_group {
 };
 
 #define MAX_REFUSED 16
+#define MAX_OOMS 16
 /* where Xid lines are looked for: the source of what is counted over all of them */
 #define KMSG_PLACES "/var/log/kern.log, /var/log/syslog, /var/log/messages, /dev/kmsg"
 
@@ -45,7 +48,29 @@ struct xid_set {
 	nvrm_refusal refused[MAX_REFUSED];
 	const char *refused_source[MAX_REFUSED];
 	int nrefused;
+	/* the out-of-memory killer's kills: one per (pid, name), the most recent kept */
+	bool oom_cgroup_pending;
+	oom_kill oom[MAX_OOMS];
+	const char *oom_source[MAX_OOMS];
+	int noom;
 };
+
+static void scan_oom(struct xid_set *s, const char *line, size_t n, int year, const char *source)
+{
+	oom_kill k;
+	if (!oom_parse_line(line, n, year, &s->oom_cgroup_pending, &k))
+		return;
+	for (int i = 0; i < s->noom; i++)
+		if (s->oom[i].pid == k.pid && strcmp(s->oom[i].comm, k.comm) == 0)
+			return; /* the same kill in two logs */
+	if (s->noom == MAX_OOMS) {
+		memmove(&s->oom[0], &s->oom[1], sizeof(k) * (MAX_OOMS - 1));
+		memmove(&s->oom_source[0], &s->oom_source[1], sizeof(s->oom_source[0]) * (MAX_OOMS - 1));
+		s->noom--;
+	}
+	s->oom_source[s->noom] = source;
+	s->oom[s->noom++] = k;
+}
 
 static void scan_refusal(struct xid_set *s, const char *line, size_t n, const char *source)
 {
@@ -97,6 +122,7 @@ static void scan_text(struct xid_set *s, const char *text, size_t len, int year,
 		if (n > 10 && xid_parse_line(p, n, year, &x))
 			add_line(s, &x, source);
 		scan_refusal(s, p, n, source);
+		scan_oom(s, p, n, year, source);
 		p += n + 1;
 	}
 }
@@ -166,6 +192,7 @@ static int read_kmsg(struct xid_set *s)
 		if (xid_parse_line(rec, n, 0, &x))
 			add_line(s, &x, "/dev/kmsg");
 		scan_refusal(s, rec, n, "/dev/kmsg");
+		scan_oom(s, rec, n, 0, "/dev/kmsg");
 	}
 	close(fd);
 	return 0;
@@ -209,6 +236,7 @@ void probe_kmsg(facts *f, const probe_opts *o)
 		size_t len;
 		int rc = read_tail(logs[i], &text, &len);
 		memset(&s->nscan, 0, sizeof(s->nscan)); /* a message does not span two logs */
+		s->oom_cgroup_pending = false;
 		if (rc == 0) {
 			sl_push(&read_ok, logs[i]);
 			scan_text(s, text, len, year, logs[i]);
@@ -276,6 +304,27 @@ void probe_kmsg(facts *f, const probe_opts *o)
 				facts_put_str(f, src, r->gpu, FK_KMSG_REFUSED_GPU(d), i);
 			if (r->legacy_branch)
 				facts_put_int(f, src, r->legacy_branch, FK_KMSG_REFUSED_LEGACY_BRANCH(d), i);
+		}
+	}
+	if (read_ok.n) {
+		facts_put_int(f, KMSG_PLACES, s->noom, FK_KMSG_OOM_COUNT);
+		for (int i = 0; i < s->noom; i++) {
+			const oom_kill *k = &s->oom[i];
+			const char *src = s->oom_source[i];
+			facts_put_int(f, src, k->pid, FK_KMSG_OOM_PID(d), i);
+			facts_put_str(f, src, k->comm, FK_KMSG_OOM_NAME(d), i);
+			facts_put_bool(f, src, k->cgroup, FK_KMSG_OOM_CGROUP(d), i);
+			if (k->anon_rss_kb >= 0)
+				facts_put_int(f, src, k->anon_rss_kb * 1024, FK_KMSG_OOM_RSS_BYTES(d), i);
+			long long t = k->time;
+			if (t < 0 && k->boot_us >= 0 && btime > 0)
+				t = btime + k->boot_us / 1000000;
+			if (t >= 0)
+				facts_put_int(f, src, t, FK_KMSG_OOM_TIME(d), i);
+			if (k->boot_us >= 0)
+				facts_put_bool(f, src, true, FK_KMSG_OOM_THIS_BOOT(d), i);
+			else if (t >= 0 && btime > 0)
+				facts_put_bool(f, src, t >= btime, FK_KMSG_OOM_THIS_BOOT(d), i);
 		}
 	}
 	sl_free(&read_ok);

@@ -7,6 +7,7 @@ const rule *const rule_tables[] = {
 	rules_driver,
 	rules_isolation,
 	rules_gpu,
+	rules_host,
 	rules_nvlink,
 	rules_env,
 	rules_nccl,

@@ -13,6 +13,7 @@ extern const rule rules_devices[];
 extern const rule rules_env[];
 extern const rule rules_nccl[];
 extern const rule rules_container[];
+extern const rule rules_host[];
 extern const rule rules_driver[];
 extern const rule rules_isolation[];
 extern const rule rules_gpu[];

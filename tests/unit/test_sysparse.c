@@ -5,6 +5,9 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "parse/klog.h"
+#include <string.h>
+
 #include "probes/sysparse.h"
 
 static void test_mode_allows(void **s)
@@ -186,12 +189,57 @@ static void test_runtime_configs(void **s)
 	assert_false(cdi_spec_kind("kind:\n", 6, kind, sizeof(kind)));
 }
 
+/* The out-of-memory killer's lines in each log's form (parse/klog.h). */
+static void test_oom_lines(void **s)
+{
+	(void)s;
+	oom_kill k;
+	bool pending = false;
+	const char *l = "6,8123,11560112350,-;Out of memory: Killed process 20418 (python3) total-vm:98123456kB, "
+			"anon-rss:61446144kB, file-rss:102400kB, shmem-rss:2048kB, UID:1000 pgtables:120456kB oom_score_adj:0";
+	assert_true(oom_parse_line(l, strlen(l), 0, &pending, &k));
+	assert_int_equal(k.pid, 20418);
+	assert_string_equal(k.comm, "python3");
+	assert_false(k.cgroup);
+	assert_int_equal(k.anon_rss_kb, 61446144);
+	assert_int_equal(k.boot_us, 11560112350LL);
+	assert_int_equal(k.time, -1);
+	l = "2026-12-04T13:12:40.123456+01:00 gpu07 kernel: Memory cgroup out of memory: Killed process 77 (pt_data_worker) "
+	    "total-vm:1kB, anon-rss:0kB";
+	assert_true(oom_parse_line(l, strlen(l), 0, &pending, &k));
+	assert_true(k.cgroup);
+	assert_int_equal(k.anon_rss_kb, 0);
+	assert_int_equal(k.time, 1796386360); /* 12:12:40 UTC */
+	/* before 4.19: the cgroup is said on the first of two lines */
+	l = "Dec  4 15:40:02 gpu07 kernel: Memory cgroup out of memory: Kill process 20533 (pt_data_worker) score 1012 or "
+	    "sacrifice child";
+	assert_false(oom_parse_line(l, strlen(l), 2026, &pending, &k));
+	assert_true(pending);
+	l = "Dec  4 15:40:02 gpu07 kernel: Killed process 20533 (pt_data_worker) total-vm:20123456kB, anon-rss:15728640kB";
+	assert_true(oom_parse_line(l, strlen(l), 2026, &pending, &k));
+	assert_true(k.cgroup);
+	assert_false(pending);
+	assert_true(k.time > 0);
+	/* a name with a parenthesis, no rss; not an OOM line; a pid that is no number */
+	l = "Out of memory: Killed process 5 (a (b) c) total-vm:1kB";
+	assert_true(oom_parse_line(l, strlen(l), 2026, &pending, &k));
+	assert_string_equal(k.comm, "a (b) c");
+	assert_int_equal(k.anon_rss_kb, -1);
+	l = "NVRM: Xid (PCI:0000:18:00): 79, pid=1234, name=python3, GPU has fallen off the bus.";
+	assert_false(oom_parse_line(l, strlen(l), 2026, &pending, &k));
+	l = "Out of memory: Killed process x (python3)";
+	assert_false(oom_parse_line(l, strlen(l), 2026, &pending, &k));
+	l = "Out of memory: Killed process 99999999999 (python3)";
+	assert_false(oom_parse_line(l, strlen(l), 2026, &pending, &k));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mode_allows), cmocka_unit_test(test_group_passwd),
 		cmocka_unit_test(test_mounts),      cmocka_unit_test(test_wsl), cmocka_unit_test(test_proc_devices),
 		cmocka_unit_test(test_container_markers), cmocka_unit_test(test_runtime_configs),
+		cmocka_unit_test(test_oom_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
