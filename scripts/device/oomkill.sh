@@ -1,7 +1,7 @@
 #!/bin/bash
 # On the GPU machine: the kernel's out-of-memory killer as the kernel log really has it, and
 # check's host.oom-killed and explain's cause from it. A process of ours alone is killed: a
-# python3 that asks for 1 GiB inside a memory cgroup of 256 MiB made for it (cgroup v2), removed
+# python3 that touches 1 GiB inside a memory cgroup of 256 MiB made for it (v2 or v1), removed
 # afterwards. Nothing else on the machine is touched; ~20 s.
 #   bash scripts/device-run.sh scripts/device/oomkill.sh      (build/gpuvet and .devlib carried)
 set -u
@@ -11,23 +11,31 @@ G=${GPUVET:-$PWD/build/gpuvet}
 export HOME=$(mktemp -d /tmp/gpuvet-oomhome.XXXXXX) GPUVET_NO_HISTORY=1
 date -u +%Y-%m-%dT%H:%M:%SZ > "$OUT/date.txt"
 uname -r > "$OUT/kernel.txt"
-CG=/sys/fs/cgroup/gpuvet-oom-$$
+# a memory cgroup of our own: cgroup v2 (memory.max) where /sys/fs/cgroup is the unified
+# hierarchy with the memory controller, else v1's memory controller (memory.limit_in_bytes)
+CG= LIMIT_FILE=
+if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	CG=/sys/fs/cgroup/gpuvet-oom-$$ LIMIT_FILE=memory.max
+elif [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+	CG=/sys/fs/cgroup/memory/gpuvet-oom-$$ LIMIT_FILE=memory.limit_in_bytes
+fi
 {
 	echo "cgroup.controllers: $(cat /sys/fs/cgroup/cgroup.controllers 2>&1)"
-	echo "subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control 2>&1)"
+	echo "memory cgroup: ${CG:-none} ($LIMIT_FILE)"
 } > "$OUT/cgroup.txt"
 killed=no
-if mkdir "$CG" 2>> "$OUT/cgroup.txt"; then
-	echo 268435456 > "$CG/memory.max" 2>> "$OUT/cgroup.txt"
+if [ -n "$CG" ] && mkdir "$CG" 2>> "$OUT/cgroup.txt" && echo 268435456 > "$CG/$LIMIT_FILE" 2>> "$OUT/cgroup.txt"; then
 	[ -f "$CG/memory.swap.max" ] && echo 0 > "$CG/memory.swap.max"
-	sh -c "echo \$\$ > $CG/cgroup.procs && exec python3 -c 'x = bytearray(1 << 30); print(len(x))'" > "$OUT/victim.out" 2>&1
+	[ -f "$CG/memory.memsw.limit_in_bytes" ] && echo 268435456 > "$CG/memory.memsw.limit_in_bytes" 2>/dev/null
+	sh -c "echo \$\$ > $CG/cgroup.procs && exec python3 -c 'x = bytearray(1 << 30); x[::4096] = b\"x\" * len(x[::4096]); print(len(x))'" > "$OUT/victim.out" 2>&1
 	rc=$?
 	echo "victim exit $rc" >> "$OUT/cgroup.txt"
 	[ "$rc" = 137 ] && killed=yes
 	sleep 1
 	rmdir "$CG" 2>> "$OUT/cgroup.txt"
 else
-	echo "no writable cgroup v2 here: the kill was not made" >> "$OUT/cgroup.txt"
+	[ -n "$CG" ] && rmdir "$CG" 2>/dev/null
+	echo "no memory cgroup could be made here: the kill was not made" >> "$OUT/cgroup.txt"
 fi
 echo "killed: $killed" >> "$OUT/cgroup.txt"
 # the killer's lines as this kernel prints them
