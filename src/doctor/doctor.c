@@ -493,8 +493,10 @@ static rdv_state rendezvous_of(const doctor_evidence *ev)
 	wait_kind k = m ? m->kind : WAIT_UNKNOWN;
 	if (k != WAIT_SLEEP && k != WAIT_LOCK && k != WAIT_POLL && k != WAIT_SOCKET && k != WAIT_UNKNOWN && k != WAIT_OTHER)
 		return RDV_NONE;
+	/* with WORLD_SIZE, fewer connections than ranks; without it, its own connection alone (a
+	 * job of one rank, WORLD_SIZE=1 as accelerate sets it, waits for no one) */
 	if (d->hosts_store && d->store_port && d->store_clients >= 0 &&
-	    (d->world > 1 ? d->store_clients < d->world : d->store_clients <= 1))
+	    (d->world > 1 ? d->store_clients < d->world : d->world < 0 && d->store_clients <= 1))
 		return RDV_JOIN;
 	if (!d->hosts_store && d->world > 1 && d->master_port && !d->to_master && k != WAIT_SOCKET)
 		return RDV_REACH;

@@ -738,6 +738,12 @@ static void test_rendezvous(void **st)
 	ev.dist.store_clients = 1;
 	diag(&ev, &v);
 	assert_non_null(strstr(v.title, "(only it is connected to the store on port 29611)"));
+	/* a job of one rank (WORLD_SIZE=1, as accelerate launches a single GPU) waits for no one:
+	 * its sleep is its own */
+	ev.dist.world = 1;
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "it waits on a sleep"));
+	ev.dist.world = -1;
 	/* a specific wait of the main thread stays the cause: a read from storage */
 	ev.waits.w[0].kind = WAIT_FILE;
 	strcpy(ev.waits.w[0].call, "read");
