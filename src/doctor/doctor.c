@@ -35,6 +35,8 @@ void doctor_thresholds_default(doctor_thresholds *t)
 	/* the H200's job with 2 DataLoader workers at about 77% each (each also waits on its queue)
 	 * and 14 idle cores read "waits for something else" */
 	t->workers_busy = 0.60;
+	/* compilers at work: a pool of idle compile workers waits on its queue, next to 0 */
+	t->compile_busy = 0.5;
 	/* a job keeping every step's output grew about 1 GiB/s; an allocator's steps and a new batch
 	 * shape are single steps, which the steadiness test (sampler/summary.h) leaves out */
 	t->mem_growth_rate = 1048576.0;
@@ -141,6 +143,9 @@ static void cpu_figures(doctor_verdict *v, const doctor_cpu *c)
 		     c->workers, c->workers == 1 ? "" : "es", c->workers_cpu, c->workers_busy);
 	else
 		EVID(v, "no worker processes: the data is prepared in the GPU process itself");
+	if (c->compilers)
+		EVID(v, "%d process%s of the job compile kernels (a compiler, ptxas, Inductor's compile workers): %.1f cores",
+		     c->compilers, c->compilers == 1 ? "" : "es", c->compilers_cpu);
 	if (known(c->idle_cores)) {
 		char lim[96] = "";
 		if (c->cpus && known(c->quota_cores))
@@ -691,6 +696,23 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 		       "(log every N steps)");
 		FIX(v, "fewer, larger kernels: CUDA graphs (torch.cuda.graphs, torch.compile(mode=\"reduce-overhead\")), "
 		       "larger batches");
+		return;
+	}
+	/* kernels being compiled (torch.compile's first steps, a new shape, a JIT extension build):
+	 * the GPU waits for them, and a busy main thread is tracing, not loading data */
+	if (known(b) && b < t->busy && c->compilers > 0 && c->compilers_demand >= t->compile_busy) {
+		verdict(v, "job.compiling", DOCTOR_INFO, g->index,
+			"GPU %d waits while the job compiles kernels: %d compiler process%s use %.1f cores (torch.compile, "
+			"Triton, a JIT extension build)",
+			g->index, c->compilers, c->compilers == 1 ? "" : "es", c->compilers_cpu);
+		gpu_figures(v, g);
+		cpu_figures(v, c);
+		FIX(v, "a one-time cost for each new graph and shape: the job speeds up when it ends; judge it after "
+		       "(gpuvet watch --pid %u --diagnose 10 again)",
+		    c->main_pid ? c->main_pid : ev->pid);
+		FIX(v, "keep the compiled kernels between runs: TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR on a disk that "
+		       "persists (the defaults live under /tmp); TORCH_LOGS=recompiles shows shapes that compile again "
+		       "(mark_dynamic or dynamic=True keeps them to one graph)");
 		return;
 	}
 	/* too few workers: busy most of the time but under a core each (each also waits on its queue),

@@ -46,6 +46,10 @@ typedef struct doctor_cpu {
 				 * run (PyTorch's DataLoader workers alone where they are named pt_data_worker),
 				 * 0-1; NAN without workers */
 	int dataloader_workers; /* workers whose thread is named pt_data_worker (PyTorch names them so) */
+	int compilers;          /* processes of the job that compile kernels (wait_compile_process: a C/C++
+				 * compiler, ptxas, nvcc, Inductor's compile workers); not among the workers */
+	double compilers_cpu;   /* cores they used together */
+	double compilers_demand; /* the busiest one's demand (as workers_demand: ran or waited to run), 0-1 */
 	double job_cores;       /* cores the whole job used */
 	double idle_cores;      /* cores the job could use that stayed idle over the window: the idle time of
 				 * the CPUs of its affinity, at most its cgroup quota's rest; NAN unknown */
@@ -119,6 +123,8 @@ typedef struct doctor_thresholds {
 	double mem_growth_bytes; /* and by at least this much over the window, 64 MiB */
 	double slowdown_frac;    /* thermal or hardware slowdown in at least this share of samples, 0.10 */
 	double limit_lowered;    /* enforced power limit below this share of the default, 0.95 */
+	double compile_busy;     /* a compiler process of the job at least this busy (ran or waited to run)
+				  * while the GPU is not busy: job.compiling, 0.5 */
 } doctor_thresholds;
 void doctor_thresholds_default(doctor_thresholds *t);
 

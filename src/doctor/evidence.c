@@ -199,8 +199,22 @@ void doctor_acc_add(doctor_acc *a, const snapshot *s, job *j)
 		sample_waits(a, j);
 }
 
+/* Whether a process of the job compiles kernels, by its command line (its threads' names are
+ * judged as they come: wait_compile_process). */
+static bool compile_process(unsigned pid)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	if (sysroot_read_may_deny(path, 8192, &buf, &len, NULL) != 0)
+		return false;
+	bool yes = wait_compile_process(NULL, buf, len);
+	free(buf);
+	return yes;
+}
+
 /* The CPU side over the window: the GPU processes (the main ones, the ranks), the workers
- * (DataLoader) and the cores left idle. */
+ * (DataLoader), the compilers and the cores left idle. */
 static void cpu_evidence(const doctor_acc *a, const job_cpu_mark *end, const job *j, doctor_cpu *c)
 {
 	double hz = (double)sysconf(_SC_CLK_TCK);
@@ -211,6 +225,7 @@ static void cpu_evidence(const doctor_acc *a, const job_cpu_mark *end, const job
 		double cpu;    /* cores used, all threads */
 		double demand; /* its busiest thread's demand */
 		bool dataloader;
+		bool compiles; /* a compiler or a compile worker (wait_compile_process) */
 	} proc_cpu;
 	proc_cpu *procs = xcalloc(JOB_MAX_PIDS, sizeof(*procs));
 	size_t nprocs = 0;
@@ -219,13 +234,16 @@ static void cpu_evidence(const doctor_acc *a, const job_cpu_mark *end, const job
 		size_t p = 0;
 		while (p < nprocs && procs[p].pid != u->pid)
 			p++;
-		if (p == nprocs && nprocs < JOB_MAX_PIDS)
-			procs[nprocs++] = (proc_cpu){u->pid, 0, 0, false};
+		if (p == nprocs && nprocs < JOB_MAX_PIDS) {
+			procs[nprocs++] = (proc_cpu){u->pid, 0, 0, false, false};
+			procs[p].compiles = compile_process(u->pid);
+		}
 		if (p < nprocs) {
 			procs[p].cpu += u->cores;
 			if (u->demand > procs[p].demand)
 				procs[p].demand = u->demand;
 			procs[p].dataloader |= strcmp(u->comm, "pt_data_worker") == 0;
+			procs[p].compiles |= wait_compile_process(u->comm, NULL, 0);
 		}
 		c->job_cores += u->cores;
 		/* a GPU process's busiest thread; with no GPU process known, the root's */
@@ -244,6 +262,12 @@ static void cpu_evidence(const doctor_acc *a, const job_cpu_mark *end, const job
 			c->gpu_procs++;
 			if (procs[p].cpu > c->main_cpu)
 				c->main_cpu = procs[p].cpu;
+		} else if (procs[p].compiles) {
+			/* torch.compile's and Triton's compilers: not data workers */
+			c->compilers++;
+			c->compilers_cpu += procs[p].cpu;
+			if (procs[p].demand > c->compilers_demand)
+				c->compilers_demand = procs[p].demand;
 		} else if (procs[p].pid != j->root) {
 			/* the others but a launcher (a root that holds no GPU: torchrun, a shell) */
 			c->workers++;

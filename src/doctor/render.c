@@ -51,6 +51,9 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 	cJSON_AddNumberToObject(cpu, "main_busiest_thread_ratio", ev->cpu.main_thread);
 	json_add_num(cpu, "workers_busy_ratio", ev->cpu.workers_demand);
 	cJSON_AddNumberToObject(cpu, "dataloader_workers", ev->cpu.dataloader_workers);
+	cJSON_AddNumberToObject(cpu, "compile_processes", ev->cpu.compilers);
+	cJSON_AddNumberToObject(cpu, "compile_cores", ev->cpu.compilers_cpu);
+	cJSON_AddNumberToObject(cpu, "compile_busiest_ratio", ev->cpu.compilers_demand);
 	cJSON_AddNumberToObject(cpu, "job_cores", ev->cpu.job_cores);
 	json_add_num(cpu, "idle_cores", ev->cpu.idle_cores);
 	if (ev->cpu.cpus)

@@ -491,6 +491,16 @@ const char *wait_service_thread(const char *comm)
 	return NULL;
 }
 
+bool wait_compile_process(const char *comm, const char *cmdline, size_t len)
+{
+	static const char *const tools[] = {"cc1plus", "cc1", "ptxas", "nvcc", "cicc", "as", "ld", "collect2",
+					    "fatbinary", "nvlink", "ld.gold", "ld.lld"};
+	for (size_t i = 0; comm && i < GV_ARRAY_LEN(tools); i++)
+		if (strcmp(comm, tools[i]) == 0)
+			return true;
+	return cmdline && str_find_n(cmdline, len, "_inductor/compile_worker") != NULL;
+}
+
 bool wait_permitted(unsigned euid, long proc_uid)
 {
 	return euid == 0 || (proc_uid >= 0 && (unsigned long)proc_uid == euid);

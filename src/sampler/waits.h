@@ -79,6 +79,13 @@ bool wait_tcp_peer(const char *table, unsigned long long inode, bool v6, char *o
  * driver thread"), or NULL for a thread of the job's own code. Pure. */
 const char *wait_service_thread(const char *comm);
 
+/* Whether a process compiles kernels: a thread named as a compiler's (cc1plus, cc1, ptxas, nvcc,
+ * cicc, as, ld, collect2, fatbinary, nvlink: what torch.compile's Inductor and Triton, and a CUDA
+ * extension's JIT build, run), or a command line of Inductor's compile worker pool
+ * (torch/_inductor/compile_worker). comm: a thread's name; cmdline: the NUL-separated command line
+ * (len bytes; NULL when unread). Pure. */
+bool wait_compile_process(const char *comm, const char *cmdline, size_t len);
+
 /* Whether we may read a process's waits: as root or as its user (uid from /proc/PID/status). */
 bool wait_permitted(unsigned euid, long proc_uid);
 /* The effective uid of a process (/proc/PID/status); -1 unknown. */

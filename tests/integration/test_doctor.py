@@ -116,6 +116,32 @@ def test_saturated_workers_are_input_bound():
     check(cpu["main_busiest_thread_ratio"] < 0.5, "the sleeping main process: %s" % cpu)
 
 
+def test_compiling_job_is_compiling_not_input_bound():
+    # torch.compile's first steps: the main process traces (busy), its compilers run beside it
+    # (here two busy processes whose name is cc1plus, as gcc's is). It read input-bound ("the CPU
+    # side is saturated": DataLoader fixes) before
+    import shutil
+    import tempfile
+    bindir = tempfile.mkdtemp(prefix="gpuvet-cc-", dir=gvtest.tmpdir())
+    try:
+        cc = os.path.join(bindir, "cc1plus")
+        shutil.copy(sys.executable, cc)
+        argv = [PY, "-c", "import subprocess, sys\n"
+                "ps = [subprocess.Popen([%r, '-c', 'while True: pass']) for _ in range(2)]\n"
+                "while True: pass" % cc]
+        with Job(argv) as j:
+            import time
+            time.sleep(0.5)
+            rc, doc = diagnose(j, ["gpu.0.processes = @PID@:python:8GiB", "gpu.0.util_gpu = 1",
+                                   "gpu.0.gpm.sm_active = 0.01"], seconds="3")
+        check(verdict(doc) == "job.compiling", explain(doc))
+        cpu = doc["job"]["cpu"]
+        check(cpu["compile_processes"] == 2 and cpu["compile_busiest_ratio"] >= 0.5 and cpu["workers"] == 0,
+              "the compilers are not workers: %s" % cpu)
+    finally:
+        shutil.rmtree(bindir)
+
+
 def test_tiny_kernels_with_sync_are_launch_bound_not_input_bound():
     # the issue: watch guessed input-bound; NVML utilization 25% while SM active is 0.0%
     with Job(BUSY) as j:
@@ -380,6 +406,7 @@ def test_waits_read_through_root():
 gvtest.run([test_growing_memory_is_memory_growth, test_idle_job_names_the_socket_it_waits_on, test_waits_read_through_root,
             test_other_pid_namespace_found_by_device_file, test_watch_shows_activity_or_says_why_not, test_running_verdict_in_the_stream, test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
             test_fp32_resnet_on_h200_wants_amp, test_cpu_fed_main_process_is_input_bound,
-            test_saturated_workers_are_input_bound, test_tiny_kernels_with_sync_are_launch_bound_not_input_bound,
+            test_saturated_workers_are_input_bound, test_compiling_job_is_compiling_not_input_bound,
+            test_tiny_kernels_with_sync_are_launch_bound_not_input_bound,
             test_idle_job_holding_memory_is_memory_pressure, test_one_gpu_of_two_idle_is_imbalance,
             test_thermal_slowdown_and_lowered_limit_are_degraded, test_job_without_gpu_and_usage])

@@ -825,6 +825,45 @@ static void test_phase_change(void **st)
 	assert_string_equal(diag(&ev, &v), "job.memory-growth");
 }
 
+/* torch.compile's first steps: the GPU idles, the main thread traces, the compile workers and
+ * their compilers are busy. Not input-bound: no data is loaded. */
+static void test_compiling(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	base(&ev);
+	ev.gpus[0].util = 0.02;
+	ev.cpu.main_thread = 0.97;
+	ev.cpu.main_cpu = 1.0;
+	ev.cpu.compilers = 5;
+	ev.cpu.compilers_cpu = 4.2;
+	ev.cpu.compilers_demand = 0.98;
+	assert_string_equal(diag(&ev, &v), "job.compiling");
+	assert_int_equal(v.level, DOCTOR_INFO);
+	assert_non_null(strstr(v.title, "GPU 0 waits while the job compiles kernels: 5 compiler processes use 4.2 cores"));
+	assert_true(has_evidence(&v, "5 processes of the job compile kernels"));
+	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "TORCHINDUCTOR_CACHE_DIR"));
+	/* the pool idle (0.1 cores, its busiest 4%) while the main thread makes batches: input-bound */
+	ev.cpu.compilers_cpu = 0.1;
+	ev.cpu.compilers_demand = 0.04;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	assert_true(has_evidence(&v, "5 processes of the job compile kernels"));
+	/* a busy GPU is judged busy whatever compiles beside it */
+	ev.cpu.compilers_cpu = 4.2;
+	ev.cpu.compilers_demand = 0.98;
+	ev.gpus[0].util = 0.98;
+	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.95;
+	ev.gpus[0].act[GV_GPM_TENSOR_ACTIVE] = 0.9;
+	assert_string_equal(diag(&ev, &v), "job.tensor-bound");
+	assert_true(wait_compile_process("cc1plus", NULL, 0) && wait_compile_process("ptxas", NULL, 0));
+	static const char worker[] = "/usr/bin/python3\0/opt/venv/lib/python3.12/site-packages/torch/_inductor/compile_worker/"
+				     "__main__.py\0--pickler=torch._inductor.compile_worker.subproc_pool.SubprocPickler\0";
+	assert_true(wait_compile_process("python3", worker, sizeof(worker) - 1));
+	assert_false(wait_compile_process("python3", "python3\0train.py\0", 17));
+	assert_false(wait_compile_process("pt_data_worker", NULL, 0));
+}
+
 /* The launch-bound judgement is one for health and the doctor (health/conditions.h). */
 static void test_launch_rule_shared(void **st)
 {
@@ -864,6 +903,7 @@ int main(void)
 		cmocka_unit_test(test_idle_waits),
 		cmocka_unit_test(test_rendezvous),
 		cmocka_unit_test(test_phase_change),
+		cmocka_unit_test(test_compiling),
 		cmocka_unit_test(test_launch_rule_shared),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
