@@ -574,10 +574,18 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
 			"GPU %d is idle: the job waits on the rendezvous store at %.60s (a barrier or another rank)", g->index,
 			d->master[0] ? d->master : "its master");
-	else if (w)
+	else if (w) {
+		/* where the cause is not the main thread's own wait, whose it is: the main thread waits
+		 * for that thread or those workers (a lock, a queue, a pipe) */
+		char whose[48] = "";
+		if (!w->gpu_process && w->workers)
+			snprintf(whose, sizeof(whose), " in its worker%s", w->workers == 1 ? "" : "s");
+		else if (w->gpu_process && w->tid != w->pid)
+			snprintf(whose, sizeof(whose), " in its thread %u", w->tid);
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
-			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits on %s%s%.60s%s", g->index,
-			kind_words(w->kind), w->what[0] ? " (" : "", w->what, w->what[0] ? ")" : "");
+			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits on %s%s%.60s%s%s", g->index,
+			kind_words(w->kind), w->what[0] ? " (" : "", w->what, w->what[0] ? ")" : "", whose);
+	}
 	else
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
 			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits for something else", g->index);

@@ -133,7 +133,7 @@ typedef enum { DOCTOR_OK = 0, DOCTOR_INFO, DOCTOR_WARN } doctor_level;
 typedef struct doctor_verdict {
 	const char *id;          /* "job.tensor-bound" ...: docs/watch.md */
 	doctor_level level;      /* ok: the GPU works at what it should; warn: speed is lost */
-	char title[160];
+	char title[240];
 	int gpu;                 /* the GPU concerned, -1 for the job */
 	size_t nevidence, nfix, nnote;
 	char evidence[DOCTOR_MAX_LINES][200];

@@ -667,9 +667,23 @@ static void test_idle_waits(void **st)
 	w->workers = 4;
 	diag(&ev, &v);
 	assert_non_null(strstr(v.title, "reads from storage (120 files under /data/train"));
+	assert_non_null(strstr(v.title, ") in its workers"));
 	assert_true(has_evidence(&v, "the main threads of 4 workers were in read() on 120 files under /data/train"));
 	assert_true(has_evidence(&v, "the main thread (pid 4242, python) was in poll() on several descriptors"));
 
+	/* batches from a queue another thread fills, slowly (doctor4.sh's wait_queue on the H200): the
+	 * main thread in a futex, the producer asleep; the title says whose the sleep is */
+	{
+		doctor_evidence q;
+		doctor_verdict qv;
+		base(&q);
+		q.gpus[0].util = 0;
+		q.waits.sampled = true;
+		add_wait(&q, true, 4242, 4242, WAIT_LOCK, "futex", "", 8, 8);
+		add_wait(&q, true, 4242, 4297, WAIT_SLEEP, "clock_nanosleep", "", 8, 8);
+		diag(&q, &qv);
+		assert_non_null(strstr(qv.title, "it waits on a sleep (time.sleep, a timer) in its thread 4297"));
+	}
 	/* py-spy: its frames, or how to get it; another user's job: why nothing is seen */
 	ev.waits.py_tried = true;
 	ev.waits.py.n = 2;
