@@ -686,6 +686,19 @@ static void test_rendezvous_parse(void **st)
 	assert_true(d.to_master);
 }
 
+/* n snapshots of GPU 0 idle (utilization and SM active 0), the job's first process holding 2 GiB */
+static void feed_idle(doctor_live *d, job *j, int n)
+{
+	for (int t = 0; t < n; t++) {
+		snapshot *s = snapshot_new(1);
+		s->time = 100 + t;
+		double b = 2 * GIB;
+		sample(&s->gpus[0], 0, 0, b, 1, &j->pids[0], &b);
+		doctor_live_feed(d, s, j);
+		snapshot_free(s);
+	}
+}
+
 /* Rank 0 of a job of two whose other rank never comes: its main thread sleeps between its looks
  * at the store, CUDA's own thread polls. The doctor names the rendezvous, not the sleep or the
  * poll. */
@@ -735,14 +748,7 @@ static void test_rendezvous_tree(void **st)
 	job j = one_job(900, 0);
 	doctor_live_opts o = {.window = 0};
 	doctor_live *dl = doctor_live_new(&o);
-	for (int t = 0; t < 9; t++) {
-		snapshot *s = snapshot_new(1);
-		s->time = 100 + t;
-		double b = 2 * GIB;
-		sample(&s->gpus[0], 0, 0, b, 1, &j.pids[0], &b);
-		doctor_live_feed(dl, s, &j);
-		snapshot_free(s);
-	}
+	feed_idle(dl, &j, 9);
 	const doctor_result *r = doctor_live_finish(dl, &j);
 	assert_non_null(r);
 	assert_string_equal(r->v.id, "job.gpu-idle");
@@ -772,14 +778,7 @@ static void test_rendezvous_tree(void **st)
 	link_to("/proc/910/fd/7", "/dev/nvidia0");
 	j = one_job(910, 0);
 	dl = doctor_live_new(&o);
-	for (int t = 0; t < 9; t++) {
-		snapshot *s = snapshot_new(1);
-		s->time = 100 + t;
-		double b = 2 * GIB;
-		sample(&s->gpus[0], 0, 0, b, 1, &j.pids[0], &b);
-		doctor_live_feed(dl, s, &j);
-		snapshot_free(s);
-	}
+	feed_idle(dl, &j, 9);
 	r = doctor_live_finish(dl, &j);
 	assert_non_null(r);
 	assert_string_equal(r->v.id, "job.gpu-idle");
