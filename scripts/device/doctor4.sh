@@ -22,6 +22,8 @@
 #                                                                          expected not job.memory-growth
 #   churn          allocates and frees 1-8 GiB tensors at random each step, empty_cache() every 10
 #                                                                          expected not job.memory-growth
+#   compile_warmup torch.compile(mode="max-autotune") of a fresh MLP (an empty Inductor cache),
+#                  watched from its first step                             expected job.compiling
 # Each: `gpuvet watch --pid PID --diagnose 8 --json` after a warm-up, beside nvidia-smi. Then
 # `gpuvet run` on a healthy job that exits 0 and on one that exits 3: no FAIL on this healthy
 # machine, and the exit status passed through.
@@ -140,6 +142,14 @@ elif kind == "churn":
         if step % 10 == 0:
             torch.cuda.empty_cache()
         torch.cuda.synchronize()
+elif kind == "compile_warmup":
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", "/tmp/gpuvet-doctor4-inductor-%d" % os.getpid())
+    m = torch.compile(torch.nn.Sequential(*[torch.nn.Linear(2048, 2048) for _ in range(8)]).to(dev),
+                      mode="max-autotune")
+    x = torch.randn(512, 2048, device=dev)
+    while time.time() < end:
+        m(x).sum().backward()
+        torch.cuda.synchronize()
 elif kind == "ok":
     x = torch.randn(4096, 4096, device=dev)
     while time.time() < end:
@@ -216,6 +226,7 @@ run_job healthy_amp "$PROBLEMS"
 WARM=25 run_job healthy_amp_late "$PROBLEMS,job.phase-change"
 run_job warmup_growth '!job.memory-growth'
 run_job churn '!job.memory-growth'
+WARM=1 run_job compile_warmup job.compiling "compiles kernels"
 
 # gpuvet run on a healthy machine: a job that exits 0 and one that exits 3
 for e in 0 3; do
