@@ -334,7 +334,8 @@ class DiesWithParent(unittest.TestCase):
             while not os.path.exists(pidfile) and time.time() < deadline:
                 time.sleep(0.05)
             self.assertTrue(os.path.exists(pidfile), "the rank stand-in did not start")
-            pid, ok = map(int, open(pidfile).read().split())
+            with open(pidfile) as f:
+                pid, ok = map(int, f.read().split())
             self.assertEqual(ok, 1, "prctl(PR_SET_PDEATHSIG) failed")
             parent.send_signal(signal.SIGKILL)
             parent.wait()
@@ -344,7 +345,8 @@ class DiesWithParent(unittest.TestCase):
                 try:
                     with open("/proc/%d/stat" % pid) as f:
                         alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
-                except FileNotFoundError:
+                except (FileNotFoundError, ProcessLookupError):
+                    # gone between the open and the read: ESRCH from /proc, not ENOENT
                     alive = False
                 time.sleep(0.05)
             if alive:
