@@ -9,6 +9,7 @@
 
 #include "core/sysroot.h"
 #include "core/util.h"
+#include "parse/nettcp.h"
 
 /* A process's sockets looked at: more than a rank holds (its store's clients, NCCL's bootstrap) */
 #define DIST_MAX_FDS 4096
@@ -90,23 +91,15 @@ static bool has_inode(const unsigned long long *inodes, size_t n, unsigned long 
 size_t dist_sockets_parse(const char *table, const unsigned long long *inodes, size_t n, dist_sock *out, size_t max)
 {
 	size_t got = 0;
-	for (const char *line = table; line && *line && got < max;) {
-		const char *nl = strchr(line, '\n');
-		char local[40], remote[40];
-		unsigned st;
-		unsigned long long ino;
-		/* sl local rem st tx:rx tr:when retr uid timeout inode */
-		if (sscanf(line, " %*s %39[0-9A-Fa-f:] %39[0-9A-Fa-f:] %x %*s %*s %*s %*s %*s %llu", local, remote, &st, &ino) == 4 &&
-		    ino && has_inode(inodes, n, ino)) {
-			const char *lp = strrchr(local, ':'), *rp = strrchr(remote, ':');
-			if (lp && rp) {
-				out[got].local_port = (unsigned)strtoul(lp + 1, NULL, 16);
-				out[got].remote_port = (unsigned)strtoul(rp + 1, NULL, 16);
-				out[got].state = st;
-				got++;
-			}
-		}
-		line = nl ? nl + 1 : NULL;
+	net_row r;
+	bool ok;
+	for (const char *cur = table; got < max && net_row_next(&cur, &r, &ok);) {
+		if (!ok || !r.inode || !has_inode(inodes, n, r.inode))
+			continue;
+		out[got].local_port = r.local_port;
+		out[got].remote_port = r.remote_port;
+		out[got].state = r.state;
+		got++;
 	}
 	return got;
 }

@@ -10,6 +10,7 @@
 
 #include "core/sysroot.h"
 #include "core/util.h"
+#include "parse/nettcp.h"
 
 const char *wait_kind_name(wait_kind k)
 {
@@ -268,59 +269,20 @@ static unsigned long long link_inode(const char *link)
 	return b ? strtoull(b + 1, NULL, 10) : 0;
 }
 
-/* An IPv4 or IPv6 address of /proc/net/tcp (hex, 32-bit words in host order) as text. */
-static void net_addr(const char *hex, bool v6, char *out, size_t n)
-{
-	unsigned w[4] = {0};
-	int words = v6 ? 4 : 1;
-	if (strlen(hex) != (size_t)(8 * words)) {
-		snprintf(out, n, "?");
-		return;
-	}
-	for (int i = 0; i < words; i++) {
-		char part[9];
-		memcpy(part, hex + 8 * i, 8);
-		part[8] = '\0';
-		w[i] = (unsigned)strtoul(part, NULL, 16);
-	}
-	unsigned char b[16];
-	for (int i = 0; i < words; i++)
-		for (int k = 0; k < 4; k++)
-			b[4 * i + k] = (unsigned char)(w[i] >> (8 * k)); /* each word little-endian */
-	if (!v6 || (w[0] == 0 && w[1] == 0 && w[2] == 0xffff0000u)) { /* ::ffff:a.b.c.d */
-		const unsigned char *a = v6 ? b + 12 : b;
-		snprintf(out, n, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
-		return;
-	}
-	snprintf(out, n, "[%x:%x:%x:%x:%x:%x:%x:%x]", b[0] << 8 | b[1], b[2] << 8 | b[3], b[4] << 8 | b[5],
-		 b[6] << 8 | b[7], b[8] << 8 | b[9], b[10] << 8 | b[11], b[12] << 8 | b[13], b[14] << 8 | b[15]);
-}
-
 bool wait_tcp_peer(const char *table, unsigned long long inode, bool v6, char *out, size_t n)
 {
-	for (const char *line = table; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		char local[40], remote[40];
-		unsigned st;
-		unsigned long long ino;
-		/* sl local rem st tx:rx tr:when retr uid timeout inode */
-		if (sscanf(line, " %*s %39[0-9A-Fa-f:] %39[0-9A-Fa-f:] %x %*s %*s %*s %*s %*s %llu", local, remote, &st, &ino) ==
-			    4 &&
-		    ino == inode && inode) {
-			char *lp = strchr(local, ':'), *rp = strchr(remote, ':');
-			if (!lp || !rp)
-				return false;
-			unsigned lport = (unsigned)strtoul(lp + 1, NULL, 16), rport = (unsigned)strtoul(rp + 1, NULL, 16);
-			char addr[64];
-			*rp = '\0';
-			net_addr(remote, v6, addr, sizeof(addr));
-			if (rport == 0)
-				snprintf(out, n, "listening on port %u", lport);
-			else
-				snprintf(out, n, "%s:%u", addr, rport);
-			return true;
-		}
-		line = nl ? nl + 1 : NULL;
+	net_row r;
+	bool ok;
+	for (const char *cur = table; inode && net_row_next(&cur, &r, &ok);) {
+		if (!ok || r.inode != inode)
+			continue;
+		char addr[64];
+		net_addr_text(r.remote, v6, addr, sizeof(addr));
+		if (r.remote_port == 0)
+			snprintf(out, n, "listening on port %u", r.local_port);
+		else
+			snprintf(out, n, "%s:%u", addr, r.remote_port);
+		return true;
 	}
 	return false;
 }

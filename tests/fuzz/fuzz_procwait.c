@@ -1,13 +1,15 @@
 /* The job doctor's readers of /proc and of py-spy (src/sampler/waits.h, jobcpu.h, pystack.h):
- * a thread's syscall line, /proc/net/tcp and tcp6 tables, CPU lists, cgroup cpu.max, /proc/stat,
+ * a thread's syscall line, /proc/net/tcp and tcp6 tables (parse/nettcp.h, the rendezvous's sockets), CPU lists, cgroup cpu.max, /proc/stat,
  * a thread's status (voluntary_ctxt_switches) and py-spy's dump text. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/nettcp.h"
 #include "sampler/jobcpu.h"
 #include "sampler/pystack.h"
+#include "sampler/rendezvous.h"
 #include "sampler/waits.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -23,9 +25,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fd_arg < -1 || fd_arg > 5)
 			abort();
 	}
-	char peer[96];
+	char peer[96] = "";
 	(void)wait_tcp_peer(s, size, size & 1, peer, sizeof(peer));
 	if (strlen(peer) >= sizeof(peer))
+		abort();
+	const char *cur = s;
+	net_row r;
+	bool ok;
+	while (net_row_next(&cur, &r, &ok)) {
+		if (ok && (r.local_port > 0xffff || r.remote_port > 0xffff || strlen(r.local) >= sizeof(r.local)))
+			abort();
+		char addr[64];
+		net_addr_text(r.remote, size & 2, addr, sizeof(addr));
+		if (strlen(addr) >= sizeof(addr))
+			abort();
+	}
+	unsigned long long ino[2] = {size, 1};
+	dist_sock socks[4];
+	if (dist_sockets_parse(s, ino, 2, socks, 4) > 4)
 		abort();
 	(void)wait_classify(size ? s[0] : 0, s, s, (mode_t)(size & 0170000), s);
 	unsigned char mask[JOBCPU_MAX_CPUS / 8];
