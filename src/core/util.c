@@ -481,6 +481,18 @@ bool seconds_to_time(double t, long long *out)
 	return double_to_int(t, 0, (long long)GV_TIME_MAX, out);
 }
 
+bool utc_minute_text(long long t, char *out, size_t n)
+{
+	long long secs;
+	struct tm tm;
+	time_t tt;
+	if (n)
+		out[0] = '\0';
+	if (t <= 0 || !seconds_to_time((double)t, &secs) || (tt = (time_t)secs, !gmtime_r(&tt, &tm)))
+		return false;
+	return strftime(out, n, "%Y-%m-%d %H:%M UTC", &tm) > 0;
+}
+
 double now_seconds(void)
 {
 	struct timespec ts;

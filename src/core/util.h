@@ -96,6 +96,9 @@ bool double_to_int(double v, long long lo, long long hi, long long *out);
  * 1970 to 9999, which no run of gpuvet has (gmtime and strftime then say nothing sensible). */
 #define GV_TIME_MAX 253402300799.0 /* 9999-12-31T23:59:59Z */
 bool seconds_to_time(double t, long long *out);
+/* Seconds since the epoch as the minute a finding names, "2026-12-05 00:41 UTC": false (out "")
+ * for 0, negative times and those seconds_to_time refuses (a facts document's number). */
+bool utc_minute_text(long long t, char *out, size_t n);
 
 /* Monotonic clock in seconds. */
 double now_seconds(void);

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/factkeys.h"
 #include "health/conditions.h"
@@ -148,12 +147,9 @@ static void xid(rule_ctx *c)
 		else
 			snprintf(where, sizeof(where), "PCI %s", pci ? pci : "?");
 		long long t;
-		if (facts_int(f, &t, FK_KMSG_XID_TIME(lld), i) && t > 0) {
-			time_t tt = (time_t)t;
-			struct tm tm;
-			if (gmtime_r(&tt, &tm))
-				strftime(when, sizeof(when), ", last %Y-%m-%d %H:%M UTC", &tm);
-		}
+		char minute[32];
+		if (facts_int(f, &t, FK_KMSG_XID_TIME(lld), i) && utc_minute_text(t, minute, sizeof(minute)))
+			snprintf(when, sizeof(when), ", last %s", minute);
 		long long count = facts_int_or(f, 1, FK_KMSG_XID_N_COUNT(lld), i);
 		const char *msg = facts_str(f, FK_KMSG_XID_MESSAGE(lld), i);
 		finding_evidence(x, "Xid %lld on %s, %lld time(s)%s%s: %s%s%s", code, where, count, when,

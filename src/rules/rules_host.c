@@ -4,7 +4,6 @@
  * the kernel log is the only place that says why. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/factkeys.h"
 #include "rules/registry.h"
@@ -31,12 +30,9 @@ static void oom_killed(rule_ctx *c)
 			continue;
 		char when[64] = "", rss[48] = "";
 		long long t, b;
-		if (facts_int(f, &t, FK_KMSG_OOM_TIME(lld), i) && t > 0) {
-			time_t tt = (time_t)t;
-			struct tm tm;
-			if (gmtime_r(&tt, &tm))
-				strftime(when, sizeof(when), " at %Y-%m-%d %H:%M UTC", &tm);
-		}
+		char minute[32];
+		if (facts_int(f, &t, FK_KMSG_OOM_TIME(lld), i) && utc_minute_text(t, minute, sizeof(minute)))
+			snprintf(when, sizeof(when), " at %s", minute);
 		if (facts_int(f, &b, FK_KMSG_OOM_RSS_BYTES(lld), i) && b > 0)
 			snprintf(rss, sizeof(rss), ", holding %.1f GiB", (double)b / (1 << 30));
 		const char *name = facts_str(f, FK_KMSG_OOM_NAME(lld), i);

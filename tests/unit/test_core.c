@@ -46,6 +46,14 @@ static void test_double_to_int(void **s)
 	assert_true(seconds_to_time(1796114887, &v) && v == 1796114887);
 	assert_false(seconds_to_time(-1, &v));
 	assert_false(seconds_to_time(GV_TIME_MAX + 1, &v));
+	char minute[32] = "x";
+	assert_true(utc_minute_text(1796114887, minute, sizeof(minute)));
+	assert_string_equal(minute, "2026-12-01 08:48 UTC");
+	assert_false(utc_minute_text(0, minute, sizeof(minute))); /* a kernel log line without a time */
+	assert_string_equal(minute, "");
+	assert_false(utc_minute_text(-5, minute, sizeof(minute)));
+	assert_false(utc_minute_text((long long)GV_TIME_MAX + 1, minute, sizeof(minute)));
+	assert_false(utc_minute_text(1796114887, minute, 8)); /* too small for it: nothing, not a cut date */
 	assert_false(seconds_to_time(NAN, &v));
 }
 
