@@ -48,6 +48,11 @@ typedef struct thread_wait {
 	char wchan[48];   /* "pipe_read", "" unknown */
 } thread_wait;
 
+/* How often a sleeping thread's syscall file is read before its "running" answer is kept. */
+#define WAIT_SYSCALL_TRIES 4
+/* At most this many of a process's descriptors are looked at for its open data files. */
+#define WAIT_OPEN_FILES_SCAN 4096
+
 /* What the thread does now. False when it is gone. */
 bool thread_wait_read(unsigned pid, unsigned tid, thread_wait *out);
 
@@ -68,6 +73,11 @@ wait_kind wait_classify(char state, const char *call, const char *link, mode_t l
  * to pid 4250 (python)", "/dev/nvidia0"; "" when nothing to add. j names the job's processes for
  * a pipe's other end. */
 void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, size_t n);
+/* A thread caught waiting on storage but never in its call (each read ends before the syscall
+ * file is read): the process's open data files as words, "its open file /data/x.tar (1.0 GiB)" or
+ * "its open files /a (2.0 GiB), /b (1.0 GiB) and 3 more", the largest first; "" when none. Data
+ * files: regular files opened read-only outside /dev, /proc and /sys, not shared libraries. */
+void wait_open_files(unsigned pid, char *out, size_t n);
 
 /* A peer from a /proc/net/tcp or tcp6 table's text: the remote "ADDR:PORT" of the socket with
  * this inode (into out; "listening on port P" when it has none). False when absent. Pure. */

@@ -476,6 +476,90 @@ static void test_waits_tree(void **st)
 	remove_tree();
 }
 
+/* The kernel's syscall file answers "running" when the thread woke while it was read: the first
+ * `racing` opens of a thread's syscall file answer so. */
+static int racing, syscall_fd = -1;
+static int (*real_open)(const char *, int, ...);
+static ssize_t (*real_read)(int, void *, size_t);
+
+static int open_racing(const char *path, int flags, ...)
+{
+	int fd = real_open(path, flags);
+	size_t n = strlen(path);
+	if (fd >= 0 && n > 8 && strcmp(path + n - 8, "/syscall") == 0 && racing > 0) {
+		racing--;
+		syscall_fd = fd;
+	}
+	return fd;
+}
+
+static ssize_t read_racing(int fd, void *buf, size_t n)
+{
+	if (fd == syscall_fd) {
+		syscall_fd = -1;
+		static const char running[] = "running\n";
+		size_t k = sizeof(running) - 1 < n ? sizeof(running) - 1 : n;
+		memcpy(buf, running, k);
+		return (ssize_t)k;
+	}
+	return real_read(fd, buf, n);
+}
+
+/* Short reads from fast storage: the thread sleeps in the block layer at its stat, but each
+ * read ends before its syscall file is read (H200, kernel 6.18: 3 of 8 samples asleep, none in
+ * the call). The file is asked again; where it never names the call, the process's open data
+ * files name what it reads. */
+static void test_waits_short_reads(void **st)
+{
+	(void)st;
+	if (wait_syscall_nr("preadv") < 0)
+		skip();
+	make_tree();
+	job j = one_job(777, 778);
+	thread_in(777, 777, "preadv", 5, "blk_io_schedule\n");
+	put("/proc/777/task/777/stat", "777 (python) D 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	real_open = gv_sys.open;
+	real_read = gv_sys.read;
+	gv_sys.open = open_racing;
+	gv_sys.read = read_racing;
+	thread_wait w;
+	char what[200];
+	/* woke during the first reads, asleep in the call at the next */
+	racing = WAIT_SYSCALL_TRIES - 1;
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_string_equal(w.call, "preadv");
+	assert_string_equal(w.link, "/data/train/shard-00042.tar");
+	/* never caught in the call: the storage wait from the wchan, and the open data files */
+	racing = WAIT_SYSCALL_TRIES;
+	assert_true(thread_wait_read(777, 777, &w));
+	gv_sys.open = real_open;
+	gv_sys.read = real_read;
+	assert_int_equal(w.nr, -1);
+	assert_string_equal(w.call, "");
+	assert_int_equal(w.kind, WAIT_FILE);
+	put("/proc/777/fdinfo/5", "pos:\t0\nflags:\t0140000\nmnt_id:\t25\n"); /* O_RDONLY|O_DIRECT|O_LARGEFILE */
+	put("/data/train/train.log", "written");
+	link_to("/proc/777/fd/9", "/data/train/train.log");
+	put("/proc/777/fdinfo/9", "pos:\t7\nflags:\t0102001\n"); /* O_WRONLY|O_APPEND: a log, not data */
+	put("/usr/lib/libfoo.so.1", "elf");
+	link_to("/proc/777/fd/10", "/usr/lib/libfoo.so.1");
+	wait_describe(&j, 777, &w, what, sizeof(what));
+	assert_string_equal(what, "its open file /data/train/shard-00042.tar (1 B)");
+	/* several: the largest first, the rest counted */
+	put("/data/train/shard-00043.tar", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+					  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	link_to("/proc/777/fd/11", "/data/train/shard-00043.tar");
+	put("/data/train/index.idx", "xx");
+	link_to("/proc/777/fd/12", "/data/train/index.idx");
+	wait_describe(&j, 777, &w, what, sizeof(what));
+	assert_string_equal(what, "its open files /data/train/shard-00043.tar (128 B), /data/train/index.idx (2 B) and 1 more");
+	/* a wait that is not storage's names no open file */
+	w.kind = WAIT_DISK;
+	wait_describe(&j, 777, &w, what, sizeof(what));
+	assert_string_equal(what, "");
+	remove_tree();
+}
+
 /* snapshots of GPU 0 at times t0.., the job's process 777 on it with bytes(t), utilization util */
 static void feed(doctor_live *d, job *j, double t0, int n, double util, double gib0, double gib_per_s)
 {
@@ -838,7 +922,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_summary), cmocka_unit_test(test_cpu_figures),
 		cmocka_unit_test(test_wait_lines),     cmocka_unit_test(test_pystack_parse),
-		cmocka_unit_test(test_waits_tree),     cmocka_unit_test(test_live_pipeline),
+		cmocka_unit_test(test_waits_tree), cmocka_unit_test(test_waits_short_reads),     cmocka_unit_test(test_live_pipeline),
 		cmocka_unit_test(test_utilisation_fallback),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_rendezvous_parse),
