@@ -22,6 +22,9 @@
 #                                                                          expected not job.memory-growth
 #   churn          allocates and frees 1-8 GiB tensors at random each step, empty_cache() every 10
 #                                                                          expected not job.memory-growth
+#   single_rank    a job of one rank (RANK=0 WORLD_SIZE=1, as accelerate launches one GPU) after
+#                  init_process_group("nccl"), then a tiny kernel every 0.5 s
+#                                                                          expected job.gpu-idle, "a sleep", no rendezvous
 #   compile_warmup torch.compile(mode="max-autotune") of a fresh MLP (an empty Inductor cache),
 #                  watched from its first step                             expected job.compiling
 # Each: `gpuvet watch --pid PID --diagnose 8 --json` after a warm-up, beside nvidia-smi. Then
@@ -99,6 +102,14 @@ elif kind in ("rendezvous", "rendezvous1", "rendezvous_tcp"):
             dist.init_process_group("nccl", timeout=timeout)
     except Exception as e:
         print("init_process_group:", type(e).__name__, str(e)[:200], flush=True)
+elif kind == "single_rank":
+    import torch.distributed as dist
+    dist.init_process_group("nccl")
+    x = torch.ones(1, device=dev)
+    while time.time() < end:
+        x = x * 1.0001
+        torch.cuda.synchronize()
+        time.sleep(0.5)
 elif kind == "healthy_amp":
     m = torch.nn.Sequential(
         torch.nn.Conv2d(3, 128, 3, padding=1), torch.nn.ReLU(),
@@ -172,6 +183,7 @@ run_job() {
 	case $kind in
 	rendezvous) env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29611 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
 	rendezvous1) env RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29612 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
+	single_rank) env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29614 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
 	healthy_amp_late) "$PY" "$OUT/job.py" healthy_amp 50 > "$OUT/$kind.job.log" 2>&1 & ;;
 	*) GROW_SECONDS=8 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
 	esac
@@ -222,6 +234,7 @@ run_job wait_queue job.gpu-idle "a lock or a queue"
 run_job rendezvous job.gpu-idle "1 of 2 connected"
 run_job rendezvous_tcp job.gpu-idle "only it is connected"
 run_job rendezvous1 job.gpu-idle "waits to reach the rendezvous store at 127.0.0.1:29612"
+run_job single_rank job.gpu-idle "a sleep"
 run_job healthy_amp "$PROBLEMS"
 WARM=25 run_job healthy_amp_late "$PROBLEMS,job.phase-change"
 run_job warmup_growth '!job.memory-growth'
