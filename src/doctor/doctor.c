@@ -144,8 +144,8 @@ static void cpu_figures(doctor_verdict *v, const doctor_cpu *c)
 	else
 		EVID(v, "no worker processes: the data is prepared in the GPU process itself");
 	if (c->compilers)
-		EVID(v, "%d process%s of the job compile kernels (a compiler, ptxas, Inductor's compile workers): %.1f cores",
-		     c->compilers, c->compilers == 1 ? "" : "es", c->compilers_cpu);
+		EVID(v, "%d process%s of the job compile%s kernels (a compiler, ptxas, Inductor's compile workers): %.1f cores",
+		     c->compilers, c->compilers == 1 ? "" : "es", c->compilers == 1 ? "s" : "", c->compilers_cpu);
 	if (known(c->idle_cores)) {
 		char lim[96] = "";
 		if (c->cpus && known(c->quota_cores))
@@ -710,9 +710,9 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 	 * the GPU waits for them, and a busy main thread is tracing, not loading data */
 	if (known(b) && b < t->busy && c->compilers > 0 && c->compilers_demand >= t->compile_busy) {
 		verdict(v, "job.compiling", DOCTOR_INFO, g->index,
-			"GPU %d waits while the job compiles kernels: %d compiler process%s use %.1f cores (torch.compile, "
+			"GPU %d waits while the job compiles kernels: %d compiler process%s %.1f cores (torch.compile, "
 			"Triton, a JIT extension build)",
-			g->index, c->compilers, c->compilers == 1 ? "" : "es", c->compilers_cpu);
+			g->index, c->compilers, c->compilers == 1 ? " uses" : "es use", c->compilers_cpu);
 		gpu_figures(v, g);
 		cpu_figures(v, c);
 		FIX(v, "a one-time cost for each new graph and shape: the job speeds up when it ends; judge it after "

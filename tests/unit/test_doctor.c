@@ -858,6 +858,14 @@ static void test_compiling(void **st)
 	assert_non_null(strstr(v.title, "GPU 0 waits while the job compiles kernels: 5 compiler processes use 4.2 cores"));
 	assert_true(has_evidence(&v, "5 processes of the job compile kernels"));
 	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "TORCHINDUCTOR_CACHE_DIR"));
+	/* one compiler (the H200's max-autotune warm-up: one compile worker at 1.7 cores) */
+	ev.cpu.compilers = 1;
+	ev.cpu.compilers_cpu = 1.7;
+	assert_string_equal(diag(&ev, &v), "job.compiling");
+	assert_non_null(strstr(v.title, "kernels: 1 compiler process uses 1.7 cores"));
+	assert_true(has_evidence(&v, "1 process of the job compiles kernels"));
+	ev.cpu.compilers = 5;
+	ev.cpu.compilers_cpu = 4.2;
 	/* the pool idle (0.1 cores, its busiest 4%) while the main thread makes batches: input-bound */
 	ev.cpu.compilers_cpu = 0.1;
 	ev.cpu.compilers_demand = 0.04;
