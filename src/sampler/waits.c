@@ -477,9 +477,8 @@ void wait_open_files(unsigned pid, char *out, size_t n)
 		long flags = data ? fd_flags(pid, de->d_name) : -1;
 		if (data && (flags < 0 || (flags & 3) == 0)) { /* O_RDONLY, or the flags unreadable */
 			files++;
-			int at = ntop < TOP ? ntop++ : TOP - 1;
-			if (at == TOP - 1 && files > TOP && top[at].size >= (long long)st.st_size)
-				at = -1; /* smaller than both kept */
+			/* a free place, else the smallest kept one's when this file is larger */
+			int at = ntop < TOP ? ntop++ : (long long)st.st_size > top[TOP - 1].size ? TOP - 1 : -1;
 			if (at >= 0) {
 				str_copy(top[at].link, sizeof(top[at].link), l);
 				top[at].size = (long long)st.st_size;
