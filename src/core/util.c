@@ -511,3 +511,16 @@ void sleep_seconds(double s)
 		ts.tv_nsec = 999999999;
 	nanosleep(&ts, NULL);
 }
+
+const char *bytes_words(char *buf, size_t size, double bytes)
+{
+	if (bytes >= 1024.0 * 1024 * 1024)
+		snprintf(buf, size, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+	else if (bytes >= 1024.0 * 1024)
+		snprintf(buf, size, "%.0f MiB", bytes / (1024.0 * 1024));
+	else if (bytes >= 1024.0)
+		snprintf(buf, size, "%.0f KiB", bytes / 1024.0);
+	else
+		snprintf(buf, size, "%.0f B", bytes);
+	return buf;
+}

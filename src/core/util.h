@@ -100,6 +100,9 @@ bool seconds_to_time(double t, long long *out);
  * for 0, negative times and those seconds_to_time refuses (a facts document's number). */
 bool utc_minute_text(long long t, char *out, size_t n);
 
+/* A size as a person reads it (into buf, which it returns): "1.0 GiB", "12 MiB", "4 KiB", "512 B". */
+const char *bytes_words(char *buf, size_t size, double bytes);
+
 /* Monotonic clock in seconds. */
 double now_seconds(void);
 /* Sleeps s seconds (nothing when s <= 0). A signal ends the sleep early, so a loop that sleeps

@@ -10,6 +10,7 @@
 #include "core/sysroot.h"
 #include "core/util.h"
 #include "fleet/attrib.h"
+#include "sampler/procfd.h"
 
 
 /* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."); 0 when unreadable. */
@@ -154,31 +155,22 @@ bool job_on_gpu(const job *j, const gpu_sample *g, double *mem_bytes)
 
 
 /* The /dev/nvidiaN each process of the job holds open. */
+/* Bit N of *minors for a descriptor on /dev/nvidiaN (N < 64). */
+static bool note_device(const proc_fd *fd, void *minors)
+{
+	unsigned n;
+	char rest;
+	if (sscanf(fd->link, "/dev/nvidia%u%c", &n, &rest) == 1 && n < 64)
+		*(unsigned long long *)minors |= 1ULL << n;
+	return true;
+}
+
 static void read_devices(job *j)
 {
 	j->devs_read = true;
 	for (size_t i = 0; i < j->n; i++) {
 		j->dev_minors[i] = 0;
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%u/fd", j->pids[i]);
-		DIR *d = sysroot_opendir(path);
-		if (!d)
-			continue;
-		struct dirent *de;
-		int seen = 0;
-		while ((de = readdir(d)) && seen++ < 65536) {
-			if (!isdigit((unsigned char)de->d_name[0]))
-				continue;
-			char fdp[96];
-			snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%s", j->pids[i], de->d_name);
-			char *target = sysroot_readlink(fdp);
-			unsigned n;
-			char rest;
-			if (target && sscanf(target, "/dev/nvidia%u%c", &n, &rest) == 1 && n < 64)
-				j->dev_minors[i] |= 1ULL << n;
-			free(target);
-		}
-		closedir(d);
+		proc_fd_each(j->pids[i], PROC_FD_SCAN, note_device, &j->dev_minors[i]);
 	}
 }
 

@@ -10,6 +10,7 @@
 #include "core/sysroot.h"
 #include "core/util.h"
 #include "parse/nettcp.h"
+#include "sampler/procfd.h"
 
 /* A process's sockets looked at: more than a rank holds (its store's clients, NCCL's bootstrap) */
 #define DIST_MAX_FDS 4096
@@ -134,28 +135,26 @@ void dist_from_sockets(const dist_sock *s, size_t n, dist_rank *d)
 			d->to_master = true;
 }
 
+typedef struct inode_list {
+	unsigned long long *v;
+	size_t n, max;
+} inode_list;
+
+static bool note_socket(const proc_fd *fd, void *arg)
+{
+	inode_list *l = arg;
+	if (!strncmp(fd->link, "socket:[", 8))
+		l->v[l->n++] = strtoull(fd->link + 8, NULL, 10);
+	return l->n < l->max;
+}
+
 /* The inodes of the process's sockets ("socket:[N]" links under /proc/PID/fd); how many. */
 static size_t socket_inodes(unsigned pid, unsigned long long *out, size_t max)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%u/fd", pid);
-	DIR *dir = sysroot_opendir(path);
-	if (!dir)
-		return 0;
-	size_t n = 0, seen = 0;
-	struct dirent *de;
-	while ((de = readdir(dir)) && n < max && seen++ < DIST_MAX_FDS) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		char fd[96];
-		snprintf(fd, sizeof(fd), "/proc/%u/fd/%.20s", pid, de->d_name);
-		char *link = sysroot_readlink(fd);
-		if (link && !strncmp(link, "socket:[", 8))
-			out[n++] = strtoull(link + 8, NULL, 10);
-		free(link);
-	}
-	closedir(dir);
-	return n;
+	inode_list l = {out, 0, max};
+	if (max)
+		proc_fd_each(pid, DIST_MAX_FDS, note_socket, &l);
+	return l.n;
 }
 
 static bool store_thread_in(unsigned pid)

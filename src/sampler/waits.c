@@ -2,7 +2,6 @@
 #include "sampler/waits.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "core/sysroot.h"
 #include "core/util.h"
 #include "parse/nettcp.h"
+#include "sampler/procfd.h"
 
 const char *wait_kind_name(wait_kind k)
 {
@@ -349,6 +349,18 @@ static void socket_words(unsigned pid, const char *link, char *out, size_t n)
 	snprintf(out, n, "a socket (%s)", link);
 }
 
+struct pipe_end {
+	const char *link;
+	bool holds;
+};
+
+static bool holds_link(const proc_fd *fd, void *arg)
+{
+	struct pipe_end *e = arg;
+	e->holds = strcmp(fd->link, e->link) == 0;
+	return !e->holds;
+}
+
 /* The job's other processes that hold the same pipe (by its link "pipe:[N]"), as words. */
 static void pipe_words(const job *j, unsigned pid, const char *link, char *out, size_t n)
 {
@@ -357,24 +369,9 @@ static void pipe_words(const job *j, unsigned pid, const char *link, char *out, 
 	for (size_t i = 0; j && i < j->n && len + 40 < n; i++) {
 		if (j->pids[i] == pid)
 			continue;
-		char dir[64];
-		snprintf(dir, sizeof(dir), "/proc/%u/fd", j->pids[i]);
-		DIR *d = sysroot_opendir(dir);
-		if (!d)
-			continue;
-		struct dirent *de;
-		bool holds = false;
-		int seen = 0;
-		while (!holds && (de = readdir(d)) && seen++ < 65536) {
-			if (!isdigit((unsigned char)de->d_name[0]))
-				continue;
-			char fdp[96];
-			snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%s", j->pids[i], de->d_name);
-			char *l = sysroot_readlink(fdp);
-			holds = l && strcmp(l, link) == 0;
-			free(l);
-		}
-		closedir(d);
+		struct pipe_end e = {link, false};
+		proc_fd_each(j->pids[i], PROC_FD_SCAN, holds_link, &e);
+		bool holds = e.holds;
 		if (!holds)
 			continue;
 		char cp[64];
@@ -437,70 +434,63 @@ static bool data_file_path(const char *link)
 	return !(so && (so[3] == '\0' || so[3] == '.'));
 }
 
-/* A size as a person reads it: "1.0 GiB", "12 MiB", "512 B". */
-static void size_words(char *out, size_t n, long long bytes)
+enum { OPEN_FILES_TOP = 2 };
+typedef struct open_file {
+	char link[160];
+	long long size;
+} open_file;
+typedef struct open_files {
+	open_file top[OPEN_FILES_TOP]; /* the largest, in order */
+	int ntop, files;
+} open_files;
+
+/* Keeps a file among the two largest: a free place, else the smaller kept one's when it is larger. */
+static void open_files_add(open_files *o, const char *link, long long size)
 {
-	if (bytes >= 1LL << 30)
-		snprintf(out, n, "%.1f GiB", (double)bytes / (1LL << 30));
-	else if (bytes >= 1LL << 20)
-		snprintf(out, n, "%.0f MiB", (double)bytes / (1LL << 20));
-	else if (bytes >= 1LL << 10)
-		snprintf(out, n, "%.0f KiB", (double)bytes / (1LL << 10));
-	else
-		snprintf(out, n, "%lld B", bytes);
+	o->files++;
+	int at = o->ntop < OPEN_FILES_TOP ? o->ntop++ : size > o->top[OPEN_FILES_TOP - 1].size ? OPEN_FILES_TOP - 1 : -1;
+	if (at < 0)
+		return;
+	str_copy(o->top[at].link, sizeof(o->top[at].link), link);
+	o->top[at].size = size;
+	for (; at > 0 && o->top[at].size > o->top[at - 1].size; at--) {
+		open_file t = o->top[at];
+		o->top[at] = o->top[at - 1];
+		o->top[at - 1] = t;
+	}
+}
+
+/* "its open file /a (1.0 GiB)", "its open files /a (2.0 GiB), /b (1.0 GiB) and 3 more" */
+static void open_files_words(const open_files *o, const char *one, const char *many, char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (int i = 0; i < o->ntop && len < n; i++) {
+		char size[32];
+		bytes_words(size, sizeof(size), (double)o->top[i].size);
+		len += (size_t)snprintf(out + len, n - len, "%s%s (%s)", i ? ", " : o->ntop > 1 ? many : one, o->top[i].link, size);
+	}
+	if (o->files > o->ntop && len < n)
+		snprintf(out + len, n - len, " and %d more", o->files - o->ntop);
+}
+
+static bool note_open_file(const proc_fd *fd, void *arg)
+{
+	struct stat st;
+	if (!data_file_path(fd->link) || sysroot_stat(fd->path, &st) != 0 || !S_ISREG(st.st_mode))
+		return true;
+	long flags = fd_flags(fd->pid, fd->name);
+	if (flags < 0 || (flags & 3) == 0) /* O_RDONLY, or the flags unreadable */
+		open_files_add(arg, fd->link, (long long)st.st_size);
+	return true;
 }
 
 void wait_open_files(unsigned pid, char *out, size_t n)
 {
-	enum { TOP = 2 };
-	typedef struct {
-		char link[160];
-		long long size;
-	} open_file;
-	open_file top[TOP]; /* the largest, in order */
-	int ntop = 0, files = 0;
+	open_files o = {0};
 	out[0] = '\0';
-	char dir[64];
-	snprintf(dir, sizeof(dir), "/proc/%u/fd", pid);
-	DIR *d = sysroot_opendir(dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	for (int seen = 0; (de = readdir(d)) && seen < WAIT_OPEN_FILES_SCAN; seen++) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		char fdp[96];
-		snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%s", pid, de->d_name);
-		char *l = sysroot_readlink(fdp);
-		struct stat st;
-		bool data = l && data_file_path(l) && sysroot_stat(fdp, &st) == 0 && S_ISREG(st.st_mode);
-		long flags = data ? fd_flags(pid, de->d_name) : -1;
-		if (data && (flags < 0 || (flags & 3) == 0)) { /* O_RDONLY, or the flags unreadable */
-			files++;
-			/* a free place, else the smallest kept one's when this file is larger */
-			int at = ntop < TOP ? ntop++ : (long long)st.st_size > top[TOP - 1].size ? TOP - 1 : -1;
-			if (at >= 0) {
-				str_copy(top[at].link, sizeof(top[at].link), l);
-				top[at].size = (long long)st.st_size;
-				for (; at > 0 && top[at].size > top[at - 1].size; at--) {
-					open_file t = top[at];
-					top[at] = top[at - 1];
-					top[at - 1] = t;
-				}
-			}
-		}
-		free(l);
-	}
-	closedir(d);
-	size_t len = 0;
-	for (int i = 0; i < ntop && len < n; i++) {
-		char size[32];
-		size_words(size, sizeof(size), top[i].size);
-		len += (size_t)snprintf(out + len, n - len, "%s%s (%s)", i ? ", " : ntop > 1 ? "its open files " : "its open file ",
-					top[i].link, size);
-	}
-	if (files > ntop && len < n)
-		snprintf(out + len, n - len, " and %d more", files - ntop);
+	if (proc_fd_each(pid, WAIT_OPEN_FILES_SCAN, note_open_file, &o))
+		open_files_words(&o, "its open file ", "its open files ", out, n);
 }
 
 void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, size_t n)

@@ -19,12 +19,9 @@
 
 const char *fmt_bytes(char *buf, size_t size, sval v)
 {
-	if (!sv_has(v))
-		str_copy(buf, size, "n/a");
-	else if (v.v >= 1024.0 * 1024 * 1024)
-		snprintf(buf, size, "%.1f GiB", v.v / (1024.0 * 1024 * 1024));
-	else
-		snprintf(buf, size, "%.0f MiB", v.v / (1024.0 * 1024));
+	if (sv_has(v))
+		return bytes_words(buf, size, v.v);
+	str_copy(buf, size, "n/a");
 	return buf;
 }
 
