@@ -5,6 +5,9 @@
 # clocks, limits or modes.
 #   wait_file      the main thread reads its samples with O_DIRECT from a file on disk
 #                  (shard-00042.bin), 4 KiB at a random place each         expected job.gpu-idle, the file named
+#   mmap_faults    the main thread reads the same file through a memory mapping (libc mmap, the
+#                  descriptor closed, as torch.load(mmap=True) leaves it), a random page at a time,
+#                  the pages dropped from the cache after each sample      expected job.gpu-idle, "memory-mapped file"
 #   wait_queue     the main thread takes batches from a queue.Queue that a slow producer thread
 #                  fills (0.3 s a batch)                                   expected job.gpu-idle, "a lock or a queue"
 #   rendezvous     rank 0 of init_process_group(world_size=2), launched as torchrun launches
@@ -79,6 +82,29 @@ if kind == "wait_file":
                 os.posix_fadvise(fd, off, 4096, os.POSIX_FADV_DONTNEED)
             os.preadv(fd, [buf], off)
         w.add_(1)
+elif kind == "mmap_faults":
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    path = os.environ["DATA_FILE"]
+    fd = os.open(path, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    base = libc.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+    os.close(fd)  # the mapping alone keeps the file
+    if base in (None, ctypes.c_void_p(-1).value):
+        sys.exit("mmap failed: errno %d" % ctypes.get_errno())
+    libc.madvise(base, size, 1)  # MADV_RANDOM: a fault reads its page, no read-ahead
+    w = torch.zeros(16, device=dev)
+    while time.time() < end:
+        for _ in range(64):  # a sample: 64 random pages
+            ctypes.c_char.from_address(base + random.randrange(size // 4096) * 4096).value
+        w.add_(1)
+        libc.madvise(base, size, 4)  # MADV_DONTNEED: unmap the pages from this process
+        fd = os.open(path, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # and drop them from the page cache
+        os.close(fd)
 elif kind == "wait_queue":
     q = queue.Queue(maxsize=2)
     def producer():
@@ -230,6 +256,7 @@ PY
 }
 PROBLEMS='!job.memory-growth,job.gpu-idle,job.input-bound,job.launch-bound,job.memory-pressure'
 run_job wait_file job.gpu-idle "shard-00042.bin"
+run_job mmap_faults job.gpu-idle "memory-mapped file /"
 run_job wait_queue job.gpu-idle "a lock or a queue"
 run_job rendezvous job.gpu-idle "1 of 2 connected"
 run_job rendezvous_tcp job.gpu-idle "only it is connected"

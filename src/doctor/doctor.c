@@ -54,20 +54,23 @@ const char *doctor_level_name(doctor_level l)
 }
 
 /* One more line of a verdict's evidence, fixes or notes (rows of width bytes, *n used, at most
- * DOCTOR_MAX_LINES: the rest is dropped). */
-static void line(char *rows, size_t width, size_t *n, const char *fmt, ...) GV_PRINTF(4, 5);
-static void line(char *rows, size_t width, size_t *n, const char *fmt, ...)
+ * DOCTOR_MAX_LINES: the rest is dropped); *cut when it did not fit. */
+static void line(char *rows, size_t width, size_t *n, bool *cut, const char *fmt, ...) GV_PRINTF(5, 6);
+static void line(char *rows, size_t width, size_t *n, bool *cut, const char *fmt, ...)
 {
-	if (*n >= DOCTOR_MAX_LINES)
+	if (*n >= DOCTOR_MAX_LINES) {
+		*cut = true;
 		return;
+	}
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(rows + *n * width, width, fmt, ap);
+	if (vsnprintf(rows + *n * width, width, fmt, ap) >= (int)width)
+		*cut = true;
 	va_end(ap);
 	(*n)++;
 }
 
-#define LINE_OF(v, rows, n, ...) line((v)->rows[0], sizeof((v)->rows[0]), &(v)->n, __VA_ARGS__)
+#define LINE_OF(v, rows, n, ...) line((v)->rows[0], sizeof((v)->rows[0]), &(v)->n, &(v)->cut, __VA_ARGS__)
 #define EVID(v, ...) LINE_OF(v, evidence, nevidence, __VA_ARGS__)
 #define FIX(v, ...) LINE_OF(v, fix, nfix, __VA_ARGS__)
 #define NOTE(v, ...) LINE_OF(v, note, nnote, __VA_ARGS__)
@@ -80,7 +83,8 @@ static void verdict(doctor_verdict *v, const char *id, doctor_level level, int g
 	v->gpu = gpu;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(v->title, sizeof(v->title), fmt, ap);
+	if (vsnprintf(v->title, sizeof(v->title), fmt, ap) >= (int)sizeof(v->title))
+		v->cut = true;
 	va_end(ap);
 }
 
@@ -471,7 +475,9 @@ static void wait_line(doctor_verdict *v, const doctor_wait *w)
 	else
 		snprintf(who, sizeof(who), "thread %u%s%s%s of pid %u", w->tid, w->comm[0] ? " (" : "", w->comm,
 			 w->comm[0] ? ")" : "", w->pid);
-	if (w->call[0])
+	if (w->fault)
+		snprintf(call, sizeof(call), "in page faults");
+	else if (w->call[0])
 		snprintf(call, sizeof(call), "in %s()", w->call);
 	else
 		snprintf(call, sizeof(call), "waiting");
@@ -584,7 +590,8 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 			snprintf(whose, sizeof(whose), " in its thread %u", w->tid);
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
 			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits on %s%s%.60s%s%s", g->index,
-			kind_words(w->kind), w->what[0] ? " (" : "", w->what, w->what[0] ? ")" : "", whose);
+			w->fault ? "page faults that read from storage" : kind_words(w->kind), w->what[0] ? " (" : "", w->what,
+			w->what[0] ? ")" : "", whose);
 	}
 	else
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
@@ -609,7 +616,14 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 		break;
 	case WAIT_FILE:
 	case WAIT_DISK:
-		FIX(v, "the data comes from storage too slowly: copy it to local NVMe or RAM (/dev/shm), read larger "
+		if (w->fault)
+			FIX(v, "the job reads memory-mapped data (np.memmap, Arrow or Hugging Face datasets, "
+			       "torch.load(mmap=True), safetensors) page by page: each first touch of a page waits on a small "
+			       "read from storage. Bring the file into RAM first (copy it to /dev/shm or local NVMe, `vmtouch "
+			       "-t FILE` or `cat FILE > /dev/null` where it fits the page cache), read it in large sequential "
+			       "blocks instead of random pages, or let more DataLoader workers overlap the faults");
+		else
+			FIX(v, "the data comes from storage too slowly: copy it to local NVMe or RAM (/dev/shm), read larger "
 		       "sequential shards (WebDataset, tar or record files), more DataLoader workers and prefetch_factor to "
 		       "overlap the reads; `iostat -x 1` shows the disk's load");
 		break;

@@ -25,6 +25,7 @@
 
 #define DOCTOR_MAX_GPUS 16
 #define DOCTOR_MAX_LINES 12
+#define DOCTOR_LINE_MAX 512
 
 /* What one of the job's GPUs did over the window: the per-GPU window summary
  * (sampler/summary.h), the job's processes as the job. */
@@ -69,6 +70,7 @@ typedef struct doctor_wait {
 	int count;          /* samples in this wait */
 	wait_kind kind;
 	char call[24];      /* "read"; "" unknown (wchan only) */
+	bool fault;         /* in page faults, outside any call (memory-mapped data, swap) */
 	char what[200];     /* a path, "a TCP socket to 10.0.0.5:29500", "a pipe to pid 4250 (python)"; "" */
 } doctor_wait;
 
@@ -133,12 +135,14 @@ typedef enum { DOCTOR_OK = 0, DOCTOR_INFO, DOCTOR_WARN } doctor_level;
 typedef struct doctor_verdict {
 	const char *id;          /* "job.tensor-bound" ...: docs/watch.md */
 	doctor_level level;      /* ok: the GPU works at what it should; warn: speed is lost */
-	char title[240];
+	char title[DOCTOR_LINE_MAX];
 	int gpu;                 /* the GPU concerned, -1 for the job */
 	size_t nevidence, nfix, nnote;
-	char evidence[DOCTOR_MAX_LINES][200];
-	char fix[DOCTOR_MAX_LINES][240];
-	char note[DOCTOR_MAX_LINES][240]; /* secondary observations (power cap at full load, memory) */
+	/* wide enough for the longest line the doctor writes (a unit test holds it to that) */
+	char evidence[DOCTOR_MAX_LINES][DOCTOR_LINE_MAX];
+	char fix[DOCTOR_MAX_LINES][DOCTOR_LINE_MAX];
+	char note[DOCTOR_MAX_LINES][DOCTOR_LINE_MAX];
+	bool cut; /* a line did not fit (a bug: the tests look for it) */ /* secondary observations (power cap at full load, memory) */
 } doctor_verdict;
 
 /* The one verdict for the evidence; t NULL for the defaults. */

@@ -104,8 +104,8 @@ static void tally(doctor_acc *a, unsigned pid, unsigned tid, const char *comm, c
 	group_of(w, group, sizeof(group));
 	for (size_t i = 0; i < a->nkey; i++) {
 		wait_key *k = &a->keys[i];
-		if (k->pid == pid && k->tid == tid && k->kind == w->kind && strcmp(k->call, w->call) == 0 &&
-		    strcmp(k->group, group) == 0) {
+		if (k->pid == pid && k->tid == tid && k->kind == w->kind && k->last.fault == w->fault &&
+		    strcmp(k->call, w->call) == 0 && strcmp(k->group, group) == 0) {
 			k->count++;
 			if (strcmp(k->last.link, w->link) != 0)
 				k->paths++;
@@ -334,6 +334,7 @@ static void add_wait(doctor_waits *ws, const job *j, const wait_key *k, const wa
 	w->samples = samples;
 	w->kind = k->kind;
 	str_copy(w->call, sizeof(w->call), k->call);
+	w->fault = k->last.fault;
 	char what[200];
 	wait_describe(j, k->pid, &k->last, what, sizeof(what));
 	if (k->kind == WAIT_FILE && k->paths > 1) {

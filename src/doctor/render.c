@@ -23,7 +23,7 @@ char *doctor_text(const doctor_evidence *ev, const doctor_verdict *v, const char
 	return sb_steal(&b);
 }
 
-static cJSON *lines(const char (*arr)[240], size_t n)
+static cJSON *lines(const char (*arr)[DOCTOR_LINE_MAX], size_t n)
 {
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++)
@@ -79,6 +79,7 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 		cJSON_AddStringToObject(x, "kind", wait_kind_name(w->kind));
 		cJSON_AddStringToObject(x, "call", w->call);
 		cJSON_AddStringToObject(x, "on", w->what);
+		cJSON_AddBoolToObject(x, "page_faults", w->fault);
 		cJSON_AddNumberToObject(x, "samples", w->samples);
 		cJSON_AddNumberToObject(x, "ratio", w->samples ? (double)w->count / w->samples : 0);
 	}
@@ -158,7 +159,7 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 	cJSON *e = cJSON_AddArrayToObject(d, "evidence");
 	for (size_t i = 0; i < v->nevidence; i++)
 		cJSON_AddItemToArray(e, cJSON_CreateString(v->evidence[i]));
-	cJSON_AddItemToObject(d, "fix", lines((const char(*)[240])v->fix, v->nfix));
-	cJSON_AddItemToObject(d, "notes", lines((const char(*)[240])v->note, v->nnote));
+	cJSON_AddItemToObject(d, "fix", lines(v->fix, v->nfix));
+	cJSON_AddItemToObject(d, "notes", lines(v->note, v->nnote));
 	return root;
 }

@@ -150,6 +150,7 @@ static wait_kind wchan_kind(const char *w)
 		{"kernel_wait", WAIT_CHILD},   {"sk_wait", WAIT_SOCKET},      {"inet_csk_accept", WAIT_SOCKET},
 		{"unix_stream", WAIT_SOCKET},  {"tcp_", WAIT_SOCKET},         {"sock_", WAIT_SOCKET},
 		{"io_schedule", WAIT_FILE},    {"folio_wait", WAIT_FILE},     {"wait_on_page", WAIT_FILE},
+		{"__folio_lock", WAIT_FILE},   {"__lock_page", WAIT_FILE},    {"swap_read", WAIT_FILE},
 		{"filemap_", WAIT_FILE},       {"nfs", WAIT_FILE},            {"rpc_", WAIT_FILE},
 		{"fuse_", WAIT_FILE},          {"ext4_", WAIT_FILE},          {"xfs_", WAIT_FILE},
 		{"jbd2", WAIT_FILE},           {"blk_", WAIT_FILE},           {"os_", WAIT_GPU},
@@ -249,6 +250,7 @@ bool thread_wait_read(unsigned pid, unsigned tid, thread_wait *w)
 		}
 		if (parsed) {
 			w->nr = nr;
+			w->fault = nr == -1 && w->state == 'D' && !starts(buf, "running");
 			int fd_arg = -1;
 			const char *name = wait_syscall_name(nr, &fd_arg);
 			str_copy(w->call, sizeof(w->call), name ? name : "");
@@ -270,6 +272,10 @@ bool thread_wait_read(unsigned pid, unsigned tid, thread_wait *w)
 		break;
 	}
 	w->kind = wait_classify(w->state, w->call, w->link, type, w->wchan);
+	/* a fault in uninterruptible sleep with no kernel function to say more reads storage (the
+	 * wchan of a lock or of the GPU's memory manager keeps its own kind) */
+	if (w->fault && w->kind == WAIT_DISK && !w->wchan[0])
+		w->kind = WAIT_FILE;
 	return true;
 }
 
@@ -493,9 +499,68 @@ void wait_open_files(unsigned pid, char *out, size_t n)
 		open_files_words(&o, "its open file ", "its open files ", out, n);
 }
 
+/* The maps of one process name few files, each in a few mappings. */
+#define MAPS_FILES 64
+
+void wait_maps_words(const char *maps, size_t len, char *out, size_t n)
+{
+	open_file seen[MAPS_FILES];
+	int nseen = 0;
+	out[0] = '\0';
+	for (const char *line = maps, *end = maps + len; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t ll = nl ? (size_t)(nl - line) : (size_t)(end - line);
+		char buf[512];
+		str_copy(buf, sizeof(buf) < ll + 1 ? sizeof(buf) : ll + 1, line);
+		line = nl ? nl + 1 : end;
+		/* "7f00-7f80 r--s 00000000 103:02 1234    /data/x.arrow" */
+		unsigned long long lo, hi;
+		char perms[8];
+		int off = 0;
+		if (sscanf(buf, "%llx-%llx %7s %*s %*s %*s %n", &lo, &hi, perms, &off) != 3 || !off || hi <= lo ||
+		    perms[0] != 'r' || perms[2] == 'x')
+			continue;
+		const char *path = buf + off;
+		if (!data_file_path(path) || starts(path, "/usr/") || starts(path, "/etc/") || starts(path, "/lib"))
+			continue;
+		int i = 0;
+		while (i < nseen && strcmp(seen[i].link, path) != 0)
+			i++;
+		if (i == nseen) {
+			if (nseen == MAPS_FILES)
+				continue;
+			str_copy(seen[nseen].link, sizeof(seen[nseen].link), path);
+			seen[nseen++].size = 0;
+		}
+		seen[i].size += (long long)(hi - lo);
+	}
+	open_files o = {0};
+	for (int i = 0; i < nseen; i++)
+		open_files_add(&o, seen[i].link, seen[i].size);
+	open_files_words(&o, "its memory-mapped file ", "its memory-mapped files ", out, n);
+}
+
+void wait_mapped_files(unsigned pid, char *out, size_t n)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if (sysroot_read_may_deny(path, 8 << 20, &buf, &len, NULL) != 0)
+		return;
+	wait_maps_words(buf, len, out, n);
+	free(buf);
+}
+
 void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, size_t n)
 {
 	out[0] = '\0';
+	if (w->fault && !w->link[0] && (w->kind == WAIT_FILE || w->kind == WAIT_DISK)) {
+		wait_mapped_files(pid, out, n);
+		if (!out[0])
+			str_copy(out, n, "memory that no data file backs (swap, or the program's own files)");
+		return;
+	}
 	if (!w->link[0] && w->kind == WAIT_FILE)
 		wait_open_files(pid, out, n);
 	if (!w->link[0])

@@ -46,6 +46,8 @@ typedef struct thread_wait {
 	int fd;           /* the descriptor the call names, -1 none */
 	char link[160];   /* that descriptor's link ("/data/x.tar", "socket:[123]", "pipe:[45]"), "" */
 	char wchan[48];   /* "pipe_read", "" unknown */
+	bool fault;       /* asleep (D) outside any system call: in a page fault, which reads a
+			   * memory-mapped file (np.memmap, Arrow datasets, torch.load(mmap=True)) or swap */
 } thread_wait;
 
 /* How often a sleeping thread's syscall file is read before its "running" answer is kept. */
@@ -78,6 +80,13 @@ void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, 
  * "its open files /a (2.0 GiB), /b (1.0 GiB) and 3 more", the largest first; "" when none. Data
  * files: regular files opened read-only outside /dev, /proc and /sys, not shared libraries. */
 void wait_open_files(unsigned pid, char *out, size_t n);
+/* A thread in a page fault: the data files the process has mapped (/proc/PID/maps), as words,
+ * "its memory-mapped file /data/x.arrow (2.0 GiB)", by the bytes mapped, the largest first; "" when
+ * none. Data files as for wait_open_files, outside the system's own (/usr, /etc, /lib), not
+ * executable mappings. */
+void wait_mapped_files(unsigned pid, char *out, size_t n);
+/* The same from a maps file's text. Pure. */
+void wait_maps_words(const char *maps, size_t len, char *out, size_t n);
 
 /* A peer from a /proc/net/tcp or tcp6 table's text: the remote "ADDR:PORT" of the socket with
  * this inode (into out; "listening on port P" when it has none). False when absent. Pure. */

@@ -69,10 +69,11 @@ static const char *diag(const doctor_evidence *ev, doctor_verdict *v)
 	assert_non_null(v->id);
 	assert_true(v->title[0] != '\0');
 	assert_true(v->nfix > 0);
+	assert_false(v->cut); /* every title, evidence, fix and note line fits whole */
 	return v->id;
 }
 
-static bool has_line(const char (*arr)[240], size_t n, const char *text)
+static bool has_line(const char (*arr)[DOCTOR_LINE_MAX], size_t n, const char *text)
 {
 	for (size_t i = 0; i < n; i++)
 		if (strstr(arr[i], text))
@@ -105,7 +106,7 @@ static void test_gpu_bound_classes(void **st)
 	assert_int_equal(v.level, DOCTOR_OK);
 	assert_true(has_evidence(&v, "tensor 91.0%"));
 	/* the power cap at full load is a note, not a degradation */
-	assert_true(has_line((const char(*)[240])v.note, v.nnote, "expected, not degraded"));
+	assert_true(has_line(v.note, v.nnote, "expected, not degraded"));
 
 	/* ResNet-50 in fp32 as measured on the H200 (scripts/device/gpm.sh, 2026-12-01): utilization
 	 * 89%, SM active 77% (under the 80% of "busy"), tensor 0.3%, FP32 pipe 23%: still fp32 math
@@ -136,12 +137,12 @@ static void test_gpu_bound_classes(void **st)
 	ev.gpus[0].act[GV_GPM_FP32_ACTIVE] = 0.27;
 	assert_string_equal(diag(&ev, &v), "job.fp32-math");
 	assert_int_equal(v.level, DOCTOR_WARN);
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "TF32"));
+	assert_true(has_line(v.fix, v.nfix, "TF32"));
 	/* with a gain measured by gpuvet tune, the fix says it */
 	ev.tune_tf32_gain = 2.6;
 	strcpy(ev.tune_source, "gpuvet tune on NVIDIA H200");
 	diag(&ev, &v);
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "2.6x measured"));
+	assert_true(has_line(v.fix, v.nfix, "2.6x measured"));
 	/* the same counters on a GPU without tensor cores for fp32 (cc 7.0): FP32-bound, fine */
 	ev.gpus[0].cc = 7.0;
 	assert_string_equal(diag(&ev, &v), "job.fp32-bound");
@@ -180,7 +181,7 @@ static void test_gpu_bound_classes(void **st)
 	no_gpm(&ev);
 	ev.gpus[0].util = 0.97;
 	assert_string_equal(diag(&ev, &v), "job.gpu-bound");
-	assert_true(has_line((const char(*)[240])v.note, v.nnote, "without GPM"));
+	assert_true(has_line(v.note, v.nnote, "without GPM"));
 	assert_true(has_evidence(&v, "no GPM counters"));
 }
 
@@ -198,12 +199,12 @@ static void test_host_side_classes(void **st)
 	ev.cpu.main_thread = 1.0;
 	ev.cpu.main_cpu = 1.1;
 	assert_string_equal(diag(&ev, &v), "job.input-bound");
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "num_workers"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "pin_memory"));
+	assert_true(has_line(v.fix, v.nfix, "num_workers"));
+	assert_true(has_line(v.fix, v.nfix, "pin_memory"));
 	/* heavy host-to-device copies add the pinned memory note */
 	ev.gpus[0].act[GV_GPM_PCIE_RX] = 6e9;
 	diag(&ev, &v);
-	assert_true(has_line((const char(*)[240])v.note, v.nnote, "pin it"));
+	assert_true(has_line(v.note, v.nnote, "pin it"));
 
 	/* saturated DataLoader workers, the main process idle */
 	base(&ev);
@@ -213,7 +214,7 @@ static void test_host_side_classes(void **st)
 	ev.cpu.workers_busy = 4;
 	ev.cpu.workers_cpu = 4;
 	assert_string_equal(diag(&ev, &v), "job.input-bound");
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "4 workers are saturated"));
+	assert_true(has_line(v.fix, v.nfix, "4 workers are saturated"));
 
 	/* tiny kernels with a host sync each step: util 25%, SM 0.0%, a host thread at 100% */
 	base(&ev);
@@ -221,7 +222,7 @@ static void test_host_side_classes(void **st)
 	ev.gpus[0].act[GV_GPM_SM_ACTIVE] = 0.0;
 	ev.cpu.main_thread = 1.0;
 	assert_string_equal(diag(&ev, &v), "job.launch-bound");
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "CUDA graphs"));
+	assert_true(has_line(v.fix, v.nfix, "CUDA graphs"));
 	/* the same job on a slower round (scripts/device/gpm.sh on the H200, 2026-12-03: utilization
 	 * 14.2%, SM active 0.01%, the main thread at 100%; it read input-bound under the 15-point gap) */
 	ev.gpus[0].util = 0.142;
@@ -236,7 +237,7 @@ static void test_host_side_classes(void **st)
 	ev.gpus[0].util = 0.156;
 	ev.gpus[0].act[GV_GPM_PCIE_RX] = 8.0e9;
 	assert_string_equal(diag(&ev, &v), "job.input-bound");
-	assert_true(has_line((const char(*)[240])v.note, v.nnote, "pageable memory"));
+	assert_true(has_line(v.note, v.nnote, "pageable memory"));
 	assert_true(has_evidence(&v, "host-to-device PCIe traffic 8.00 GB/s"));
 	/* and the other way: a 256 MiB result to pageable host memory each step (doctor2.sh on the
 	 * H200: utilization 5%, SM active 0.1%, 1.25 GB/s from the GPU, 0.0005 to it, the main
@@ -247,7 +248,7 @@ static void test_host_side_classes(void **st)
 	ev.gpus[0].act[GV_GPM_PCIE_TX] = 1.25e9;
 	assert_string_equal(diag(&ev, &v), "job.launch-bound");
 	assert_true(has_evidence(&v, "device-to-host PCIe traffic 1.25 GB/s"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "pin_memory=True"));
+	assert_true(has_line(v.fix, v.nfix, "pin_memory=True"));
 	/* a training step's usual traffic (the batches in, a little out) stays input-bound */
 	ev.gpus[0].act[GV_GPM_PCIE_RX] = 2e9;
 	ev.gpus[0].act[GV_GPM_PCIE_TX] = 0.6e9;
@@ -263,7 +264,7 @@ static void test_host_side_classes(void **st)
 	ev.cpu.main_thread = 1.0;
 	no_gpm(&ev);
 	assert_string_equal(diag(&ev, &v), "job.input-bound");
-	assert_true(has_line((const char(*)[240])v.note, v.nnote, "launch/sync-bound"));
+	assert_true(has_line(v.note, v.nnote, "launch/sync-bound"));
 
 	/* a job that waits with nothing busy */
 	base(&ev);
@@ -300,7 +301,7 @@ static void test_memory_and_gpus(void **st)
 	ev.gpus[0].other_mem = 0.3 * ev.gpus[0].mem_total;
 	ev.gpus[0].other_procs = 1;
 	assert_string_equal(diag(&ev, &v), "job.memory-pressure");
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "other processes"));
+	assert_true(has_line(v.fix, v.nfix, "other processes"));
 	/* GPM off: the same */
 	no_gpm(&ev);
 	assert_string_equal(diag(&ev, &v), "job.memory-pressure");
@@ -311,7 +312,7 @@ static void test_memory_and_gpus(void **st)
 	ev.gpus[0].job_sm = 0.3;
 	ev.gpus[0].other_sm = 0.6;
 	diag(&ev, &v);
-	assert_true(has_line((const char(*)[240])v.note, v.nnote, "other processes take 60% of its SM time, the job 30%"));
+	assert_true(has_line(v.note, v.nnote, "other processes take 60% of its SM time, the job 30%"));
 
 	/* two GPUs, one idle while the other works */
 	base(&ev);
@@ -333,7 +334,7 @@ static void test_memory_and_gpus(void **st)
 	ev.cpu.gpu_procs = 2;
 	ev.gpus[0].job_procs = 2;
 	assert_string_equal(diag(&ev, &v), "job.multi-gpu-imbalance");
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "set_device"));
+	assert_true(has_line(v.fix, v.nfix, "set_device"));
 
 	/* no GPU at all, and a process that ended */
 	base(&ev);
@@ -364,7 +365,7 @@ static void test_power_thermal(void **st)
 	ev.gpus[0].hw_slowdown_frac = 0;
 	ev.gpus[0].power_limit = 400;
 	assert_string_equal(diag(&ev, &v), "job.power-limit-lowered");
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "-pl 700"));
+	assert_true(has_line(v.fix, v.nfix, "-pl 700"));
 	/* at the default limit and capped: fine (tensor-bound) */
 	ev.gpus[0].power_limit = 700;
 	ev.gpus[0].power_cap_frac = 0.9;
@@ -545,9 +546,9 @@ static void test_memory_growth(void **st)
 	assert_non_null(strstr(v.title, "grows 1.07 GiB/s"));
 	assert_non_null(strstr(v.title, "full in 1.9 min")); /* 122.4 GiB free at 1.07 GiB/s */
 	assert_true(has_evidence(&v, "grew from 10.00 to 18.60 GiB in 8 s"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "loss.item()"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "_record_memory_history"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "memory_viz"));
+	assert_true(has_line(v.fix, v.nfix, "loss.item()"));
+	assert_true(has_line(v.fix, v.nfix, "_record_memory_history"));
+	assert_true(has_line(v.fix, v.nfix, "memory_viz"));
 	/* the same with the GPU busy: still the growth (an out-of-memory ends any job) */
 	g->util = 0.98;
 	g->act[GV_GPM_SM_ACTIVE] = 0.94;
@@ -594,7 +595,7 @@ static void test_few_workers(void **st)
 	assert_non_null(strstr(v.title, "2 DataLoader workers are busy 77% of the time while 14 cores idle"));
 	assert_true(has_evidence(&v, "each busy 77% of the time on average"));
 	assert_true(has_evidence(&v, "idle cores the job could use: 14.2 of the 16 CPUs it may use"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "raise num_workers: 2 workers per GPU process now, up to about 16"));
+	assert_true(has_line(v.fix, v.nfix, "raise num_workers: 2 workers per GPU process now, up to about 16"));
 	/* no idle core to give them: waiting for something else, not too few workers */
 	ev.cpu.idle_cores = 0.4;
 	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
@@ -612,7 +613,7 @@ static void test_few_workers(void **st)
 	ev.cpu.workers_busy = 2;
 	ev.cpu.workers_demand = 0.97;
 	assert_string_equal(diag(&ev, &v), "job.input-bound");
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "2 workers are saturated"));
+	assert_true(has_line(v.fix, v.nfix, "2 workers are saturated"));
 }
 
 static doctor_wait *add_wait(doctor_evidence *ev, bool of_gpu, unsigned pid, unsigned tid, wait_kind kind,
@@ -646,8 +647,8 @@ static void test_idle_waits(void **st)
 	assert_non_null(strstr(v.title, "it waits on reads from storage (/data/train/shard-00042.tar)"));
 	assert_true(has_evidence(&v, "the main thread (pid 4242, python) was in read() on /data/train/shard-00042.tar in 84% "
 				     "of the samples while the GPU idled (42 of 50)"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "local NVMe"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "py-spy dump --nonblocking --pid 4242"));
+	assert_true(has_line(v.fix, v.nfix, "local NVMe"));
+	assert_true(has_line(v.fix, v.nfix, "py-spy dump --nonblocking --pid 4242"));
 
 	/* a socket to another rank */
 	base(&ev);
@@ -655,7 +656,7 @@ static void test_idle_waits(void **st)
 	add_wait(&ev, true, 4242, 4242, WAIT_SOCKET, "recvfrom", "a TCP socket to 10.0.0.5:29500", 48, 50);
 	diag(&ev, &v);
 	assert_non_null(strstr(v.title, "the network (a TCP socket to 10.0.0.5:29500)"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "its peer over the network (a TCP socket to 10.0.0.5:29500)"));
+	assert_true(has_line(v.fix, v.nfix, "its peer over the network (a TCP socket to 10.0.0.5:29500)"));
 
 	/* the main thread polls its workers' pipes, the workers read files: the workers' reads are the cause */
 	base(&ev);
@@ -694,14 +695,14 @@ static void test_idle_waits(void **st)
 	ev.waits.py.n = 0;
 	ev.waits.py.no_tool = true;
 	diag(&ev, &v);
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "pip install py-spy"));
+	assert_true(has_line(v.fix, v.nfix, "pip install py-spy"));
 	base(&ev);
 	ev.gpus[0].util = 0.02;
 	ev.waits.denied = true;
 	ev.waits.uid = 1234;
 	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
 	assert_non_null(strstr(v.title, "waits for something else"));
-	assert_true(has_line((const char(*)[240])v.note, v.nnote, "runs as uid 1234"));
+	assert_true(has_line(v.note, v.nnote, "runs as uid 1234"));
 	/* a wait in a small share of the samples names nothing */
 	base(&ev);
 	ev.gpus[0].util = 0.02;
@@ -711,7 +712,7 @@ static void test_idle_waits(void **st)
 	ev.waits.w[0].count = 47;
 	diag(&ev, &v);
 	assert_non_null(strstr(v.title, "a sleep"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "time.sleep"));
+	assert_true(has_line(v.fix, v.nfix, "time.sleep"));
 }
 
 /* A rank of a distributed job waiting for the others: the rendezvous, not "a sleep" (rank 0 of
@@ -737,8 +738,8 @@ static void test_rendezvous(void **st)
 	assert_non_null(strstr(v.title, "waits for its other ranks to join the rendezvous (2 of 4 connected to the store on port 29500)"));
 	assert_true(has_evidence(&v, "a torch.distributed rank: RANK 0 of WORLD_SIZE 4, MASTER_ADDR:MASTER_PORT 10.0.0.5:29500; "
 				     "it hosts the rendezvous store on port 29500, 2 connections accepted"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "start the missing ranks"));
-	assert_false(has_line((const char(*)[240])v.fix, v.nfix, "time.sleep"));
+	assert_true(has_line(v.fix, v.nfix, "start the missing ranks"));
+	assert_false(has_line(v.fix, v.nfix, "time.sleep"));
 	/* every rank joined: the sleep is the job's own again */
 	ev.dist.store_clients = 4;
 	diag(&ev, &v);
@@ -777,7 +778,7 @@ static void test_rendezvous(void **st)
 	strcpy(ev.dist.master, "127.0.0.1:29612");
 	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
 	assert_non_null(strstr(v.title, "rank 1 of 2 waits to reach the rendezvous store at 127.0.0.1:29612"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "nothing accepts at 127.0.0.1:29612 yet"));
+	assert_true(has_line(v.fix, v.nfix, "nothing accepts at 127.0.0.1:29612 yet"));
 	/* connected, and waiting on the store's socket: a barrier or another rank */
 	ev.dist.to_master = true;
 	ev.waits.w[0].kind = WAIT_SOCKET;
@@ -812,7 +813,7 @@ static void test_phase_change(void **st)
 	assert_non_null(strstr(v.title, "GPU 0 went from idle to busy 4 s into the window: the job was starting"));
 	assert_true(has_evidence(&v, "busy 1% of the time before, 95% after (SM active)"));
 	assert_true(has_evidence(&v, "the job's memory on GPU 0 went from 0.6 to 6.8 GiB"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "gpuvet watch --pid 4242 --diagnose 10"));
+	assert_true(has_line(v.fix, v.nfix, "gpuvet watch --pid 4242 --diagnose 10"));
 	/* the other way, with what the threads wait on in the idle part */
 	ev.gpus[0].busy_before = 0.97;
 	ev.gpus[0].busy_after = 0.0;
@@ -857,7 +858,7 @@ static void test_compiling(void **st)
 	assert_int_equal(v.level, DOCTOR_INFO);
 	assert_non_null(strstr(v.title, "GPU 0 waits while the job compiles kernels: 5 compiler processes use 4.2 cores"));
 	assert_true(has_evidence(&v, "5 processes of the job compile kernels"));
-	assert_true(has_line((const char(*)[240])v.fix, v.nfix, "TORCHINDUCTOR_CACHE_DIR"));
+	assert_true(has_line(v.fix, v.nfix, "TORCHINDUCTOR_CACHE_DIR"));
 	/* one compiler (the H200's max-autotune warm-up: one compile worker at 1.7 cores) */
 	ev.cpu.compilers = 1;
 	ev.cpu.compilers_cpu = 1.7;

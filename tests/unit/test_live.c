@@ -570,6 +570,65 @@ static void test_waits_short_reads(void **st)
 	remove_tree();
 }
 
+/* A thread asleep in a page fault: the syscall file's "-1 SP PC" (no call), uninterruptible
+ * sleep; what it reads is the process's memory-mapped data (np.memmap, an Arrow dataset). */
+static void test_waits_page_faults(void **st)
+{
+	(void)st;
+	make_tree();
+	job j = one_job(777, 778);
+	put("/proc/777/task/777/stat", "777 (python) D 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	put("/proc/777/task/777/syscall", "-1 0x7ffd2c1e8a50 0x7f3c2a41b2e4\n");
+	put("/proc/777/task/777/wchan", "0\n"); /* a kernel that hides its functions */
+	put("/proc/777/maps",
+	    "55d0c0000000-55d0c0001000 r--p 00000000 103:02 11 /usr/bin/python3.12\n"
+	    "7f0000000000-7f0040000000 r--s 00000000 103:02 12 /data/train/tokens.npy\n"
+	    "7f0040000000-7f0080000000 r--s 40000000 103:02 12 /data/train/tokens.npy\n"
+	    "7f0080000000-7f0080c00000 r--p 00000000 103:02 13 /data/train/labels.arrow\n"
+	    "7f0090000000-7f0090100000 r--p 00000000 103:02 14 /usr/lib/locale/locale-archive\n"
+	    "7f00a0000000-7f00a0800000 r-xp 00000000 103:02 15 /venv/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so\n"
+	    "7f00b0000000-7f00b0100000 r--p 00000000 103:02 16 /data/cache/old.bin (deleted)\n"
+	    "7f00c0000000-7f00c0021000 rw-p 00000000 00:00 0 \n"
+	    "7ffd2c1c9000-7ffd2c1ea000 rw-p 00000000 00:00 0                          [stack]\n"
+	    "7f00d0000000-7f00d0001000 rw-s 00000000 00:05 17 /data/train/index.idx\n");
+	thread_wait w;
+	char what[200];
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_true(w.fault);
+	assert_int_equal(w.nr, -1);
+	assert_string_equal(w.call, "");
+	assert_int_equal(w.kind, WAIT_FILE);
+	wait_describe(&j, 777, &w, what, sizeof(what));
+	/* the two mappings of tokens.npy summed; the system's files, a library, a deleted file and
+	 * anonymous memory left out */
+	assert_string_equal(what, "its memory-mapped files /data/train/tokens.npy (2.0 GiB), /data/train/labels.arrow (12 MiB) "
+				  "and 1 more");
+	/* the kernel function of a page-cache wait keeps the storage kind */
+	put("/proc/777/task/777/wchan", "folio_wait_bit_common\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_true(w.fault);
+	assert_int_equal(w.kind, WAIT_FILE);
+	/* a fault on the GPU's managed memory is the GPU's */
+	put("/proc/777/task/777/wchan", "uvm_va_block_make_resident\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_int_equal(w.kind, WAIT_GPU);
+	/* no data file mapped: swap or the program's own pages */
+	put("/proc/777/task/777/wchan", "0\n");
+	put("/proc/777/maps", "7f00c0000000-7f00c0021000 rw-p 00000000 00:00 0 \n");
+	assert_true(thread_wait_read(777, 777, &w));
+	wait_describe(&j, 777, &w, what, sizeof(what));
+	assert_string_equal(what, "memory that no data file backs (swap, or the program's own files)");
+	/* "running" is a thread that woke, not a fault; asleep in S outside a call is no fault either */
+	put("/proc/777/task/777/syscall", "running\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_false(w.fault);
+	put("/proc/777/task/777/syscall", "-1 0x7ffd2c1e8a50 0x7f3c2a41b2e4\n");
+	put("/proc/777/task/777/stat", "777 (python) S 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_false(w.fault);
+	remove_tree();
+}
+
 /* snapshots of GPU 0 at times t0.., the job's process 777 on it with bytes(t), utilization util */
 static void feed(doctor_live *d, job *j, double t0, int n, double util, double gib0, double gib_per_s)
 {
@@ -581,6 +640,37 @@ static void feed(doctor_live *d, job *j, double t0, int n, double util, double g
 		doctor_live_feed(d, s, j);
 		snapshot_free(s);
 	}
+}
+
+/* The doctor on a job whose main thread waits in page faults of a memory-mapped dataset. */
+static void test_live_page_faults(void **st)
+{
+	(void)st;
+	make_tree();
+	job j = one_job(777, 778);
+	put("/proc/777/task/777/stat", "777 (python) D 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	put("/proc/777/task/777/syscall", "-1 0x7ffd2c1e8a50 0x7f3c2a41b2e4\n");
+	put("/proc/777/task/777/wchan", "filemap_fault\n");
+	put("/proc/777/maps", "7f0000000000-7f0080000000 r--s 00000000 103:02 12 /data/train/tokens.npy\n");
+	doctor_live_opts o = {.window = 0};
+	doctor_live *d = doctor_live_new(&o);
+	feed(d, &j, 100, 9, 0.02, 10, 0);
+	const doctor_result *r = doctor_live_finish(d, &j);
+	assert_non_null(r);
+	assert_string_equal(r->v.id, "job.gpu-idle");
+	assert_non_null(strstr(r->v.title, "it waits on page faults that read from storage (its memory-mapped file "
+					    "/data/train/tokens.npy"));
+	bool seen = false, fix = false;
+	for (size_t i = 0; i < r->v.nevidence; i++)
+		seen |= strstr(r->v.evidence[i], "the main thread (pid 777, python) was in page faults on its memory-mapped file "
+						 "/data/train/tokens.npy (2.0 GiB) in 100% of the samples") != NULL;
+	for (size_t i = 0; i < r->v.nfix; i++)
+		fix |= strstr(r->v.fix[i], "memory-mapped data") != NULL && strstr(r->v.fix[i], "vmtouch") != NULL;
+	assert_true(seen);
+	assert_true(fix);
+	assert_false(r->v.cut);
+	doctor_live_free(d);
+	remove_tree();
 }
 
 static void test_live_pipeline(void **st)
@@ -608,7 +698,7 @@ static void test_live_pipeline(void **st)
 	assert_int_equal(r->ev.cpu.dataloader_workers, 1);
 	cJSON *doc = doctor_json(&r->ev, &r->v);
 	char *text = cJSON_PrintUnformatted(doc);
-	assert_non_null(strstr(text, "\"kind\":\"file\",\"call\":\"read\",\"on\":\"/data/train/shard-00042.tar\""));
+	assert_non_null(strstr(text, "\"kind\":\"file\",\"call\":\"read\",\"on\":\"/data/train/shard-00042.tar\",\"page_faults\":false"));
 	assert_non_null(strstr(text, "\"memory_growth_steady\":false"));
 	free(text);
 	cJSON_Delete(doc);
@@ -932,7 +1022,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_summary), cmocka_unit_test(test_cpu_figures),
 		cmocka_unit_test(test_wait_lines),     cmocka_unit_test(test_pystack_parse),
-		cmocka_unit_test(test_waits_tree), cmocka_unit_test_teardown(test_waits_short_reads, restore_ops),     cmocka_unit_test(test_live_pipeline),
+		cmocka_unit_test(test_waits_tree), cmocka_unit_test_teardown(test_waits_short_reads, restore_ops),
+	    cmocka_unit_test(test_waits_page_faults),     cmocka_unit_test(test_live_pipeline), cmocka_unit_test(test_live_page_faults),
 		cmocka_unit_test(test_utilisation_fallback),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_rendezvous_parse),
