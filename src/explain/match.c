@@ -1063,6 +1063,7 @@ struct sig_scan {
 	size_t nls, cls;
 	unsigned long long bytes, work, skipped;
 	bool last_nl; /* the last byte fed ended a line */
+	bool at_end;  /* the last window is scanned: the text ends after it */
 	/* per pattern: the pending region around its words, where its last match ended */
 	size_t *pend_s, *pend_e;
 	unsigned long long *pnext;
@@ -1079,8 +1080,8 @@ sig_scan *sig_scan_new(const sig_catalogue *c)
 	s->c = c;
 	s->line = xmalloc(LINE_MAX_BYTES + 1);
 	s->prev = xmalloc(LINE_MAX_BYTES + 1);
-	s->win = xmalloc(WINDOW + LINE_MAX_BYTES + 1);
-	s->low = xmalloc(WINDOW + LINE_MAX_BYTES + 1);
+	s->win = xmalloc(WINDOW + LINE_MAX_BYTES + 2);
+	s->low = xmalloc(WINDOW + LINE_MAX_BYTES + 2); /* the last window's end-of-text newline */
 	s->hits = xcalloc(c->n ? c->n : 1, sizeof(*s->hits));
 	s->pend_s = xcalloc(c->np ? c->np : 1, sizeof(size_t));
 	s->pend_e = xcalloc(c->np ? c->np : 1, sizeof(size_t));
@@ -1135,6 +1136,8 @@ static void run_region(sig_scan *s, size_t p, size_t rs, size_t re, size_t limit
 		rs = (size_t)(nx - s->base);
 	if (rs >= re)
 		return;
+	if (s->at_end && re == s->nwin)
+		re++; /* the end-of-text newline */
 	s->work += re - rs;
 	size_t counted = 0;
 	while (rs < re && rs < limit && counted < MAX_COUNT_PER_WINDOW) {
@@ -1147,6 +1150,10 @@ static void run_region(sig_scan *s, size_t p, size_t rs, size_t re, size_t limit
 		if ((size_t)m[0].rm_so >= limit)
 			break;
 		size_t st = (size_t)m[g].rm_so, en = (size_t)m[g].rm_eo;
+		if (en > s->nwin)
+			en = s->nwin;
+		if (st > en)
+			st = en;
 		size_t sig = pt->sig;
 		if (pt->resolve != R_SIG) {
 			/* a generic form starts a word: "cuInit returned 100", not "executed error 2" (lines are
@@ -1252,6 +1259,13 @@ static void scan_window(sig_scan *s, bool final)
 		for (size_t i = 0, n = s->nwin; i < n; i++)
 			lo[i] = (char)(w[i] >= 'A' && w[i] <= 'Z' ? w[i] + 32 : w[i]); /* ASCII: the patterns' case */
 		lo[s->nwin] = '\0';
+		/* the text's end is a boundary, as a line's end would be: a newline after the last window
+		 * ("cannot find -lcuda" and nothing after it), which no match keeps */
+		s->at_end = final;
+		if (final) {
+			lo[s->nwin] = '\n';
+			lo[s->nwin + 1] = '\0';
+		}
 	}
 	size_t limit = final || s->nwin <= OVERLAP ? s->nwin : s->nwin - OVERLAP;
 	size_t from = s->done > s->base ? (size_t)(s->done - s->base) : 0;

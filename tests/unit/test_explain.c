@@ -186,6 +186,10 @@ static void test_framing(void **s)
 	/* quoted in an issue, with "> " */
 	expect_ids("> Failed to initialize NVML: Driver/library version mismatch\n> NVML library version: 580.159\n",
 		   "nvml.version-mismatch");
+	/* the text's end is a boundary: a paste that stops right after the word */
+	expect_ids("/usr/bin/ld: cannot find -lcuda", "triton.ld-no-libcuda");
+	expect_ids("/usr/bin/ld: cannot find -lcuda\n", "triton.ld-no-libcuda");
+	expect_ids("/usr/bin/ld: cannot find -lcudart", "");
 	/* nothing known */
 	expect_ids("Traceback (most recent call last):\nValueError: too many values to unpack\n", "");
 	expect_ids("", "");
