@@ -8,6 +8,14 @@
 #   mmap_faults    the main thread reads the same file through a memory mapping (libc mmap, the
 #                  descriptor closed, as torch.load(mmap=True) leaves it), a random page at a time,
 #                  the pages dropped from the cache after each sample      expected job.gpu-idle, "memory-mapped file"
+#   server_idle    an asyncio HTTP server (asyncio.start_server on port 8765) with a model on the GPU
+#                  and no requests: its event loop waits                  expected job.gpu-idle, "listens on TCP port 8765"
+#   breakpoint_tty breakpoint() with stdin a terminal (a pty the job opens itself): pdb waits at its
+#                  prompt                                                  expected job.gpu-idle, "at its terminal"
+#   jupyter_idle   a real Jupyter kernel (jupyter_client starts ipykernel, one cell puts a tensor on
+#                  the GPU), then no cell; where ipykernel is missing, a stand-in whose command line
+#                  is ipykernel_launcher's (said so in jupyter_idle.job.log)
+#                                                                          expected job.gpu-idle, "Jupyter kernel waiting for its next cell"
 #   wait_queue     the main thread takes batches from a queue.Queue that a slow producer thread
 #                  fills (0.3 s a batch)                                   expected job.gpu-idle, "a lock or a queue"
 #   rendezvous     rank 0 of init_process_group(world_size=2), launched as torchrun launches
@@ -187,6 +195,29 @@ elif kind == "compile_warmup":
     while time.time() < end:
         m(x).sum().backward()
         torch.cuda.synchronize()
+elif kind == "server_idle":
+    import asyncio
+    m = torch.nn.Linear(1024, 1024).to(dev)
+    async def handle(reader, writer):
+        await reader.readline()
+        y = m(torch.randn(1, 1024, device=dev)).sum().item()
+        writer.write(b"HTTP/1.0 200 OK\r\n\r\n%f\n" % y)
+        await writer.drain()
+        writer.close()
+    async def serve():
+        server = await asyncio.start_server(handle, "127.0.0.1", 8765)
+        async with server:
+            await asyncio.sleep(end - time.time())
+    asyncio.run(serve())
+elif kind == "breakpoint_tty":
+    import pty
+    master, slave = pty.openpty()  # a terminal of its own, as an interactive shell gives it
+    os.dup2(slave, 0)
+    sys.stdin = open(0, "r", closefd=False)
+    x = torch.zeros(1, device=dev)
+    breakpoint()  # pdb reads its prompt from the terminal; nobody types
+elif kind == "jupyter_idle":
+    pass  # started by run_job (jupyter_client), not here
 elif kind == "ok":
     x = torch.randn(4096, 4096, device=dev)
     while time.time() < end:
@@ -194,6 +225,40 @@ elif kind == "ok":
     torch.cuda.synchronize()
     sys.exit(int(os.environ.get("EXIT", "0")))
 print("end", kind, flush=True)
+PY
+
+# jupyter_idle: a kernel started as Jupyter starts it, one cell run on the GPU, then idle; the
+# pid the doctor follows is the kernel's (written to kernel.pid)
+cat > "$OUT/kernel.py" <<'PY'
+import os, subprocess, sys, time
+out = sys.argv[1]
+try:
+    from jupyter_client import KernelManager
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    kc.execute_interactive("import torch; x = torch.randn(4096, 4096, device='cuda'); y = (x @ x).sum().item()", timeout=120)
+    pid = km.provisioner.process.pid if getattr(km, "provisioner", None) else km.kernel.pid
+    print("real kernel", pid, flush=True)
+except Exception as e:  # no ipykernel here: a stand-in with its command line
+    print("no jupyter_client/ipykernel (%s): a stand-in named ipykernel_launcher" % e, flush=True)
+    stand = os.path.join(out, "ipykernel_launcher.py")
+    open(stand, "w").write(
+        "import selectors, socket, torch\n"
+        "x = torch.randn(4096, 4096, device='cuda')\n"
+        "a, b = socket.socketpair()  # its event loop waits for a message, as a kernel's does\n"
+        "sel = selectors.DefaultSelector()\n"
+        "sel.register(a, selectors.EVENT_READ)\n"
+        "while True:\n"
+        "    sel.select()\n")
+    p = subprocess.Popen([sys.executable, stand, "-f", os.path.join(out, "kernel-standin.json")])
+    pid = p.pid
+    time.sleep(8)
+open(os.path.join(out, "kernel.pid"), "w").write("%d\n" % pid)
+print("start jupyter_idle", flush=True)
+time.sleep(40)
 PY
 
 wait_start() { # log
@@ -211,10 +276,13 @@ run_job() {
 	rendezvous1) env RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29612 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
 	single_rank) env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29614 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
 	healthy_amp_late) "$PY" "$OUT/job.py" healthy_amp 50 > "$OUT/$kind.job.log" 2>&1 & ;;
+	jupyter_idle) "$PY" "$OUT/kernel.py" "$OUT" > "$OUT/$kind.job.log" 2>&1 & ;;
 	*) GROW_SECONDS=8 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
 	esac
 	jp=$!
 	wait_start "$OUT/$kind.job.log"
+	launcher=
+	if [ "$kind" = jupyter_idle ]; then launcher=$jp; jp=$(cat "$OUT/kernel.pid"); fi
 	sleep "${WARM:-5}" # CUDA context, cuBLAS handles, the threads started
 	# the job's threads by name (what the doctor's table of library threads must know)
 	for t in /proc/$jp/task/*; do cat "$t/comm"; done 2>/dev/null | sort | uniq -c > "$OUT/$kind.threads.txt"
@@ -225,8 +293,8 @@ run_job() {
 	wait "$dp"
 	echo "$kind diagnose exit $?" >> "$OUT/exit-codes.txt"
 	pkill -P "$jp" 2>/dev/null
-	kill "$jp" 2>/dev/null
-	wait "$jp" 2>/dev/null
+	kill "$jp" $launcher 2>/dev/null
+	wait "$jp" $launcher 2>/dev/null
 	"$PY" - "$OUT/$kind.diagnose.json" "$kind" "$want" "$note" >> "$OUT/verdicts.txt" 2>> "$OUT/summary.txt" <<'PY'
 import json, sys
 path, kind, want, note = sys.argv[1:5]
@@ -257,6 +325,9 @@ PY
 PROBLEMS='!job.memory-growth,job.gpu-idle,job.input-bound,job.launch-bound,job.memory-pressure'
 run_job wait_file job.gpu-idle "shard-00042.bin"
 run_job mmap_faults job.gpu-idle "memory-mapped file /"
+run_job server_idle job.gpu-idle "listens on TCP port 8765"
+run_job breakpoint_tty job.gpu-idle "at its terminal"
+run_job jupyter_idle job.gpu-idle "Jupyter kernel waiting for its next cell"
 run_job wait_queue job.gpu-idle "a lock or a queue"
 run_job rendezvous job.gpu-idle "1 of 2 connected"
 run_job rendezvous_tcp job.gpu-idle "only it is connected"

@@ -562,7 +562,27 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 	const dist_rank *d = &ev->dist;
 	unsigned pid = c->main_pid ? c->main_pid : ev->pid;
 	rdv_state rdv = rendezvous_of(ev);
-	if (rdv == RDV_JOIN && d->world > 1)
+	/* what the job waits for, where it says more than the kind of its wait: a server's requests
+	 * (not a rank's store, which rendezvous_of judges), input at a terminal, the next cell of a
+	 * notebook whose event loop waits */
+	wait_kind wk = w ? w->kind : WAIT_UNKNOWN;
+	unsigned port = rdv == RDV_NONE && w && w->listen_port && w->listen_port != d->store_port && w->listen_port != d->master_port
+				? w->listen_port
+				: 0;
+	bool tty = rdv == RDV_NONE && w && w->terminal;
+	bool next_cell = rdv == RDV_NONE && !port && ws->interactive[0] &&
+			 (wk == WAIT_POLL || wk == WAIT_LOCK || wk == WAIT_UNKNOWN || wk == WAIT_OTHER);
+	if (port)
+		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
+			"GPU %d is mostly idle: the job is a server waiting for requests (it listens on TCP port %u)", g->index, port);
+	else if (tty)
+		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
+			"GPU %d is idle: the job waits for input at its terminal %.40s (a prompt, pdb or breakpoint())", g->index,
+			w->what[0] ? w->what + (strncmp(w->what, "its terminal ", 13) ? 0 : 13) : "");
+	else if (next_cell)
+		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index, "GPU %d is idle: the job is %s waiting for its next %s", g->index,
+			ws->interactive, strstr(ws->interactive, "Jupyter") ? "cell" : "command");
+	else if (rdv == RDV_JOIN && d->world > 1)
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
 			"GPU %d is idle: the job waits for its other ranks to join the rendezvous (%d of %d connected to "
 			"the store on port %u)",
@@ -610,7 +630,24 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 			len += (size_t)snprintf(frames + len, sizeof(frames) - len, "%s%s", i ? " <- " : "", ws->py.frames[i]);
 		EVID(v, "Python frames of the main thread (py-spy): %s", frames);
 	}
-	switch (rdv != RDV_NONE ? WAIT_NKINDS : w ? w->kind : WAIT_UNKNOWN) {
+	if (port)
+		FIX(v, "nothing is wrong with an idle server: its GPU works as requests come. If they should come, see that "
+		       "clients reach port %u (`curl -v localhost:%u` here, then through the proxy or load balancer); under load, "
+		       "more concurrent requests or larger batches fill the GPU (vLLM and TGI batch requests together: "
+		       "--max-num-seqs, max_batch_size)",
+		    port, port);
+	else if (tty)
+		FIX(v, "the job waits for someone to type at its terminal: a breakpoint() or pdb.set_trace() left in the code, "
+		       "input(), or an interactive session. Answer it there (pdb: `c` continues), or remove the breakpoint; "
+		       "PYTHONBREAKPOINT=0 makes breakpoint() do nothing, and a batch job's stdin from /dev/null never waits");
+	else if (next_cell)
+		FIX(v, "%s keeps its CUDA context and the tensors its variables hold between %ss: when done, shut it down "
+		       "(Kernel > Shut Down Kernel, `jupyter notebook stop`, exit()) to give the GPU back to others; `del` the "
+		       "tensors and torch.cuda.empty_cache() free their memory, not the context",
+		    ws->interactive, strstr(ws->interactive, "Jupyter") ? "cell" : "command");
+	switch (port || tty || next_cell ? WAIT_NKINDS + 1 : rdv != RDV_NONE ? WAIT_NKINDS : w ? w->kind : WAIT_UNKNOWN) {
+	case WAIT_NKINDS + 1:
+		break;
 	case WAIT_NKINDS:
 		rendezvous_fixes(v, d, rdv);
 		break;
@@ -651,6 +688,11 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 		break;
 	case WAIT_CHILD:
 		FIX(v, "the job waits for a child process to end (subprocess.run, os.wait): see what the child does");
+		break;
+	case WAIT_POLL:
+		FIX(v, "the main thread waits in an event loop on several descriptors at once (its line names them): work "
+		       "that has not come (a server's requests, a notebook's next cell, a queue's producer), or a library "
+		       "waiting for its own threads; the Python frames say which");
 		break;
 	default:
 		FIX(v, "reading data from slow storage: copy it to local disk or RAM, more DataLoader workers hide latency");

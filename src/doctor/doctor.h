@@ -71,6 +71,8 @@ typedef struct doctor_wait {
 	wait_kind kind;
 	char call[24];      /* "read"; "" unknown (wchan only) */
 	bool fault;         /* in page faults, outside any call (memory-mapped data, swap) */
+	unsigned listen_port; /* it waits for connections (accept, an event loop): the listening TCP port; 0 */
+	bool terminal;      /* it reads its terminal (a prompt, pdb) */
 	char what[200];     /* a path, "a TCP socket to 10.0.0.5:29500", "a pipe to pid 4250 (python)"; "" */
 } doctor_wait;
 
@@ -81,6 +83,7 @@ typedef struct doctor_waits {
 	bool wchan_only;    /* the system calls could not be read (Yama, another user): kernel functions only */
 	int n;
 	doctor_wait w[DOCTOR_MAX_WAITS]; /* w[0]: the main thread of the GPU process, when sampled */
+	char interactive[24]; /* the main GPU process is "a Jupyter kernel", "an IPython shell"; "" */
 	bool py_tried;      /* py-spy was looked for */
 	pystack py;         /* its frames of the main thread, or why none */
 } doctor_waits;

@@ -335,6 +335,8 @@ static void add_wait(doctor_waits *ws, const job *j, const wait_key *k, const wa
 	w->kind = k->kind;
 	str_copy(w->call, sizeof(w->call), k->call);
 	w->fault = k->last.fault;
+	w->listen_port = wait_listen_port(k->pid, &k->last);
+	w->terminal = wait_terminal(k->last.link);
 	char what[200];
 	wait_describe(j, k->pid, &k->last, what, sizeof(what));
 	if (k->kind == WAIT_FILE && k->paths > 1) {
@@ -357,6 +359,14 @@ static void waits_evidence(const doctor_acc *a, const job *j, const doctor_cpu *
 	if (!a->sampled)
 		return;
 	unsigned mp = c->main_pid;
+	char path[64], *cmd = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", mp);
+	if (mp && sysroot_read_may_deny(path, 8192, &cmd, &len, NULL) == 0) {
+		const char *kind = wait_interactive(cmd, len);
+		str_copy(ws->interactive, sizeof(ws->interactive), kind ? kind : "");
+		free(cmd);
+	}
 	const wait_thread *mt = mp ? thread_of(a, mp, mp) : NULL;
 	const wait_key *mk = mt ? top_wait(a, mp, mp, WAIT_NKINDS) : NULL;
 	if (mk)

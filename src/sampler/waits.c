@@ -407,7 +407,12 @@ static void epoll_words(unsigned pid, int fd, char *out, size_t n)
 		snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%d", pid, tfd);
 		char *l = sysroot_readlink(fdp);
 		if (l) {
-			used += (size_t)snprintf(out + used, n - used, "%s%s", shown ? ", " : "epoll on ", l);
+			char words[128];
+			if (starts(l, "socket:"))
+				socket_words(pid, l, words, sizeof(words));
+			else
+				str_copy(words, sizeof(words), l);
+			used += (size_t)snprintf(out + used, n - used, "%s%s", shown ? ", " : "epoll on ", words);
 			shown++;
 			free(l);
 		}
@@ -505,6 +510,7 @@ void wait_open_files(unsigned pid, char *out, size_t n)
 void wait_maps_words(const char *maps, size_t len, char *out, size_t n)
 {
 	open_file seen[MAPS_FILES];
+	bool code[MAPS_FILES];
 	int nseen = 0;
 	out[0] = '\0';
 	for (const char *line = maps, *end = maps + len; line < end;) {
@@ -518,7 +524,7 @@ void wait_maps_words(const char *maps, size_t len, char *out, size_t n)
 		char perms[8];
 		int off = 0;
 		if (sscanf(buf, "%llx-%llx %7s %*s %*s %*s %n", &lo, &hi, perms, &off) != 3 || !off || hi <= lo ||
-		    perms[0] != 'r' || perms[2] == 'x')
+		    perms[0] != 'r')
 			continue;
 		const char *path = buf + off;
 		if (!data_file_path(path) || starts(path, "/usr/") || starts(path, "/etc/") || starts(path, "/lib"))
@@ -530,13 +536,16 @@ void wait_maps_words(const char *maps, size_t len, char *out, size_t n)
 			if (nseen == MAPS_FILES)
 				continue;
 			str_copy(seen[nseen].link, sizeof(seen[nseen].link), path);
-			seen[nseen++].size = 0;
+			seen[nseen].size = 0;
+			code[nseen++] = false;
 		}
 		seen[i].size += (long long)(hi - lo);
+		code[i] |= perms[2] == 'x'; /* a program or a library: its data segments are no data file */
 	}
 	open_files o = {0};
 	for (int i = 0; i < nseen; i++)
-		open_files_add(&o, seen[i].link, seen[i].size);
+		if (!code[i])
+			open_files_add(&o, seen[i].link, seen[i].size);
 	open_files_words(&o, "its memory-mapped file ", "its memory-mapped files ", out, n);
 }
 
@@ -573,8 +582,89 @@ void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, 
 		epoll_words(pid, w->fd, out, n);
 	else if (w->kind == WAIT_PIPE)
 		snprintf(out, n, "the named pipe %s", w->link);
+	else if (wait_terminal(w->link))
+		snprintf(out, n, "its terminal %s", w->link);
 	else
 		str_copy(out, n, w->link);
+}
+
+unsigned wait_listen_port_in(const char *table, unsigned long long inode)
+{
+	net_row r;
+	bool ok;
+	for (const char *cur = table; inode && net_row_next(&cur, &r, &ok);)
+		if (ok && r.inode == inode)
+			return r.state == 10 ? r.local_port : 0; /* TCP_LISTEN */
+	return 0;
+}
+
+/* The listening port of one of the process's sockets, from its tcp and tcp6 tables; 0 none. */
+static unsigned listen_port(unsigned pid, unsigned long long inode)
+{
+	unsigned port = 0;
+	for (int v6 = 0; v6 < 2 && !port && inode; v6++) {
+		char path[64], *buf = NULL;
+		size_t len = 0;
+		snprintf(path, sizeof(path), "/proc/%u/net/%s", pid, v6 ? "tcp6" : "tcp");
+		if (sysroot_read_may_deny(path, 4 << 20, &buf, &len, NULL) != 0)
+			continue;
+		port = wait_listen_port_in(buf, inode);
+		free(buf);
+	}
+	return port;
+}
+
+unsigned wait_listen_port(unsigned pid, const thread_wait *w)
+{
+	if (starts(w->link, "socket:") && (w->kind == WAIT_SOCKET || w->kind == WAIT_POLL))
+		return listen_port(pid, link_inode(w->link)); /* accept(), or poll on one socket */
+	if (!starts(w->link, "anon_inode:[eventpoll]") || w->fd < 0)
+		return 0;
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/fdinfo/%d", pid, w->fd);
+	if (sysroot_read_may_deny(path, 65536, &buf, &len, NULL) != 0)
+		return 0;
+	unsigned port = 0;
+	int looked = 0;
+	for (const char *p = strstr(buf, "tfd:"); p && !port && looked < 64; p = strstr(p + 4, "tfd:"), looked++) {
+		char fdp[96];
+		snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%d", pid, atoi(p + 4));
+		char *l = sysroot_readlink(fdp);
+		if (l && starts(l, "socket:"))
+			port = listen_port(pid, link_inode(l));
+		free(l);
+	}
+	free(buf);
+	return port;
+}
+
+bool wait_terminal(const char *link)
+{
+	return starts(link, "/dev/pts/") || starts(link, "/dev/tty") || strcmp(link, "/dev/console") == 0;
+}
+
+const char *wait_interactive(const char *cmdline, size_t len)
+{
+	if (!cmdline)
+		return NULL;
+	if (str_find_n(cmdline, len, "ipykernel") || str_find_n(cmdline, len, "colab_kernel_launcher"))
+		return "a Jupyter kernel";
+	/* the program itself, not an argument that names it: "ipython" as the first or the
+	 * interpreter's script */
+	const char *base = strrchr(cmdline, '/');
+	base = base ? base + 1 : cmdline;
+	if (!strncmp(base, "ipython", 7))
+		return "an IPython shell";
+	size_t first = strnlen(cmdline, len);
+	if (first + 1 < len) {
+		const char *arg = cmdline + first + 1;
+		const char *ab = strrchr(arg, '/');
+		ab = ab ? ab + 1 : arg;
+		if (!strncmp(ab, "ipython", 7))
+			return "an IPython shell";
+	}
+	return NULL;
 }
 
 /* The libraries' service threads by the names they give them (pthread_setname_np; at most 15

@@ -88,6 +88,18 @@ void wait_mapped_files(unsigned pid, char *out, size_t n);
 /* The same from a maps file's text. Pure. */
 void wait_maps_words(const char *maps, size_t len, char *out, size_t n);
 
+/* A thread that waits for a connection or in an event loop (epoll) that watches a listening TCP
+ * socket: that socket's port (a server waiting for requests: vLLM, a FastAPI model server); 0
+ * when it is none. */
+unsigned wait_listen_port(unsigned pid, const thread_wait *w);
+/* The port of the listening socket with this inode in a tcp or tcp6 table's text; 0 none. Pure. */
+unsigned wait_listen_port_in(const char *table, unsigned long long inode);
+/* Whether a descriptor's link is a terminal (/dev/pts/N, /dev/ttyN, /dev/tty, /dev/console). */
+bool wait_terminal(const char *link);
+/* What kind of interactive session a process is, by its command line (NUL-separated, len
+ * bytes): "a Jupyter kernel" (ipykernel, Colab's kernel), "an IPython shell"; NULL when none. */
+const char *wait_interactive(const char *cmdline, size_t len);
+
 /* A peer from a /proc/net/tcp or tcp6 table's text: the remote "ADDR:PORT" of the socket with
  * this inode (into out; "listening on port P" when it has none). False when absent. Pure. */
 bool wait_tcp_peer(const char *table, unsigned long long inode, bool v6, char *out, size_t n);

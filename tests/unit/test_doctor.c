@@ -715,6 +715,67 @@ static void test_idle_waits(void **st)
 	assert_true(has_line(v.fix, v.nfix, "time.sleep"));
 }
 
+/* What an idle job waits for, where that says more than its wait's kind: a server's requests, a
+ * prompt at its terminal, a notebook's next cell. */
+static void test_idle_waits_for_work(void **st)
+{
+	(void)st;
+	doctor_evidence ev;
+	doctor_verdict v;
+	/* a model server's event loop watches its listening socket */
+	base(&ev);
+	ev.gpus[0].util = 0.01;
+	ev.waits.sampled = true;
+	doctor_wait *w = add_wait(&ev, true, 4242, 4242, WAIT_POLL, "epoll_wait", "epoll on a TCP socket listening on port 8000", 50, 50);
+	w->listen_port = 8000;
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	assert_non_null(strstr(v.title, "a server waiting for requests (it listens on TCP port 8000)"));
+	assert_true(has_line(v.fix, v.nfix, "curl -v localhost:8000"));
+	assert_false(has_line(v.fix, v.nfix, "slow storage"));
+	/* the same port as a rank's rendezvous store is not a server's */
+	ev.dist.known = true;
+	ev.dist.hosts_store = true;
+	ev.dist.store_port = 8000;
+	ev.dist.store_clients = 2;
+	ev.dist.world = 2;
+	diag(&ev, &v);
+	assert_null(strstr(v.title, "a server waiting"));
+	/* a breakpoint() waiting at its terminal */
+	base(&ev);
+	ev.gpus[0].util = 0.0;
+	ev.waits.sampled = true;
+	w = add_wait(&ev, true, 4242, 4242, WAIT_DEVICE, "read", "its terminal /dev/pts/3", 50, 50);
+	w->terminal = true;
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "waits for input at its terminal /dev/pts/3 (a prompt, pdb or breakpoint())"));
+	assert_true(has_line(v.fix, v.nfix, "PYTHONBREAKPOINT=0"));
+	/* a Jupyter kernel between cells: its event loop polls */
+	base(&ev);
+	ev.gpus[0].util = 0.0;
+	ev.waits.sampled = true;
+	strcpy(ev.waits.interactive, "a Jupyter kernel");
+	add_wait(&ev, true, 4242, 4242, WAIT_POLL, "epoll_wait", "epoll on anon_inode:[eventfd]", 50, 50);
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "the job is a Jupyter kernel waiting for its next cell"));
+	assert_true(has_line(v.fix, v.nfix, "Shut Down Kernel"));
+	/* a cell that reads files is running: its wait is the cause, not the next cell */
+	base(&ev);
+	ev.gpus[0].util = 0.0;
+	ev.waits.sampled = true;
+	strcpy(ev.waits.interactive, "a Jupyter kernel");
+	add_wait(&ev, true, 4242, 4242, WAIT_FILE, "read", "/data/train/shard-00042.tar", 50, 50);
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "reads from storage (/data/train/shard-00042.tar)"));
+	/* an event loop with nothing known about it: its own fix, not storage's */
+	base(&ev);
+	ev.gpus[0].util = 0.0;
+	ev.waits.sampled = true;
+	add_wait(&ev, true, 4242, 4242, WAIT_POLL, "epoll_wait", "epoll on anon_inode:[eventfd]", 50, 50);
+	diag(&ev, &v);
+	assert_true(has_line(v.fix, v.nfix, "event loop"));
+	assert_false(has_line(v.fix, v.nfix, "slow storage"));
+}
+
 /* A rank of a distributed job waiting for the others: the rendezvous, not "a sleep" (rank 0 of
  * init_process_group sleeps between its looks at the store: scripts/device/doctor4.sh on the H200,
  * 2026-12-04, read "it waits on a sleep (time.sleep, a timer)"). */
@@ -924,6 +985,7 @@ int main(void)
 		cmocka_unit_test(test_memory_growth),
 		cmocka_unit_test(test_few_workers),
 		cmocka_unit_test(test_idle_waits),
+		cmocka_unit_test(test_idle_waits_for_work),
 		cmocka_unit_test(test_rendezvous),
 		cmocka_unit_test(test_phase_change),
 		cmocka_unit_test(test_compiling),

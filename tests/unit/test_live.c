@@ -590,7 +590,10 @@ static void test_waits_page_faults(void **st)
 	    "7f00b0000000-7f00b0100000 r--p 00000000 103:02 16 /data/cache/old.bin (deleted)\n"
 	    "7f00c0000000-7f00c0021000 rw-p 00000000 00:00 0 \n"
 	    "7ffd2c1c9000-7ffd2c1ea000 rw-p 00000000 00:00 0                          [stack]\n"
-	    "7f00d0000000-7f00d0001000 rw-s 00000000 00:05 17 /data/train/index.idx\n");
+	    "7f00d0000000-7f00d0001000 rw-s 00000000 00:05 17 /data/train/index.idx\n"
+	    /* a program outside /usr: its data segments are mapped without x, its code with it */
+	    "7f00e0000000-7f00e0004000 r--p 00000000 103:02 18 /venv/bin/python3.11\n"
+	    "7f00e0004000-7f00e0005000 r-xp 00004000 103:02 18 /venv/bin/python3.11\n");
 	thread_wait w;
 	char what[200];
 	assert_true(thread_wait_read(777, 777, &w));
@@ -640,6 +643,74 @@ static void feed(doctor_live *d, job *j, double t0, int n, double util, double g
 		doctor_live_feed(d, s, j);
 		snapshot_free(s);
 	}
+}
+
+/* What a waiting thread waits for: a server's listening socket in its event loop or accept(), its
+ * terminal, an interactive session's command line. */
+static void test_waits_for_work(void **st)
+{
+	(void)st;
+	if (wait_syscall_nr("epoll_wait") < 0)
+		skip();
+	make_tree();
+	job j = one_job(777, 778);
+	/* uvicorn's event loop: an epoll descriptor watching the listening socket and a connection */
+	link_to("/proc/777/fd/9", "anon_inode:[eventpoll]");
+	link_to("/proc/777/fd/10", "socket:[333]");
+	link_to("/proc/777/fd/11", "anon_inode:[eventfd]");
+	put("/proc/777/fdinfo/9", "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\n"
+				  "tfd:       11 events:       19 data:                b  pos:0 ino:421 sdev:f\n"
+				  "tfd:       10 events:       19 data:                a  pos:0 ino:14d sdev:8\n");
+	put("/proc/777/net/tcp",
+	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	    "   0: 00000000:1F40 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 333 1 0\n"
+	    "   1: 0100007F:D2F0 0500000A:7374 01 00000000:00000000 00:00000000 00000000  1000        0 222 1 0\n");
+	thread_in(777, 777, "epoll_wait", 9, "do_epoll_wait\n");
+	thread_wait w;
+	char what[200];
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_int_equal(w.kind, WAIT_POLL);
+	assert_int_equal(wait_listen_port(777, &w), 8000);
+	wait_describe(&j, 777, &w, what, sizeof(what));
+	assert_string_equal(what, "epoll on anon_inode:[eventfd], a TCP socket listening on port 8000");
+	/* accept() on it */
+	thread_in(777, 777, "accept4", 10, "inet_csk_accept\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_int_equal(w.kind, WAIT_SOCKET);
+	assert_int_equal(wait_listen_port(777, &w), 8000);
+	/* a connected socket is no server's wait */
+	thread_in(777, 777, "recvfrom", 6, "sk_wait_data\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_int_equal(wait_listen_port(777, &w), 0);
+	/* pdb at a prompt: read() on the terminal */
+	link_to("/proc/777/fd/0", "/dev/pts/3");
+	thread_in(777, 777, "read", 0, "n_tty_read\n");
+	assert_true(thread_wait_read(777, 777, &w));
+	assert_true(wait_terminal(w.link));
+	wait_describe(&j, 777, &w, what, sizeof(what));
+	assert_string_equal(what, "its terminal /dev/pts/3");
+	assert_false(wait_terminal("/dev/nvidia0"));
+	assert_false(wait_terminal("/data/tty.txt"));
+	remove_tree();
+	/* the listening port from a table's text alone; an established socket has none */
+	const char *tab = "  sl  local_address rem_address   st\n"
+			  "   0: 00000000000000000000000000000000:1F90 00000000000000000000000000000000:0000 0A 0:0 0:0 0 1000 0 444 1\n"
+			  "   1: 0100007F:D2F0 0500000A:7374 01 00000000:00000000 00:00000000 00000000  1000        0 222 1 0\n";
+	assert_int_equal(wait_listen_port_in(tab, 444), 8080);
+	assert_int_equal(wait_listen_port_in(tab, 222), 0);
+	assert_int_equal(wait_listen_port_in(tab, 999), 0);
+	/* interactive sessions by their command lines */
+	static const char jup[] = "/venv/bin/python\0-m\0ipykernel_launcher\0-f\0/run/user/1000/jupyter/kernel-1.json";
+	static const char vsc[] = "/usr/bin/python3\0-m\0ipykernel_launcher\0--f=/tmp/kernel-v2.json";
+	static const char ipy[] = "/venv/bin/python3\0/venv/bin/ipython\0";
+	static const char ipy2[] = "/usr/local/bin/ipython3";
+	static const char train[] = "python3\0train.py\0--log=ipython.txt";
+	assert_string_equal(wait_interactive(jup, sizeof(jup)), "a Jupyter kernel");
+	assert_string_equal(wait_interactive(vsc, sizeof(vsc)), "a Jupyter kernel");
+	assert_string_equal(wait_interactive(ipy, sizeof(ipy)), "an IPython shell");
+	assert_string_equal(wait_interactive(ipy2, sizeof(ipy2)), "an IPython shell");
+	assert_null(wait_interactive(train, sizeof(train)));
+	assert_null(wait_interactive(NULL, 0));
 }
 
 /* The doctor on a job whose main thread waits in page faults of a memory-mapped dataset. */
@@ -1023,7 +1094,7 @@ int main(void)
 		cmocka_unit_test(test_window_summary), cmocka_unit_test(test_cpu_figures),
 		cmocka_unit_test(test_wait_lines),     cmocka_unit_test(test_pystack_parse),
 		cmocka_unit_test(test_waits_tree), cmocka_unit_test_teardown(test_waits_short_reads, restore_ops),
-	    cmocka_unit_test(test_waits_page_faults),     cmocka_unit_test(test_live_pipeline), cmocka_unit_test(test_live_page_faults),
+	    cmocka_unit_test(test_waits_page_faults), cmocka_unit_test(test_waits_for_work),     cmocka_unit_test(test_live_pipeline), cmocka_unit_test(test_live_page_faults),
 		cmocka_unit_test(test_utilisation_fallback),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_rendezvous_parse),
