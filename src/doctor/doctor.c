@@ -190,8 +190,21 @@ static const char *duration_text(char *buf, size_t n, double s)
 }
 
 /* Notes that hold beside any verdict: power cap at full load, memory. */
+/* A job watched in its first minute may still be starting: torch.compile traces and compiles in
+ * its main thread (no compiler process to see: the H100's max-autotune MLP read input-bound 5 s
+ * after its start), cuDNN's benchmark mode, a DataLoader's first batches. */
+#define DOCTOR_YOUNG_SECONDS 60.0
+
 static void common_notes(doctor_verdict *v, const doctor_evidence *ev, const doctor_thresholds *t)
 {
+	static const char *const startup_like[] = {"job.input-bound", "job.gpu-idle", "job.launch-bound", "job.mixed"};
+	double age = ev->cpu.main_age;
+	for (size_t i = 0; known(age) && age < DOCTOR_YOUNG_SECONDS && v->id && i < GV_ARRAY_LEN(startup_like); i++)
+		if (strcmp(v->id, startup_like[i]) == 0)
+			NOTE(v, "the job started %.0f s before the window ended: it may still be starting (torch.compile "
+				"tracing and compiling in its main thread, cuDNN's benchmark, the first batches); judge it "
+				"again after its first minute",
+			     age);
 	for (int i = 0; i < ev->ngpus; i++) {
 		const doctor_gpu *g = &ev->gpus[i];
 		if (g->by_fd)

@@ -56,6 +56,7 @@ typedef struct doctor_cpu {
 				 * the CPUs of its affinity, at most its cgroup quota's rest; NAN unknown */
 	int cpus;               /* CPUs the job may run on (its affinity); 0 unknown */
 	double quota_cores;     /* its cgroup's CPU quota in cores; NAN none */
+	double main_age;        /* seconds since the main GPU process started, at the window's end; NAN unknown */
 } doctor_cpu;
 
 /* What a thread of the job waited on, over the samples of the window in which the job's GPUs

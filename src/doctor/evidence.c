@@ -82,6 +82,14 @@ static void group_of(const thread_wait *w, char *out, size_t n)
 	}
 }
 
+/* A wait on storage that names no call and no descriptor: a page fault, or a thread the syscall
+ * file caught waking each time. One wait of the thread however the samples read (on a fast disk
+ * the same faults read as page faults, as "storage or a driver" and as a page-cache wait). */
+static bool callless_storage(const thread_wait *w)
+{
+	return !w->call[0] && !w->link[0] && (w->kind == WAIT_FILE || w->kind == WAIT_DISK);
+}
+
 static void tally(doctor_acc *a, unsigned pid, unsigned tid, const char *comm, const thread_wait *w)
 {
 	wait_thread *t = NULL;
@@ -104,8 +112,19 @@ static void tally(doctor_acc *a, unsigned pid, unsigned tid, const char *comm, c
 	group_of(w, group, sizeof(group));
 	for (size_t i = 0; i < a->nkey; i++) {
 		wait_key *k = &a->keys[i];
-		if (k->pid == pid && k->tid == tid && k->kind == w->kind && k->last.fault == w->fault &&
-		    strcmp(k->call, w->call) == 0 && strcmp(k->group, group) == 0) {
+		if (k->pid != pid || k->tid != tid)
+			continue;
+		if (callless_storage(&k->last) && callless_storage(w)) {
+			k->count++;
+			/* storage when any sample says so; the page fault's description when any was one */
+			wait_kind kind = w->kind == WAIT_FILE ? WAIT_FILE : k->kind;
+			if (w->fault || !k->last.fault)
+				k->last = *w;
+			k->kind = k->last.kind = kind;
+			return;
+		}
+		if (k->kind == w->kind && k->last.fault == w->fault && strcmp(k->call, w->call) == 0 &&
+		    strcmp(k->group, group) == 0) {
 			k->count++;
 			if (strcmp(k->last.link, w->link) != 0)
 				k->paths++;
@@ -292,6 +311,10 @@ static void cpu_evidence(const doctor_acc *a, const job_cpu_mark *end, const job
 	c->cpus = lim.nallowed;
 	c->quota_cores = lim.quota_cores;
 	c->idle_cores = job_cpu_idle(&a->start, end, hz, &lim, c->job_cores);
+	c->main_age = NAN;
+	for (size_t i = 0; i < end->nthreads; i++)
+		if (end->threads[i].pid == c->main_pid && end->threads[i].tid == c->main_pid && end->threads[i].born > 0)
+			c->main_age = end->t - end->threads[i].born;
 	free(procs);
 	free(use);
 }

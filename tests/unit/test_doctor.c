@@ -24,6 +24,7 @@ static void base(doctor_evidence *ev)
 	ev->alive = true;
 	ev->seconds = 10;
 	ev->tune_tf32_gain = NAN;
+	ev->cpu.main_age = NAN;
 	ev->ngpus = 1;
 	doctor_gpu *g = &ev->gpus[0];
 	g->index = 0;
@@ -766,6 +767,22 @@ static void test_idle_waits_for_work(void **st)
 	add_wait(&ev, true, 4242, 4242, WAIT_FILE, "read", "/data/train/shard-00042.tar", 50, 50);
 	diag(&ev, &v);
 	assert_non_null(strstr(v.title, "reads from storage (/data/train/shard-00042.tar)"));
+	/* a job in its first minute: its verdict may be its start-up */
+	base(&ev);
+	ev.gpus[0].util = 0.0;
+	ev.waits.sampled = true;
+	ev.cpu.main_pid = 4242;
+	ev.cpu.main_thread = 0.99;
+	ev.cpu.main_cpu = 0.99;
+	ev.cpu.main_age = 13;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	assert_true(has_line(v.note, v.nnote, "the job started 13 s before the window ended: it may still be starting"));
+	ev.cpu.main_age = 600;
+	diag(&ev, &v);
+	assert_false(has_line(v.note, v.nnote, "may still be starting"));
+	ev.cpu.main_age = NAN;
+	diag(&ev, &v);
+	assert_false(has_line(v.note, v.nnote, "may still be starting"));
 	/* an event loop with nothing known about it: its own fix, not storage's */
 	base(&ev);
 	ev.gpus[0].util = 0.0;

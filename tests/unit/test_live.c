@@ -741,6 +741,23 @@ static void test_live_page_faults(void **st)
 	assert_true(fix);
 	assert_false(r->v.cut);
 	doctor_live_free(d);
+
+	/* on a fast disk the same faults read three ways: in a page fault, woken at each read of the
+	 * syscall file (a page-cache wait, or no kernel function at all): one wait of the thread */
+	d = doctor_live_new(&o);
+	for (int t = 0; t < 9; t++) {
+		put("/proc/777/task/777/syscall", t % 3 == 0 ? "-1 0x7ffd2c1e8a50 0x7f3c2a41b2e4\n" : "running\n");
+		put("/proc/777/task/777/wchan", t % 3 == 1 ? "folio_wait_bit_common\n" : "0\n");
+		feed(d, &j, 200 + t, 1, 0.02, 10, 0);
+	}
+	r = doctor_live_finish(d, &j);
+	assert_non_null(r);
+	seen = false;
+	for (size_t i = 0; i < r->v.nevidence; i++)
+		seen |= strstr(r->v.evidence[i], "was in page faults on its memory-mapped file /data/train/tokens.npy (2.0 GiB) in "
+						 "100% of the samples") != NULL;
+	assert_true(seen);
+	doctor_live_free(d);
 	remove_tree();
 }
 
