@@ -197,7 +197,8 @@ static const char *duration_text(char *buf, size_t n, double s)
 
 static void common_notes(doctor_verdict *v, const doctor_evidence *ev, const doctor_thresholds *t)
 {
-	static const char *const startup_like[] = {"job.input-bound", "job.gpu-idle", "job.launch-bound", "job.mixed"};
+	/* the busy host's verdicts (an idle job's names what it waits on instead) */
+	static const char *const startup_like[] = {"job.input-bound", "job.launch-bound", "job.mixed"};
 	double age = ev->cpu.main_age;
 	for (size_t i = 0; known(age) && age < DOCTOR_YOUNG_SECONDS && v->id && i < GV_ARRAY_LEN(startup_like); i++)
 		if (strcmp(v->id, startup_like[i]) == 0)

@@ -783,6 +783,12 @@ static void test_idle_waits_for_work(void **st)
 	ev.cpu.main_age = NAN;
 	diag(&ev, &v);
 	assert_false(has_line(v.note, v.nnote, "may still be starting"));
+	/* an idle job names what it waits on: no such note */
+	ev.cpu.main_thread = ev.cpu.main_cpu = 0.01;
+	ev.cpu.main_age = 13;
+	add_wait(&ev, true, 4242, 4242, WAIT_SLEEP, "clock_nanosleep", "", 50, 50);
+	assert_string_equal(diag(&ev, &v), "job.gpu-idle");
+	assert_false(has_line(v.note, v.nnote, "may still be starting"));
 	/* an event loop with nothing known about it: its own fix, not storage's */
 	base(&ev);
 	ev.gpus[0].util = 0.0;
