@@ -396,9 +396,9 @@ enum {
 	GV_NVML_ALL = GV_NVML_IDENTITY | GV_NVML_MODES | GV_NVML_DYNAMIC | GV_NVML_HEALTH | GV_NVML_PROCESSES,
 	/* what `check --fast` asks: its limits come from the per-boot cache (probes/nvml_limits.c);
 	 * the load, the enforced limit and the clocks only where a verdict reads them, the fan never
-	 * (no verdict of check reads it; probes/nvml.c) */
+	 * (no verdict of check reads it; probes/nvml.c), the process list only where memory is in use */
 	GV_NVML_FAST = GV_NVML_ALL & ~(GV_NVML_LIMITS | GV_NVML_ENERGY | GV_NVML_PROC_UTIL | GV_NVML_LOAD | GV_NVML_POWER_LIMIT |
-				       GV_NVML_CLOCKS | GV_NVML_FAN),
+				       GV_NVML_CLOCKS | GV_NVML_FAN | GV_NVML_PROC_LIST),
 };
 
 typedef struct gv_nvml_device {

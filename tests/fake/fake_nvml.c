@@ -345,13 +345,15 @@ FULL_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t
 
 #define H200_MEMORY (143771ULL << 20)
 
+static long long processes_memory(int gpu);
+
 /* The GPU's memory, or a MIG device's: mig.M.memory_total (default a seventh of the GPU's, an
  * H200's 1g profile) and mig.M.memory_used (default 0). */
 static void memory_values(nvmlDevice_t dev, unsigned long long *total, unsigned long long *used)
 {
 	int gpu = dev->gpu;
 	*total = (unsigned long long)fake_gpu_num(gpu, "memory_total", (long long)H200_MEMORY, NULL);
-	*used = (unsigned long long)fake_gpu_num(gpu, "memory_used", 0, NULL);
+	*used = (unsigned long long)fake_gpu_num(gpu, "memory_used", processes_memory(gpu), NULL);
 	if (dev->mig >= 0) {
 		char key[64];
 		snprintf(key, sizeof(key), "mig.%d.memory_total", dev->mig);
@@ -485,6 +487,20 @@ static int parse_procs(const char *v, struct fproc *out, int max)
 	}
 	free(copy);
 	return n;
+}
+
+/* What the GPU's processes hold, the default of memory_used: on the real library a process on a
+ * GPU always holds memory there (a CUDA context alone takes hundreds of MiB), so the GPU's used
+ * memory is never 0 beside one. One whose use NVML cannot tell ("n/a") counts as a context. */
+static long long processes_memory(int gpu)
+{
+	char buf[4096];
+	struct fproc all[256];
+	int n = parse_procs(fake_gpu_pick(gpu, "processes", buf, sizeof(buf)), all, 256);
+	unsigned long long sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += all[i].used == NVML_VALUE_NOT_AVAILABLE_ULL ? 256ULL << 20 : all[i].used;
+	return (long long)sum;
 }
 
 /* R535's ABI break, as the real drivers 535.43 to 535.86 have it: their _v3 process calls write
