@@ -583,7 +583,7 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 	unsigned port = rdv == RDV_NONE && w && w->listen_port && w->listen_port != d->store_port && w->listen_port != d->master_port
 				? w->listen_port
 				: 0;
-	bool tty = rdv == RDV_NONE && w && w->terminal;
+	bool tty = rdv == RDV_NONE && w && w->terminal[0];
 	bool next_cell = rdv == RDV_NONE && !port && ws->interactive[0] &&
 			 (wk == WAIT_POLL || wk == WAIT_LOCK || wk == WAIT_UNKNOWN || wk == WAIT_OTHER);
 	if (port)
@@ -591,8 +591,8 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 			"GPU %d is mostly idle: the job is a server waiting for requests (it listens on TCP port %u)", g->index, port);
 	else if (tty)
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
-			"GPU %d is idle: the job waits for input at its terminal %.40s (a prompt, pdb or breakpoint())", g->index,
-			w->what[0] ? w->what + (strncmp(w->what, "its terminal ", 13) ? 0 : 13) : "");
+			"GPU %d is idle: the job waits for input at its terminal %s (a prompt, pdb or breakpoint())", g->index,
+			w->terminal);
 	else if (next_cell)
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index, "GPU %d is idle: the job is %s waiting for its next %s", g->index,
 			ws->interactive, strstr(ws->interactive, "Jupyter") ? "cell" : "command");

@@ -73,7 +73,7 @@ typedef struct doctor_wait {
 	char call[24];      /* "read"; "" unknown (wchan only) */
 	bool fault;         /* in page faults, outside any call (memory-mapped data, swap) */
 	unsigned listen_port; /* it waits for connections (accept, an event loop): the listening TCP port; 0 */
-	bool terminal;      /* it reads its terminal (a prompt, pdb) */
+	char terminal[40];  /* the terminal it reads (a prompt, pdb): "/dev/pts/3"; "" none */
 	char what[200];     /* a path, "a TCP socket to 10.0.0.5:29500", "a pipe to pid 4250 (python)"; "" */
 } doctor_wait;
 

@@ -359,7 +359,8 @@ static void add_wait(doctor_waits *ws, const job *j, const wait_key *k, const wa
 	str_copy(w->call, sizeof(w->call), k->call);
 	w->fault = k->last.fault;
 	w->listen_port = wait_listen_port(k->pid, &k->last);
-	w->terminal = wait_terminal(k->last.link);
+	if (wait_terminal(k->last.link)) /* from the job, like what below */
+		text_safe(w->terminal, sizeof(w->terminal), k->last.link);
 	char what[200];
 	wait_describe(j, k->pid, &k->last, what, sizeof(what));
 	if (k->kind == WAIT_FILE && k->paths > 1) {

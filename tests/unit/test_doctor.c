@@ -746,7 +746,7 @@ static void test_idle_waits_for_work(void **st)
 	ev.gpus[0].util = 0.0;
 	ev.waits.sampled = true;
 	w = add_wait(&ev, true, 4242, 4242, WAIT_DEVICE, "read", "its terminal /dev/pts/3", 50, 50);
-	w->terminal = true;
+	strcpy(w->terminal, "/dev/pts/3");
 	diag(&ev, &v);
 	assert_non_null(strstr(v.title, "waits for input at its terminal /dev/pts/3 (a prompt, pdb or breakpoint())"));
 	assert_true(has_line(v.fix, v.nfix, "PYTHONBREAKPOINT=0"));
