@@ -323,7 +323,7 @@ print("%s %s got %s expected %s" % ("PASS" if ok else "FAIL", kind, dg["id"], wa
 PY
 }
 PROBLEMS='!job.memory-growth,job.gpu-idle,job.input-bound,job.launch-bound,job.memory-pressure'
-run_job wait_file job.gpu-idle "shard-00042.bin"
+run_job wait_file job.gpu-idle "shard-00042.bin is on "
 run_job mmap_faults job.gpu-idle "memory-mapped file /"
 run_job server_idle job.gpu-idle "listens on TCP port 8765"
 run_job breakpoint_tty job.gpu-idle "at its terminal"

@@ -477,6 +477,32 @@ static const char *kind_words(wait_kind k)
 	}
 }
 
+/* What a wait is on, in words, where the kind alone is too little: storage that is no local
+ * disk (NFS, a FUSE object store) is named, and so is a page fault's read. */
+static const char *wait_words(const doctor_wait *w, char *buf, size_t n)
+{
+	const char *store = w->remote ? w->remote->words : "storage";
+	if (w->fault)
+		snprintf(buf, n, "page faults that read from %s", store);
+	else if (w->remote && (w->kind == WAIT_FILE || w->kind == WAIT_DISK))
+		snprintf(buf, n, "reads from %s", store);
+	else
+		return kind_words(w->kind);
+	return buf;
+}
+
+/* Where the data a storage wait reads lives: the mount, and whether it is a local disk. */
+static void storage_line(doctor_verdict *v, const doctor_wait *w)
+{
+	if (!w->mount.fstype[0])
+		return;
+	char what[160] = "";
+	if (w->remote)
+		snprintf(what, sizeof(what), ": %s, not a local disk", w->remote->words);
+	EVID(v, "%.120s is on %s %.100s, mounted at %.100s%s", w->data_file, w->mount.fstype, w->mount.source,
+	     w->mount.point, what);
+}
+
 static void wait_line(doctor_verdict *v, const doctor_wait *w)
 {
 	char who[96], call[40];
@@ -495,8 +521,9 @@ static void wait_line(doctor_verdict *v, const doctor_wait *w)
 		snprintf(call, sizeof(call), "in %s()", w->call);
 	else
 		snprintf(call, sizeof(call), "waiting");
+	char words[160];
 	EVID(v, "%s %s %s on %s in %.0f%% of the samples while the GPU idled (%d of %d)", who, w->workers > 1 ? "were" : "was", call,
-	     w->what[0] ? w->what : kind_words(w->kind), pct(wait_share(w)), w->count, w->samples);
+	     w->what[0] ? w->what : wait_words(w, words, sizeof(words)), pct(wait_share(w)), w->count, w->samples);
 }
 
 /* Where a rank of a distributed job stands with its rendezvous (sampler/rendezvous.h). */
@@ -622,10 +649,10 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 			snprintf(whose, sizeof(whose), " in its worker%s", w->workers == 1 ? "" : "s");
 		else if (w->gpu_process && w->tid != w->pid)
 			snprintf(whose, sizeof(whose), " in its thread %u", w->tid);
+		char words[160];
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
 			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits on %s%s%.60s%s%s", g->index,
-			w->fault ? "page faults that read from storage" : kind_words(w->kind), w->what[0] ? " (" : "", w->what,
-			w->what[0] ? ")" : "", whose);
+			wait_words(w, words, sizeof(words)), w->what[0] ? " (" : "", w->what, w->what[0] ? ")" : "", whose);
 	}
 	else
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
@@ -637,6 +664,8 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 	for (int i = 0; i < ws->n; i++)
 		if (wait_share(&ws->w[i]) >= 0.2)
 			wait_line(v, &ws->w[i]);
+	if (w && rdv == RDV_NONE && !port && !tty && !next_cell)
+		storage_line(v, w);
 	if (ws->py.n) {
 		char frames[200];
 		size_t len = 0;
@@ -667,6 +696,16 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 		break;
 	case WAIT_FILE:
 	case WAIT_DISK:
+		if (w->remote)
+			FIX(v, "the data is on %s (%.100s at %.100s): each read the page cache does not hold goes there. Copy the "
+			       "dataset to local NVMe or RAM (/dev/shm) before the job, or stage each node's shards on its own "
+			       "disk; read large sequential shards (WebDataset, tar) and keep more reads in flight (num_workers, "
+			       "prefetch_factor)",
+			    w->remote->words, w->mount.source, w->mount.point);
+		if (w->remote && w->remote->fix[0])
+			FIX(v, "%s", w->remote->fix);
+		if (w->remote && !w->fault)
+			break;
 		if (w->fault)
 			FIX(v, "the job reads memory-mapped data (np.memmap, Arrow or Hugging Face datasets, "
 			       "torch.load(mmap=True), safetensors) page by page: each first touch of a page waits on a small "

@@ -18,6 +18,7 @@
 #include "health/conditions.h"
 #include "nvidia/gpm_fields.h"
 #include "sampler/job.h"
+#include "sampler/mounts.h"
 #include "sampler/pystack.h"
 #include "sampler/rendezvous.h"
 #include "sampler/summary.h"
@@ -75,6 +76,10 @@ typedef struct doctor_wait {
 	unsigned listen_port; /* it waits for connections (accept, an event loop): the listening TCP port; 0 */
 	char terminal[40];  /* the terminal it reads (a prompt, pdb): "/dev/pts/3"; "" none */
 	char what[200];     /* a path, "a TCP socket to 10.0.0.5:29500", "a pipe to pid 4250 (python)"; "" */
+	/* a storage wait: the data file it reads and the mount that holds it (fstype "" unknown) */
+	char data_file[160];
+	mount_info mount;
+	const mount_remote *remote; /* storage that is no local disk (NFS, Lustre, FUSE, 9p); NULL */
 } doctor_wait;
 
 typedef struct doctor_waits {

@@ -369,6 +369,15 @@ static void add_wait(doctor_waits *ws, const job *j, const wait_key *k, const wa
 	}
 	/* paths and names come from the job: no control characters reach a terminal */
 	text_safe(w->what, sizeof(w->what), what);
+	char file[sizeof(w->data_file)];
+	mount_info m;
+	if (wait_data_file(k->pid, &k->last, file, sizeof(file)) && mount_of(k->pid, file, &m)) {
+		text_safe(w->data_file, sizeof(w->data_file), file);
+		text_safe(w->mount.point, sizeof(w->mount.point), m.point);
+		text_safe(w->mount.fstype, sizeof(w->mount.fstype), m.fstype);
+		text_safe(w->mount.source, sizeof(w->mount.source), m.source);
+		w->remote = mount_remote_of(m.fstype);
+	}
 }
 
 /* The waits worth naming: the main thread of the main GPU process; when it waits on a lock or a

@@ -80,6 +80,17 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 		cJSON_AddStringToObject(x, "call", w->call);
 		cJSON_AddStringToObject(x, "on", w->what);
 		cJSON_AddBoolToObject(x, "page_faults", w->fault);
+		if (w->mount.fstype[0]) { /* a storage wait: where its data lives */
+			cJSON *st = cJSON_AddObjectToObject(x, "storage");
+			cJSON_AddStringToObject(st, "file", w->data_file);
+			cJSON_AddStringToObject(st, "fstype", w->mount.fstype);
+			cJSON_AddStringToObject(st, "source", w->mount.source);
+			cJSON_AddStringToObject(st, "mount", w->mount.point);
+			if (w->remote)
+				cJSON_AddStringToObject(st, "remote", w->remote->words);
+			else
+				cJSON_AddNullToObject(st, "remote");
+		}
 		cJSON_AddNumberToObject(x, "samples", w->samples);
 		cJSON_AddNumberToObject(x, "ratio", w->samples ? (double)w->count / w->samples : 0);
 	}

@@ -496,23 +496,27 @@ static bool note_open_file(const proc_fd *fd, void *arg)
 	return true;
 }
 
+static bool open_files_of(unsigned pid, open_files *o)
+{
+	return proc_fd_each(pid, WAIT_OPEN_FILES_SCAN, note_open_file, o);
+}
+
 void wait_open_files(unsigned pid, char *out, size_t n)
 {
 	open_files o = {0};
 	out[0] = '\0';
-	if (proc_fd_each(pid, WAIT_OPEN_FILES_SCAN, note_open_file, &o))
+	if (open_files_of(pid, &o))
 		open_files_words(&o, "its open file ", "its open files ", out, n);
 }
 
 /* The maps of one process name few files, each in a few mappings. */
 #define MAPS_FILES 64
 
-void wait_maps_words(const char *maps, size_t len, char *out, size_t n)
+static void maps_files(const char *maps, size_t len, open_files *o)
 {
 	open_file seen[MAPS_FILES];
 	bool code[MAPS_FILES];
 	int nseen = 0;
-	out[0] = '\0';
 	for (const char *line = maps, *end = maps + len; line < end;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t ll = nl ? (size_t)(nl - line) : (size_t)(end - line);
@@ -542,23 +546,51 @@ void wait_maps_words(const char *maps, size_t len, char *out, size_t n)
 		seen[i].size += (long long)(hi - lo);
 		code[i] |= perms[2] == 'x'; /* a program or a library: its data segments are no data file */
 	}
-	open_files o = {0};
 	for (int i = 0; i < nseen; i++)
 		if (!code[i])
-			open_files_add(&o, seen[i].link, seen[i].size);
+			open_files_add(o, seen[i].link, seen[i].size);
+}
+
+void wait_maps_words(const char *maps, size_t len, char *out, size_t n)
+{
+	open_files o = {0};
+	maps_files(maps, len, &o);
 	open_files_words(&o, "its memory-mapped file ", "its memory-mapped files ", out, n);
+}
+
+static bool mapped_files_of(unsigned pid, open_files *o)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if (sysroot_read_may_deny(path, 8 << 20, &buf, &len, NULL) != 0)
+		return false;
+	maps_files(buf, len, o);
+	free(buf);
+	return true;
 }
 
 void wait_mapped_files(unsigned pid, char *out, size_t n)
 {
-	char path[64], *buf = NULL;
-	size_t len = 0;
+	open_files o = {0};
 	out[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	if (sysroot_read_may_deny(path, 8 << 20, &buf, &len, NULL) != 0)
-		return;
-	wait_maps_words(buf, len, out, n);
-	free(buf);
+	if (mapped_files_of(pid, &o))
+		open_files_words(&o, "its memory-mapped file ", "its memory-mapped files ", out, n);
+}
+
+bool wait_data_file(unsigned pid, const thread_wait *w, char *path, size_t n)
+{
+	path[0] = '\0';
+	if (w->kind != WAIT_FILE && w->kind != WAIT_DISK)
+		return false;
+	open_files o = {0};
+	if (w->link[0] && data_file_path(w->link))
+		str_copy(path, n, w->link);
+	else if (w->link[0])
+		return false; /* a descriptor that is no data file: a device, a socket */
+	else if (w->fault ? mapped_files_of(pid, &o) : open_files_of(pid, &o))
+		str_copy(path, n, o.ntop ? o.top[0].link : "");
+	return path[0] != '\0';
 }
 
 void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, size_t n)

@@ -87,6 +87,10 @@ void wait_open_files(unsigned pid, char *out, size_t n);
 void wait_mapped_files(unsigned pid, char *out, size_t n);
 /* The same from a maps file's text. Pure. */
 void wait_maps_words(const char *maps, size_t len, char *out, size_t n);
+/* The data file a storage wait (WAIT_FILE, WAIT_DISK) reads, for the storage it is on
+ * (sampler/mounts.h): the descriptor's file, else in a page fault the largest mapped data file,
+ * else the largest open one (as the words above). False when there is none. */
+bool wait_data_file(unsigned pid, const thread_wait *w, char *path, size_t n);
 
 /* A thread that waits for a connection or in an event loop (epoll) that watches a listening TCP
  * socket: that socket's port (a server waiting for requests: vLLM, a FastAPI model server); 0

@@ -24,6 +24,7 @@
 #include "sampler/pystack.h"
 #include "sampler/rendezvous.h"
 #include "sampler/summary.h"
+#include "sampler/mounts.h"
 #include "sampler/waits.h"
 #include "../tools/test_tmp.h"
 
@@ -761,6 +762,99 @@ static void test_live_page_faults(void **st)
 	remove_tree();
 }
 
+/* Which mount holds a file: the longest mount point that is a whole leading part of its path, the
+ * later of two at one point, octal escapes undone. */
+static void test_mount_find(void **st)
+{
+	(void)st;
+	static const char mi[] =
+		"22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n"
+		"30 22 0:40 / /data rw,relatime shared:9 - nfs4 10.0.0.5:/export rw,vers=4.2\n"
+		"31 30 0:41 / /data/cache rw,relatime - tmpfs tmpfs rw\n"
+		"32 22 0:42 / /mnt/my\\040bucket rw,nosuid - fuse.gcsfuse my-bucket rw,user_id=0\n"
+		"33 22 0:43 / /scratch rw - xfs /dev/sdb1 rw\n"
+		"34 22 0:44 / /scratch rw shared:5 master:2 - lustre 10.1.0.2@o2ib:/fs rw\n"
+		"35 22 0:45 / /broken rw no-dash-here ext4 /dev/x rw\n";
+	mount_info m;
+	assert_true(mount_find(mi, strlen(mi), "/data/train/shard-00042.tar", &m));
+	assert_string_equal(m.point, "/data");
+	assert_string_equal(m.fstype, "nfs4");
+	assert_string_equal(m.source, "10.0.0.5:/export");
+	assert_string_equal(mount_remote_of(m.fstype)->words, "network storage (NFS)");
+	assert_true(mount_find(mi, strlen(mi), "/data/cache/x", &m));
+	assert_string_equal(m.fstype, "tmpfs");
+	assert_null(mount_remote_of(m.fstype));
+	assert_true(mount_find(mi, strlen(mi), "/database/x", &m)); /* not under /data */
+	assert_string_equal(m.point, "/");
+	assert_string_equal(m.fstype, "ext4");
+	assert_true(mount_find(mi, strlen(mi), "/mnt/my bucket/part-0.parquet", &m));
+	assert_string_equal(m.point, "/mnt/my bucket");
+	assert_string_equal(mount_remote_of(m.fstype)->words, "Cloud Storage through gcsfuse");
+	assert_true(mount_find(mi, strlen(mi), "/scratch/run/ckpt.pt", &m)); /* mounted over the xfs */
+	assert_string_equal(m.fstype, "lustre");
+	assert_true(mount_find(mi, strlen(mi), "/broken/x", &m)); /* a line without "-" is skipped */
+	assert_string_equal(m.point, "/");
+	assert_false(mount_find(mi, strlen(mi), "relative/x", &m));
+	assert_false(mount_find("", 0, "/x", &m));
+	assert_string_equal(mount_remote_of("fuse.somethingnew")->words, "a user-space filesystem (FUSE)");
+	assert_null(mount_remote_of("fuseblk")); /* ntfs-3g on a local disk */
+	assert_null(mount_remote_of("overlay"));
+}
+
+/* A job whose memory-mapped data is on NFS: the title says network storage, the evidence the
+ * mount, the fixes copying it to local storage and NFS's own. The same file on a local disk is
+ * storage, with its mount in the evidence and no network fix. */
+static void test_live_network_storage(void **st)
+{
+	(void)st;
+	make_tree();
+	job j = one_job(777, 778);
+	put("/proc/777/task/777/stat", "777 (python) D 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	put("/proc/777/task/777/syscall", "-1 0x7ffd2c1e8a50 0x7f3c2a41b2e4\n");
+	put("/proc/777/task/777/wchan", "rpc_wait_bit_killable\n");
+	put("/proc/777/maps", "7f0000000000-7f0080000000 r--s 00000000 00:2e 12 /data/train/tokens.npy\n");
+	put("/proc/777/mountinfo", "22 1 253:1 / / rw - ext4 /dev/nvme0n1p2 rw\n"
+				   "30 22 0:40 / /data rw,relatime - nfs4 10.0.0.5:/export rw,vers=4.2\n");
+	doctor_live_opts o = {.window = 0};
+	doctor_live *d = doctor_live_new(&o);
+	feed(d, &j, 100, 9, 0.02, 10, 0);
+	const doctor_result *r = doctor_live_finish(d, &j);
+	assert_non_null(r);
+	assert_string_equal(r->v.id, "job.gpu-idle");
+	assert_non_null(strstr(r->v.title, "it waits on page faults that read from network storage (NFS) (its memory-mapped "
+					    "file /data/train/tokens.npy"));
+	bool mount = false, copy = false, nfs = false;
+	for (size_t i = 0; i < r->v.nevidence; i++)
+		mount |= strstr(r->v.evidence[i], "/data/train/tokens.npy is on nfs4 10.0.0.5:/export, mounted at /data: network "
+						  "storage (NFS), not a local disk") != NULL;
+	for (size_t i = 0; i < r->v.nfix; i++) {
+		copy |= strstr(r->v.fix[i], "the data is on network storage (NFS) (10.0.0.5:/export at /data)") != NULL;
+		nfs |= strstr(r->v.fix[i], "nconnect=8") != NULL;
+	}
+	assert_true(mount);
+	assert_true(copy);
+	assert_true(nfs);
+	assert_false(r->v.cut);
+	doctor_live_free(d);
+
+	put("/proc/777/mountinfo", "22 1 253:1 / / rw - ext4 /dev/nvme0n1p2 rw\n");
+	d = doctor_live_new(&o);
+	feed(d, &j, 100, 9, 0.02, 10, 0);
+	r = doctor_live_finish(d, &j);
+	assert_non_null(r);
+	assert_non_null(strstr(r->v.title, "it waits on page faults that read from storage (its memory-mapped file"));
+	mount = copy = false;
+	for (size_t i = 0; i < r->v.nevidence; i++)
+		mount |= strstr(r->v.evidence[i], "/data/train/tokens.npy is on ext4 /dev/nvme0n1p2, mounted at /") != NULL &&
+			 strstr(r->v.evidence[i], "not a local disk") == NULL;
+	for (size_t i = 0; i < r->v.nfix; i++)
+		copy |= strstr(r->v.fix[i], "network storage") != NULL;
+	assert_true(mount);
+	assert_false(copy);
+	doctor_live_free(d);
+	remove_tree();
+}
+
 static void test_live_pipeline(void **st)
 {
 	(void)st;
@@ -1111,7 +1205,7 @@ int main(void)
 		cmocka_unit_test(test_window_summary), cmocka_unit_test(test_cpu_figures),
 		cmocka_unit_test(test_wait_lines),     cmocka_unit_test(test_pystack_parse),
 		cmocka_unit_test(test_waits_tree), cmocka_unit_test_teardown(test_waits_short_reads, restore_ops),
-	    cmocka_unit_test(test_waits_page_faults), cmocka_unit_test(test_waits_for_work),     cmocka_unit_test(test_live_pipeline), cmocka_unit_test(test_live_page_faults),
+	    cmocka_unit_test(test_waits_page_faults), cmocka_unit_test(test_waits_for_work),     cmocka_unit_test(test_live_pipeline), cmocka_unit_test(test_live_page_faults), cmocka_unit_test(test_mount_find), cmocka_unit_test(test_live_network_storage),
 		cmocka_unit_test(test_utilisation_fallback),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_rendezvous_parse),
