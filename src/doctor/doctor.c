@@ -649,10 +649,13 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 			snprintf(whose, sizeof(whose), " in its worker%s", w->workers == 1 ? "" : "s");
 		else if (w->gpu_process && w->tid != w->pid)
 			snprintf(whose, sizeof(whose), " in its thread %u", w->tid);
+		/* the words of network storage end in their own parentheses: "(NFS): /data/x.tar" */
 		char words[160];
+		bool paren = !w->remote || !(w->fault || w->kind == WAIT_FILE || w->kind == WAIT_DISK);
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
 			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits on %s%s%.60s%s%s", g->index,
-			wait_words(w, words, sizeof(words)), w->what[0] ? " (" : "", w->what, w->what[0] ? ")" : "", whose);
+			wait_words(w, words, sizeof(words)), !w->what[0] ? "" : paren ? " (" : ": ", w->what,
+			w->what[0] && paren ? ")" : "", whose);
 	}
 	else
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,

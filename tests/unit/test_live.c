@@ -821,7 +821,7 @@ static void test_live_network_storage(void **st)
 	const doctor_result *r = doctor_live_finish(d, &j);
 	assert_non_null(r);
 	assert_string_equal(r->v.id, "job.gpu-idle");
-	assert_non_null(strstr(r->v.title, "it waits on page faults that read from network storage (NFS) (its memory-mapped "
+	assert_non_null(strstr(r->v.title, "it waits on page faults that read from network storage (NFS): its memory-mapped "
 					    "file /data/train/tokens.npy"));
 	bool mount = false, copy = false, nfs = false;
 	for (size_t i = 0; i < r->v.nevidence; i++)
