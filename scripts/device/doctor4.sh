@@ -38,6 +38,11 @@
 #                                                                          expected job.gpu-idle, "a sleep", no rendezvous
 #   compile_warmup torch.compile(mode="max-autotune") of a fresh MLP (an empty Inductor cache),
 #                  watched from its first step                             expected job.compiling
+#   cpu_model      the model never moved to the GPU: it trains on the CPU (torch's intra-op
+#                  threads) while a tensor the script put on the GPU holds a context there
+#                                                                          expected job.cpu-compute
+#   tokenize_threads Hugging Face tokenizers' encode_batch (its own threads) in the main process
+#                  before each tiny step on the GPU                        expected job.cpu-compute
 # Each: `gpuvet watch --pid PID --diagnose 8 --json` after a warm-up, beside nvidia-smi. Then
 # `gpuvet run` on a healthy job that exits 0 and on one that exits 3: no FAIL on this healthy
 # machine, and the exit status passed through.
@@ -195,6 +200,28 @@ elif kind == "compile_warmup":
     while time.time() < end:
         m(x).sum().backward()
         torch.cuda.synchronize()
+elif kind == "cpu_model":
+    marker = torch.zeros(1024, device=dev)
+    m = torch.nn.Sequential(torch.nn.Linear(2048, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 2048))
+    opt = torch.optim.SGD(m.parameters(), lr=0.01)
+    print("threads", torch.get_num_threads(), flush=True)
+    while time.time() < end:
+        loss = m(torch.randn(256, 2048)).square().mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        marker.add_(1)
+elif kind == "tokenize_threads":
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    vocab = {"w%d" % i: i for i in range(50000)}
+    vocab["[UNK]"] = 50000
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    texts = [" ".join("w%d" % random.randrange(60000) for _ in range(512)) for _ in range(2000)]
+    w = torch.zeros(16, device=dev)
+    while time.time() < end:
+        enc = tok.encode_batch(texts)
+        w.add_(torch.tensor([e.ids[:128] for e in enc[:64]], device=dev).float().mean())
 elif kind == "server_idle":
     import asyncio
     m = torch.nn.Linear(1024, 1024).to(dev)
@@ -338,6 +365,8 @@ WARM=25 run_job healthy_amp_late "$PROBLEMS,job.phase-change"
 run_job warmup_growth '!job.memory-growth'
 run_job churn '!job.memory-growth'
 WARM=1 run_job compile_warmup job.compiling "compiles kernels"
+run_job cpu_model job.cpu-compute "computes on the CPU"
+run_job tokenize_threads job.cpu-compute "computes on the CPU"
 
 # gpuvet run on a healthy machine: a job that exits 0 and one that exits 3
 for e in 0 3; do

@@ -37,6 +37,11 @@ void doctor_thresholds_default(doctor_thresholds *t)
 	t->workers_busy = 0.60;
 	/* compilers at work: a pool of idle compile workers waits on its queue, next to 0 */
 	t->compile_busy = 0.5;
+	/* a Python loop holds one core (the GIL); a model on the CPU or torch ops on CPU tensors run on
+	 * torch.get_num_threads() threads. Two: a thread spinning in a CUDA synchronize beside NCCL's
+	 * proxy thread in a collective */
+	t->cpu_threads = 3;
+	t->cpu_cores = 2.5;
 	/* a job keeping every step's output grew about 1 GiB/s; an allocator's steps and a new batch
 	 * shape are single steps, which the steadiness test (sampler/summary.h) leaves out */
 	t->mem_growth_rate = 1048576.0;
@@ -198,7 +203,7 @@ static const char *duration_text(char *buf, size_t n, double s)
 static void common_notes(doctor_verdict *v, const doctor_evidence *ev, const doctor_thresholds *t)
 {
 	/* the busy host's verdicts (an idle job's names what it waits on instead) */
-	static const char *const startup_like[] = {"job.input-bound", "job.launch-bound", "job.mixed"};
+	static const char *const startup_like[] = {"job.input-bound", "job.launch-bound", "job.mixed", "job.cpu-compute"};
 	double age = ev->cpu.main_age;
 	for (size_t i = 0; known(age) && age < DOCTOR_YOUNG_SECONDS && v->id && i < GV_ARRAY_LEN(startup_like); i++)
 		if (strcmp(v->id, startup_like[i]) == 0)
@@ -833,6 +838,28 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 		FIX(v, "keep the compiled kernels between runs: TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR on a disk that "
 		       "persists (the defaults live under /tmp); TORCH_LOGS=recompiles shows shapes that compile again "
 		       "(mark_dynamic or dynamic=True keeps them to one graph)");
+		return;
+	}
+	/* the GPU process computes on many threads while its GPU idles: the model or the step's math on
+	 * the CPU (a tensor never moved to the GPU), or preprocessing with its own threads in the main
+	 * process; not input-bound's "waits for data", whose fix (DataLoader workers) misses the first */
+	if (known(b) && b < t->idle && !workers_sat && c->compute_threads >= t->cpu_threads &&
+	    c->compute_cores >= t->cpu_cores) {
+		verdict(v, "job.cpu-compute", DOCTOR_WARN, g->index,
+			"GPU %d idles while the job computes on the CPU: %d threads of its GPU process use %.1f cores", g->index,
+			c->compute_threads, c->compute_cores);
+		gpu_figures(v, g);
+		cpu_figures(v, c);
+		if (known(c->idle_cores))
+			EVID(v, "idle cores the job could use: %.1f", c->idle_cores);
+		FIX(v, "see where the model and the batches are: next(model.parameters()).device and each batch's .device "
+		       "must read cuda; model.to(\"cuda\") before the optimizer is made, each batch .to(\"cuda\", "
+		       "non_blocking=True); a tensor made without device= (torch.zeros, torch.arange) is on the CPU");
+		FIX(v, "math in the step on CPU tensors (a loss or a metric after .cpu(), numpy, pandas, scikit-learn) runs "
+		       "on torch.get_num_threads() threads: keep it on the GPU, or do it every N steps");
+		FIX(v, "preprocessing with its own threads in the main process (Hugging Face tokenizers, OpenCV, "
+		       "torchvision transforms on CPU tensors): move it into DataLoader workers (num_workers), or "
+		       "tokenize the dataset once ahead (datasets.map(batched=True))");
 		return;
 	}
 	/* too few workers: busy most of the time but under a core each (each also waits on its queue),

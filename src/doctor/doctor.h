@@ -58,6 +58,11 @@ typedef struct doctor_cpu {
 	int cpus;               /* CPUs the job may run on (its affinity); 0 unknown */
 	double quota_cores;     /* its cgroup's CPU quota in cores; NAN none */
 	double main_age;        /* seconds since the main GPU process started, at the window's end; NAN unknown */
+	/* CPU work spread over threads in a GPU process (torch ops on CPU tensors, tokenizers, numpy):
+	 * its threads that each used at least JOBCPU_BUSY_MIN_CORES of a core, the libraries' service
+	 * threads left out (wait_service_thread), in the GPU process with the most such cores */
+	int compute_threads;
+	double compute_cores;
 } doctor_cpu;
 
 /* What a thread of the job waited on, over the samples of the window in which the job's GPUs
@@ -136,6 +141,8 @@ typedef struct doctor_thresholds {
 	double limit_lowered;    /* enforced power limit below this share of the default, 0.95 */
 	double compile_busy;     /* a compiler process of the job at least this busy (ran or waited to run)
 				  * while the GPU is not busy: job.compiling, 0.5 */
+	int cpu_threads;         /* a GPU process with at least this many busy threads (compute_threads) */
+	double cpu_cores;        /* using at least this many cores between them, the GPU idle: job.cpu-compute; 3, 2.5 */
 } doctor_thresholds;
 void doctor_thresholds_default(doctor_thresholds *t);
 

@@ -245,6 +245,8 @@ static void cpu_evidence(const doctor_acc *a, const job_cpu_mark *end, const job
 		double demand; /* its busiest thread's demand */
 		bool dataloader;
 		bool compiles; /* a compiler or a compile worker (wait_compile_process) */
+		int busy_threads;  /* threads of at least JOBCPU_BUSY_MIN_CORES, not a library's service thread */
+		double busy_cores; /* what they used */
 	} proc_cpu;
 	proc_cpu *procs = xcalloc(JOB_MAX_PIDS, sizeof(*procs));
 	size_t nprocs = 0;
@@ -254,7 +256,7 @@ static void cpu_evidence(const doctor_acc *a, const job_cpu_mark *end, const job
 		while (p < nprocs && procs[p].pid != u->pid)
 			p++;
 		if (p == nprocs && nprocs < JOB_MAX_PIDS) {
-			procs[nprocs++] = (proc_cpu){u->pid, 0, 0, false, false};
+			procs[nprocs++] = (proc_cpu){u->pid, 0, 0, false, false, 0, 0};
 			procs[p].compiles = compile_process(u->pid);
 		}
 		if (p < nprocs) {
@@ -263,6 +265,12 @@ static void cpu_evidence(const doctor_acc *a, const job_cpu_mark *end, const job
 				procs[p].demand = u->demand;
 			procs[p].dataloader |= strcmp(u->comm, "pt_data_worker") == 0;
 			procs[p].compiles |= wait_compile_process(u->comm, NULL, 0);
+			/* a thread pool's threads at work are the job's own computing */
+			bool service = wait_service_thread(u->comm) && strncmp(u->comm, "pt_thread_pool", 14) != 0;
+			if (u->cores >= JOBCPU_BUSY_MIN_CORES && !service) {
+				procs[p].busy_threads++;
+				procs[p].busy_cores += u->cores;
+			}
 		}
 		c->job_cores += u->cores;
 		/* a GPU process's busiest thread; with no GPU process known, the root's */
@@ -281,6 +289,10 @@ static void cpu_evidence(const doctor_acc *a, const job_cpu_mark *end, const job
 			c->gpu_procs++;
 			if (procs[p].cpu > c->main_cpu)
 				c->main_cpu = procs[p].cpu;
+			if (procs[p].busy_cores > c->compute_cores) {
+				c->compute_cores = procs[p].busy_cores;
+				c->compute_threads = procs[p].busy_threads;
+			}
 		} else if (procs[p].compiles) {
 			/* torch.compile's and Triton's compilers: not data workers */
 			c->compilers++;

@@ -49,6 +49,8 @@ cJSON *doctor_json(const doctor_evidence *ev, const doctor_verdict *v)
 	cJSON_AddNumberToObject(cpu, "main_pid", ev->cpu.main_pid);
 	cJSON_AddNumberToObject(cpu, "main_cores", ev->cpu.main_cpu);
 	cJSON_AddNumberToObject(cpu, "main_busiest_thread_ratio", ev->cpu.main_thread);
+	cJSON_AddNumberToObject(cpu, "compute_threads", ev->cpu.compute_threads);
+	cJSON_AddNumberToObject(cpu, "compute_cores", ev->cpu.compute_cores);
 	json_add_num(cpu, "workers_busy_ratio", ev->cpu.workers_demand);
 	cJSON_AddNumberToObject(cpu, "dataloader_workers", ev->cpu.dataloader_workers);
 	cJSON_AddNumberToObject(cpu, "compile_processes", ev->cpu.compilers);

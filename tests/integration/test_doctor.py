@@ -20,6 +20,18 @@ WORKERS = [PY, "-c", "import subprocess, sys, time\n"
            "time.sleep(120)"]
 
 
+# a model left on the CPU: four threads of the GPU process compute at once (hashlib lets go of
+# the GIL for large buffers, as torch's intra-op threads and a tokenizer's pool run outside it)
+THREADS = [PY, "-c", "import hashlib, threading, time\n"
+           "b = b'x' * (1 << 22)\n"
+           "def spin():\n"
+           "    while True:\n"
+           "        hashlib.sha256(b).digest()\n"
+           "for _ in range(4):\n"
+           "    threading.Thread(target=spin, daemon=True).start()\n"
+           "time.sleep(120)"]
+
+
 class Job:
     def __init__(self, argv):
         self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -104,6 +116,20 @@ def test_cpu_fed_main_process_is_input_bound():
     check(doc["job"]["cpu"]["workers"] == 0 and doc["job"]["cpu"]["main_busiest_thread_ratio"] >= 0.85,
           "the main thread measured busy: %s" % doc["job"]["cpu"])
     check(any("num_workers" in f for f in doc["diagnosis"]["fix"]), "num_workers fix")
+
+
+def test_model_on_the_cpu_is_cpu_compute():
+    # GPU 0 idles while its process computes on four cores: the model or its math on the CPU,
+    # not "waits for data" (2.5 cores between at least 3 threads: a 2-core machine cannot show it)
+    if (os.cpu_count() or 1) < 5:
+        return gvtest.SKIP
+    with Job(THREADS) as j:
+        rc, doc = diagnose(j, ["gpu.0.processes = @PID@:python:2GiB", "gpu.0.util_gpu = 0", "gpu.0.gpm.sm_active = 0"],
+                           seconds="3")
+    check(verdict(doc) == "job.cpu-compute", explain(doc))
+    cpu = doc["job"]["cpu"]
+    check(cpu["compute_threads"] >= 3 and cpu["compute_cores"] >= 2.5, "the busy threads: %s" % cpu)
+    check(any("next(model.parameters()).device" in f for f in doc["diagnosis"]["fix"]), "where the model is")
 
 
 def test_saturated_workers_are_input_bound():
@@ -406,7 +432,8 @@ def test_waits_read_through_root():
 gvtest.run([test_growing_memory_is_memory_growth, test_idle_job_names_the_socket_it_waits_on, test_waits_read_through_root,
             test_other_pid_namespace_found_by_device_file, test_watch_shows_activity_or_says_why_not, test_running_verdict_in_the_stream, test_bf16_gemm_at_power_cap_is_tensor_bound_not_degraded, test_copy_loop_is_dram_bound,
             test_fp32_resnet_on_h200_wants_amp, test_cpu_fed_main_process_is_input_bound,
-            test_saturated_workers_are_input_bound, test_compiling_job_is_compiling_not_input_bound,
+            test_saturated_workers_are_input_bound, test_model_on_the_cpu_is_cpu_compute,
+            test_compiling_job_is_compiling_not_input_bound,
             test_tiny_kernels_with_sync_are_launch_bound_not_input_bound,
             test_idle_job_holding_memory_is_memory_pressure, test_one_gpu_of_two_idle_is_imbalance,
             test_thermal_slowdown_and_lowered_limit_are_degraded, test_job_without_gpu_and_usage])

@@ -207,6 +207,41 @@ static void test_host_side_classes(void **st)
 	diag(&ev, &v);
 	assert_true(has_line(v.note, v.nnote, "pin it"));
 
+	/* the model left on the CPU: torch's 8 intra-op threads busy, the GPU idle. Not "waits for
+	 * data": its fix (DataLoader workers) misses a tensor never moved to the GPU */
+	base(&ev);
+	ev.gpus[0].util = 0.0;
+	ev.cpu.main_thread = 1.0;
+	ev.cpu.main_cpu = 7.6;
+	ev.cpu.compute_threads = 8;
+	ev.cpu.compute_cores = 7.5;
+	ev.cpu.idle_cores = 8.0;
+	assert_string_equal(diag(&ev, &v), "job.cpu-compute");
+	assert_non_null(strstr(v.title, "8 threads of its GPU process use 7.5 cores"));
+	assert_true(has_line(v.fix, v.nfix, "next(model.parameters()).device"));
+	assert_true(has_line(v.fix, v.nfix, "tokenizers"));
+	assert_false(has_line(v.fix, v.nfix, "pin_memory"));
+	/* spread too thin to saturate one thread (a tokenizer's pool at 60% each): still the CPU */
+	ev.cpu.main_thread = 0.6;
+	assert_string_equal(diag(&ev, &v), "job.cpu-compute");
+	/* young: it may be tokenizing its dataset before the first step */
+	ev.cpu.main_age = 20;
+	diag(&ev, &v);
+	assert_true(has_line(v.note, v.nnote, "it may still be starting"));
+	ev.cpu.main_age = NAN;
+	/* two busy threads (a synchronize spinning beside NCCL's proxy thread) are no CPU compute */
+	ev.cpu.main_thread = 1.0;
+	ev.cpu.compute_threads = 2;
+	ev.cpu.compute_cores = 2.0;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+	/* saturated workers speak first: the data is the bottleneck */
+	ev.cpu.compute_threads = 4;
+	ev.cpu.compute_cores = 3.5;
+	ev.cpu.workers = 2;
+	ev.cpu.workers_busy = 2;
+	ev.cpu.workers_cpu = 2;
+	assert_string_equal(diag(&ev, &v), "job.input-bound");
+
 	/* saturated DataLoader workers, the main process idle */
 	base(&ev);
 	ev.gpus[0].util = 0.3;
