@@ -850,8 +850,6 @@ static void diagnose_waiting(doctor_verdict *v, const doctor_evidence *ev, const
 			c->compute_threads, c->compute_cores);
 		gpu_figures(v, g);
 		cpu_figures(v, c);
-		if (known(c->idle_cores))
-			EVID(v, "idle cores the job could use: %.1f", c->idle_cores);
 		FIX(v, "see where the model and the batches are: next(model.parameters()).device and each batch's .device "
 		       "must read cuda; model.to(\"cuda\") before the optimizer is made, each batch .to(\"cuda\", "
 		       "non_blocking=True); a tensor made without device= (torch.zeros, torch.arange) is on the CPU");

@@ -221,6 +221,10 @@ static void test_host_side_classes(void **st)
 	assert_true(has_line(v.fix, v.nfix, "next(model.parameters()).device"));
 	assert_true(has_line(v.fix, v.nfix, "tokenizers"));
 	assert_false(has_line(v.fix, v.nfix, "pin_memory"));
+	int idle_lines = 0; /* cpu_figures says it once */
+	for (size_t i = 0; i < v.nevidence; i++)
+		idle_lines += strstr(v.evidence[i], "idle cores the job could use") != NULL;
+	assert_int_equal(idle_lines, 1);
 	/* spread too thin to saturate one thread (a tokenizer's pool at 60% each): still the CPU */
 	ev.cpu.main_thread = 0.6;
 	assert_string_equal(diag(&ev, &v), "job.cpu-compute");
