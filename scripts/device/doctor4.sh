@@ -43,6 +43,8 @@
 #                                                                          expected job.cpu-compute
 #   tokenize_threads Hugging Face tokenizers' encode_batch (its own threads) in the main process
 #                  before each tiny step on the GPU                        expected job.cpu-compute
+#   wait_http      each batch fetched over HTTP from a slow server (outside the job, port 8080:
+#                  2 s before each 1 MiB answer)                           expected job.gpu-idle, "an HTTP server"
 # Each: `gpuvet watch --pid PID --diagnose 8 --json` after a warm-up, beside nvidia-smi. Then
 # `gpuvet run` on a healthy job that exits 0 and on one that exits 3: no FAIL on this healthy
 # machine, and the exit status passed through.
@@ -222,6 +224,12 @@ elif kind == "tokenize_threads":
     while time.time() < end:
         enc = tok.encode_batch(texts)
         w.add_(torch.tensor([e.ids[:128] for e in enc[:64]], device=dev).float().mean())
+elif kind == "wait_http":
+    import urllib.request
+    w = torch.zeros(16, device=dev)
+    while time.time() < end:
+        with urllib.request.urlopen("http://127.0.0.1:8080/shard-00042.tar", timeout=30) as r:
+            w.add_(len(r.read()))
 elif kind == "server_idle":
     import asyncio
     m = torch.nn.Linear(1024, 1024).to(dev)
@@ -256,6 +264,22 @@ PY
 
 # jupyter_idle: a kernel started as Jupyter starts it, one cell run on the GPU, then idle; the
 # pid the doctor follows is the kernel's (written to kernel.pid)
+# wait_http's data server: 2 s before each 1 MiB answer (a slow object store or CDN)
+cat > "$OUT/slowhttp.py" <<'PY'
+import http.server, sys, time
+class Slow(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        time.sleep(2)
+        body = b"x" * (1 << 20)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Slow).serve_forever()
+PY
+
 cat > "$OUT/kernel.py" <<'PY'
 import os, subprocess, sys, time
 out = sys.argv[1]
@@ -304,6 +328,11 @@ run_job() {
 	single_rank) env RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29614 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
 	healthy_amp_late) "$PY" "$OUT/job.py" healthy_amp 50 > "$OUT/$kind.job.log" 2>&1 & ;;
 	jupyter_idle) "$PY" "$OUT/kernel.py" "$OUT" > "$OUT/$kind.job.log" 2>&1 & ;;
+	wait_http)
+		"$PY" "$OUT/slowhttp.py" 8080 > "$OUT/slowhttp.log" 2>&1 &
+		echo $! > "$OUT/slowhttp.pid"
+		sleep 1
+		"$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
 	*) GROW_SECONDS=8 "$PY" "$OUT/job.py" "$kind" 30 > "$OUT/$kind.job.log" 2>&1 & ;;
 	esac
 	jp=$!
@@ -322,6 +351,7 @@ run_job() {
 	pkill -P "$jp" 2>/dev/null
 	kill "$jp" $launcher 2>/dev/null
 	wait "$jp" $launcher 2>/dev/null
+	[ "$kind" = wait_http ] && kill "$(cat "$OUT/slowhttp.pid")" 2>/dev/null
 	"$PY" - "$OUT/$kind.diagnose.json" "$kind" "$want" "$note" >> "$OUT/verdicts.txt" 2>> "$OUT/summary.txt" <<'PY'
 import json, sys
 path, kind, want, note = sys.argv[1:5]
@@ -367,6 +397,7 @@ run_job churn '!job.memory-growth'
 WARM=1 run_job compile_warmup job.compiling "compiles kernels"
 run_job cpu_model job.cpu-compute "computes on the CPU"
 run_job tokenize_threads job.cpu-compute "computes on the CPU"
+run_job wait_http job.gpu-idle "an HTTP server"
 
 # gpuvet run on a healthy machine: a job that exits 0 and one that exits 3
 for e in 0 3; do

@@ -482,6 +482,43 @@ static const char *kind_words(wait_kind k)
 	}
 }
 
+#define WEB_FIX                                                                                                  \
+	"the job reads over HTTP(S): a download, a streaming dataset (Hugging Face datasets with streaming=True, "     \
+	"WebDataset or torchdata over HTTP, S3 or GCS through their SDKs) or a remote API. Copy the data to local "    \
+	"disk before the job, or keep more requests in flight (more DataLoader workers, larger shards); `curl -o "     \
+	"/dev/null -w '%{speed_download}' URL` from this node shows what the link gives"
+#define DB_FIX                                                                                                   \
+	"a database query in the data path: read the rows once before training (into local files), or in DataLoader " \
+	"workers so that the queries overlap"
+
+/* Services a job's data path talks to, by the peer's TCP port (doctor_wait.peer_port). */
+static const struct peer_service {
+	unsigned port;
+	const char *words;
+	const char *fix;
+} peer_services[] = {
+	{443, "an HTTPS server", WEB_FIX},
+	{80, "an HTTP server", WEB_FIX},
+	{8080, "an HTTP server", WEB_FIX},
+	{9000, "an object store (MinIO's S3 port)",
+	 "the job reads from an object store over the network: copy the shards to local disk first, or read large "
+	 "objects with many requests in flight (more DataLoader workers, larger shards)"},
+	{6379, "a Redis server",
+	 "Redis in the data path (a queue, a cache, a feature store): `redis-cli -h HOST --latency` shows its round "
+	 "trip; batch the reads (MGET, pipelines) or keep the data on this node"},
+	{5432, "a PostgreSQL server", DB_FIX},
+	{3306, "a MySQL server", DB_FIX},
+	{27017, "a MongoDB server", DB_FIX},
+};
+
+static const struct peer_service *peer_service_of(const doctor_wait *w)
+{
+	for (size_t i = 0; w && w->kind == WAIT_SOCKET && i < GV_ARRAY_LEN(peer_services); i++)
+		if (peer_services[i].port == w->peer_port)
+			return &peer_services[i];
+	return NULL;
+}
+
 /* What a wait is on, in words, where the kind alone is too little: storage that is no local
  * disk (NFS, a FUSE object store) is named, and so is a page fault's read. */
 static const char *wait_words(const doctor_wait *w, char *buf, size_t n)
@@ -655,11 +692,13 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 		else if (w->gpu_process && w->tid != w->pid)
 			snprintf(whose, sizeof(whose), " in its thread %u", w->tid);
 		/* the words of network storage end in their own parentheses: "(NFS): /data/x.tar" */
-		char words[160];
+		char words[160], what[320];
 		bool paren = !w->remote || !(w->fault || w->kind == WAIT_FILE || w->kind == WAIT_DISK);
+		const struct peer_service *svc = peer_service_of(w);
+		snprintf(what, sizeof(what), "%.60s%s%s", w->what, svc ? ", " : "", svc ? svc->words : "");
 		verdict(v, "job.gpu-idle", DOCTOR_WARN, g->index,
-			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits on %s%s%.60s%s%s", g->index,
-			wait_words(w, words, sizeof(words)), !w->what[0] ? "" : paren ? " (" : ": ", w->what,
+			"GPU %d is mostly idle and the job's CPU side is not saturated: it waits on %s%s%s%s%s", g->index,
+			wait_words(w, words, sizeof(words)), !w->what[0] ? "" : paren ? " (" : ": ", w->what[0] ? what : "",
 			w->what[0] && paren ? ")" : "", whose);
 	}
 	else
@@ -726,6 +765,10 @@ static void diagnose_idle(doctor_verdict *v, const doctor_evidence *ev, const do
 		       "overlap the reads; `iostat -x 1` shows the disk's load");
 		break;
 	case WAIT_SOCKET:
+		if (peer_service_of(w)) {
+			FIX(v, "%s", peer_service_of(w)->fix);
+			break;
+		}
 		FIX(v, "the job waits on its peer over the network (%s): another rank in a collective or a barrier (compare "
 		       "the ranks' steps; NCCL_DEBUG=INFO, TORCH_DISTRIBUTED_DEBUG=DETAIL), the rendezvous store "
 		       "(MASTER_ADDR:MASTER_PORT), a data server or a download",

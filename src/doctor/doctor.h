@@ -79,6 +79,7 @@ typedef struct doctor_wait {
 	char call[24];      /* "read"; "" unknown (wchan only) */
 	bool fault;         /* in page faults, outside any call (memory-mapped data, swap) */
 	unsigned listen_port; /* it waits for connections (accept, an event loop): the listening TCP port; 0 */
+	unsigned peer_port;   /* it waits on a connected TCP socket: the peer's port; 0 */
 	char terminal[40];  /* the terminal it reads (a prompt, pdb): "/dev/pts/3"; "" none */
 	char what[200];     /* a path, "a TCP socket to 10.0.0.5:29500", "a pipe to pid 4250 (python)"; "" */
 	/* a storage wait: the data file it reads and the mount that holds it (fstype "" unknown) */

@@ -390,6 +390,7 @@ static void add_wait(doctor_waits *ws, const job *j, const wait_key *k, const wa
 	str_copy(w->call, sizeof(w->call), k->call);
 	w->fault = k->last.fault;
 	w->listen_port = wait_listen_port(k->pid, &k->last);
+	w->peer_port = wait_peer_port(k->pid, &k->last);
 	if (wait_terminal(k->last.link)) /* from the job, like what below */
 		text_safe(w->terminal, sizeof(w->terminal), k->last.link);
 	char what[200];

@@ -2,10 +2,12 @@
 #include "sampler/waits.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/sysroot.h"
 #include "core/util.h"
@@ -180,8 +182,12 @@ wait_kind wait_classify(char state, const char *call, const char *link, mode_t t
 			if (strcmp(call, lock[i]) == 0)
 				return WAIT_LOCK;
 		for (size_t i = 0; i < GV_ARRAY_LEN(poll); i++)
-			if (strcmp(call, poll[i]) == 0)
-				return WAIT_POLL;
+			if (strcmp(call, poll[i]) == 0) {
+				/* a poll on one descriptor (its link known): a wait on what it is */
+				wait_kind one = link_kind(link, type);
+				return one == WAIT_SOCKET || one == WAIT_PIPE || one == WAIT_GPU || one == WAIT_DEVICE ? one
+														       : WAIT_POLL;
+			}
 		for (size_t i = 0; i < GV_ARRAY_LEN(sleep); i++)
 			if (strcmp(call, sleep[i]) == 0)
 				return WAIT_SLEEP;
@@ -209,6 +215,24 @@ wait_kind wait_classify(char state, const char *call, const char *link, mode_t t
 	if (call && *call)
 		return WAIT_OTHER;
 	return wk;
+}
+
+/* poll(fds, 1, timeout) and ppoll: the one descriptor, from the thread's pollfd in the process's
+ * memory (/proc/PID/mem: read as root or as its user, the process neither stopped nor attached
+ * to). A Python socket with a timeout (urllib, requests, boto3, a Redis client) waits in poll() on
+ * its socket, not in recv(). -1 when it cannot be read. */
+static int poll_one_fd(unsigned pid, unsigned long long fds_addr)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	struct stat st;
+	int fd = sysroot_open_regular(path, &st);
+	if (fd < 0)
+		return -1;
+	int32_t pfd[2] = {-1, 0}; /* struct pollfd: int fd; short events, revents */
+	ssize_t n = fds_addr < (1ULL << 62) ? pread(fd, pfd, sizeof(pfd), (off_t)fds_addr) : -1;
+	close(fd);
+	return n == (ssize_t)sizeof(pfd) && pfd[0] >= 0 && pfd[0] < 1 << 30 ? pfd[0] : -1;
 }
 
 bool thread_wait_read(unsigned pid, unsigned tid, thread_wait *w)
@@ -254,8 +278,11 @@ bool thread_wait_read(unsigned pid, unsigned tid, thread_wait *w)
 			int fd_arg = -1;
 			const char *name = wait_syscall_name(nr, &fd_arg);
 			str_copy(w->call, sizeof(w->call), name ? name : "");
-			if (name && fd_arg >= 0 && args[fd_arg] < 1u << 30) {
+			if (name && (!strcmp(name, "poll") || !strcmp(name, "ppoll")) && args[1] == 1)
+				w->fd = poll_one_fd(pid, args[0]);
+			else if (name && fd_arg >= 0 && args[fd_arg] < 1u << 30)
 				w->fd = (int)args[fd_arg];
+			if (w->fd >= 0) {
 				char fdp[96];
 				snprintf(fdp, sizeof(fdp), "/proc/%u/fd/%d", pid, w->fd);
 				char *l = sysroot_readlink(fdp);
@@ -631,7 +658,19 @@ unsigned wait_listen_port_in(const char *table, unsigned long long inode)
 }
 
 /* The listening port of one of the process's sockets, from its tcp and tcp6 tables; 0 none. */
-static unsigned listen_port(unsigned pid, unsigned long long inode)
+unsigned wait_peer_port_in(const char *table, unsigned long long inode)
+{
+	net_row r;
+	bool ok;
+	for (const char *cur = table; inode && net_row_next(&cur, &r, &ok);)
+		if (ok && r.inode == inode)
+			return r.state == 1 ? r.remote_port : 0; /* TCP_ESTABLISHED */
+	return 0;
+}
+
+/* A port of the TCP socket with this inode, from the process's tcp and tcp6 tables: of_table
+ * picks it (the listening port, the peer's). 0 none. */
+static unsigned tcp_port(unsigned pid, unsigned long long inode, unsigned (*of_table)(const char *, unsigned long long))
 {
 	unsigned port = 0;
 	for (int v6 = 0; v6 < 2 && !port && inode; v6++) {
@@ -640,10 +679,20 @@ static unsigned listen_port(unsigned pid, unsigned long long inode)
 		snprintf(path, sizeof(path), "/proc/%u/net/%s", pid, v6 ? "tcp6" : "tcp");
 		if (sysroot_read_may_deny(path, 4 << 20, &buf, &len, NULL) != 0)
 			continue;
-		port = wait_listen_port_in(buf, inode);
+		port = of_table(buf, inode);
 		free(buf);
 	}
 	return port;
+}
+
+static unsigned listen_port(unsigned pid, unsigned long long inode)
+{
+	return tcp_port(pid, inode, wait_listen_port_in);
+}
+
+unsigned wait_peer_port(unsigned pid, const thread_wait *w)
+{
+	return w->kind == WAIT_SOCKET && starts(w->link, "socket:") ? tcp_port(pid, link_inode(w->link), wait_peer_port_in) : 0;
 }
 
 unsigned wait_listen_port(unsigned pid, const thread_wait *w)

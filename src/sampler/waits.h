@@ -68,7 +68,9 @@ const char *wait_syscall_name(long nr, int *fd_arg);
 /* The number of a named call on this architecture; -1 when unknown (tests write syscall files). */
 long wait_syscall_nr(const char *name);
 /* The kind from the state, the call's name ("" unknown), the descriptor's link ("" none) with the
- * type of what it points to (S_IFREG, S_IFIFO, S_IFCHR; 0 unknown) and the wchan ("" unknown). */
+ * type of what it points to (S_IFREG, S_IFIFO, S_IFCHR; 0 unknown) and the wchan ("" unknown). A
+ * poll on one descriptor (a link with poll or ppoll) is a wait on what the descriptor is where it
+ * is a socket, a pipe, the GPU driver or a device. */
 wait_kind wait_classify(char state, const char *call, const char *link, mode_t link_type, const char *wchan);
 
 /* Words for what the thread waits on (into out): the file's path, "TCP to 10.0.0.5:29500", "a pipe
@@ -98,6 +100,12 @@ bool wait_data_file(unsigned pid, const thread_wait *w, char *path, size_t n);
 unsigned wait_listen_port(unsigned pid, const thread_wait *w);
 /* The port of the listening socket with this inode in a tcp or tcp6 table's text; 0 none. Pure. */
 unsigned wait_listen_port_in(const char *table, unsigned long long inode);
+/* A thread that waits on a connected TCP socket: the peer's port (443: an HTTPS server); 0 when it
+ * is none. */
+unsigned wait_peer_port(unsigned pid, const thread_wait *w);
+/* The peer's port of the established socket with this inode in a tcp or tcp6 table's text; 0
+ * none. Pure. */
+unsigned wait_peer_port_in(const char *table, unsigned long long inode);
 /* Whether a descriptor's link is a terminal (/dev/pts/N, /dev/ttyN, /dev/tty, /dev/console). */
 bool wait_terminal(const char *link);
 /* What kind of interactive session a process is, by its command line (NUL-separated, len

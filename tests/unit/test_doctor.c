@@ -697,6 +697,15 @@ static void test_idle_waits(void **st)
 	diag(&ev, &v);
 	assert_non_null(strstr(v.title, "the network (a TCP socket to 10.0.0.5:29500)"));
 	assert_true(has_line(v.fix, v.nfix, "its peer over the network (a TCP socket to 10.0.0.5:29500)"));
+	/* a streaming dataset: the peer is an HTTPS server */
+	base(&ev);
+	ev.gpus[0].util = 0.02;
+	doctor_wait *web = add_wait(&ev, true, 4242, 4242, WAIT_SOCKET, "recvfrom", "a TCP socket to 52.216.8.2:443", 48, 50);
+	web->peer_port = 443;
+	diag(&ev, &v);
+	assert_non_null(strstr(v.title, "the network (a TCP socket to 52.216.8.2:443, an HTTPS server)"));
+	assert_true(has_line(v.fix, v.nfix, "streaming=True"));
+	assert_false(has_line(v.fix, v.nfix, "another rank in a collective"));
 
 	/* the main thread polls its workers' pipes, the workers read files: the workers' reads are the cause */
 	base(&ev);

@@ -700,6 +700,10 @@ static void test_waits_for_work(void **st)
 	assert_int_equal(wait_listen_port_in(tab, 444), 8080);
 	assert_int_equal(wait_listen_port_in(tab, 222), 0);
 	assert_int_equal(wait_listen_port_in(tab, 999), 0);
+	/* the peer of an established socket (0x7374: 29556), none of a listening one */
+	assert_int_equal(wait_peer_port_in(tab, 222), 29556);
+	assert_int_equal(wait_peer_port_in(tab, 444), 0);
+	assert_int_equal(wait_peer_port_in(tab, 999), 0);
 	/* interactive sessions by their command lines */
 	static const char jup[] = "/venv/bin/python\0-m\0ipykernel_launcher\0-f\0/run/user/1000/jupyter/kernel-1.json";
 	static const char vsc[] = "/usr/bin/python3\0-m\0ipykernel_launcher\0--f=/tmp/kernel-v2.json";
@@ -715,15 +719,22 @@ static void test_waits_for_work(void **st)
 }
 
 /* The doctor on a job whose main thread waits in page faults of a memory-mapped dataset. */
+/* pid 777's main thread in a page fault (D outside any call) on its mapped /data/train/tokens.npy,
+ * asleep in the kernel function wchan */
+static void in_page_fault(const char *wchan)
+{
+	put("/proc/777/task/777/stat", "777 (python) D 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
+	put("/proc/777/task/777/syscall", "-1 0x7ffd2c1e8a50 0x7f3c2a41b2e4\n");
+	put("/proc/777/task/777/wchan", wchan);
+	put("/proc/777/maps", "7f0000000000-7f0080000000 r--s 00000000 103:02 12 /data/train/tokens.npy\n");
+}
+
 static void test_live_page_faults(void **st)
 {
 	(void)st;
 	make_tree();
 	job j = one_job(777, 778);
-	put("/proc/777/task/777/stat", "777 (python) D 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
-	put("/proc/777/task/777/syscall", "-1 0x7ffd2c1e8a50 0x7f3c2a41b2e4\n");
-	put("/proc/777/task/777/wchan", "filemap_fault\n");
-	put("/proc/777/maps", "7f0000000000-7f0080000000 r--s 00000000 103:02 12 /data/train/tokens.npy\n");
+	in_page_fault("filemap_fault\n");
 	doctor_live_opts o = {.window = 0};
 	doctor_live *d = doctor_live_new(&o);
 	feed(d, &j, 100, 9, 0.02, 10, 0);
@@ -810,10 +821,7 @@ static void test_live_network_storage(void **st)
 	(void)st;
 	make_tree();
 	job j = one_job(777, 778);
-	put("/proc/777/task/777/stat", "777 (python) D 1 777 777 0 -1 4194560 100 0 0 0 50 10 0 0 20 0 1 0 100 1000000 100\n");
-	put("/proc/777/task/777/syscall", "-1 0x7ffd2c1e8a50 0x7f3c2a41b2e4\n");
-	put("/proc/777/task/777/wchan", "rpc_wait_bit_killable\n");
-	put("/proc/777/maps", "7f0000000000-7f0080000000 r--s 00000000 00:2e 12 /data/train/tokens.npy\n");
+	in_page_fault("rpc_wait_bit_killable\n");
 	put("/proc/777/mountinfo", "22 1 253:1 / / rw - ext4 /dev/nvme0n1p2 rw\n"
 				   "30 22 0:40 / /data rw,relatime - nfs4 10.0.0.5:/export rw,vers=4.2\n");
 	doctor_live_opts o = {.window = 0};
@@ -852,6 +860,50 @@ static void test_live_network_storage(void **st)
 		copy |= strstr(r->v.fix[i], "network storage") != NULL;
 	assert_true(mount);
 	assert_false(copy);
+	doctor_live_free(d);
+	remove_tree();
+}
+
+/* A Python socket with a timeout (urllib, requests, boto3) waits in poll() on that one socket:
+ * the descriptor comes from the pollfd in the process's memory, and the wait is the socket's. */
+static void test_waits_poll_one(void **st)
+{
+	(void)st;
+	assert_int_equal(wait_classify('S', "poll", "socket:[5]", 0, ""), WAIT_SOCKET);
+	assert_int_equal(wait_classify('S', "ppoll", "pipe:[7]", 0, ""), WAIT_PIPE);
+	assert_int_equal(wait_classify('S', "poll", "", 0, ""), WAIT_POLL);
+	assert_int_equal(wait_classify('S', "poll", "anon_inode:[eventfd]", 0, ""), WAIT_POLL);
+	if (wait_syscall_nr("poll") < 0)
+		skip();
+	make_tree();
+	job j = one_job(777, 778);
+	char text[256];
+	snprintf(text, sizeof(text), "%ld 0x2000 0x1 0x7530 0x0 0x0 0x0 0x7ffd1000 0x7f3c2b000000\n", wait_syscall_nr("poll"));
+	put("/proc/777/task/777/syscall", text);
+	put("/proc/777/task/777/wchan", "do_sys_poll\n");
+	/* its pollfd at 0x2000: descriptor 6 (socket:[222]), POLLIN */
+	char path[8192];
+	snprintf(path, sizeof(path), "%s/proc/777/mem", root);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	int32_t pfd[2] = {6, 1};
+	assert_int_equal(fseek(f, 0x2000, SEEK_SET), 0);
+	assert_int_equal(fwrite(pfd, sizeof(pfd), 1, f), 1);
+	fclose(f);
+	put("/proc/777/net/tcp",
+	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	    "   1: 0100007F:D2F0 0208D834:01BB 01 00000000:00000000 00:00000000 00000000  1000        0 222 1 0\n");
+	doctor_live_opts o = {.window = 0};
+	doctor_live *d = doctor_live_new(&o);
+	feed(d, &j, 100, 9, 0.02, 10, 0);
+	const doctor_result *r = doctor_live_finish(d, &j);
+	assert_non_null(r);
+	assert_string_equal(r->v.id, "job.gpu-idle");
+	assert_non_null(strstr(r->v.title, "it waits on the network (a TCP socket to 52.216.8.2:443, an HTTPS server)"));
+	bool fix = false;
+	for (size_t i = 0; i < r->v.nfix; i++)
+		fix |= strstr(r->v.fix[i], "streaming=True") != NULL;
+	assert_true(fix);
 	doctor_live_free(d);
 	remove_tree();
 }
@@ -1206,7 +1258,7 @@ int main(void)
 		cmocka_unit_test(test_window_summary), cmocka_unit_test(test_cpu_figures),
 		cmocka_unit_test(test_wait_lines),     cmocka_unit_test(test_pystack_parse),
 		cmocka_unit_test(test_waits_tree), cmocka_unit_test_teardown(test_waits_short_reads, restore_ops),
-	    cmocka_unit_test(test_waits_page_faults), cmocka_unit_test(test_waits_for_work),     cmocka_unit_test(test_live_pipeline), cmocka_unit_test(test_live_page_faults), cmocka_unit_test(test_mount_find), cmocka_unit_test(test_live_network_storage),
+	    cmocka_unit_test(test_waits_page_faults), cmocka_unit_test(test_waits_for_work),     cmocka_unit_test(test_live_pipeline), cmocka_unit_test(test_live_page_faults), cmocka_unit_test(test_mount_find), cmocka_unit_test(test_waits_poll_one), cmocka_unit_test(test_live_network_storage),
 		cmocka_unit_test(test_utilisation_fallback),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_rendezvous_parse),
