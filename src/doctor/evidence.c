@@ -47,9 +47,25 @@ typedef struct wait_key {
 	thread_wait last;
 	int paths;
 	int count;
+	/* a socket wait: its peer in words and port, read when the wait was seen (a connection a
+	 * request, urllib's, is gone by the window's end) */
+	char sock_what[200];
+	unsigned sock_peer;
 } wait_key;
 
+/* The sockets described so far (a job that opens a connection a request sees a new one each
+ * time): each read of /proc/PID/net/tcp once per socket. */
+#define SOCKETS_SEEN 64
+typedef struct socket_seen {
+	unsigned pid;
+	char link[40];
+	char what[200];
+	unsigned peer;
+} socket_seen;
+
 struct doctor_acc {
+	socket_seen sockets[SOCKETS_SEEN];
+	size_t nsockets; /* written so far; the oldest is replaced when full */
 	job_cpu_mark start;
 	gpu_windows gpus;
 	unsigned gpu_pids[JOB_MAX_PIDS];
@@ -98,6 +114,20 @@ static bool callless_storage(const thread_wait *w)
 	return !w->call[0] && !w->link[0] && (w->kind == WAIT_FILE || w->kind == WAIT_DISK);
 }
 
+/* A socket wait's words and peer port, from the cache or read now. */
+static const socket_seen *socket_of(doctor_acc *a, unsigned pid, const thread_wait *w)
+{
+	for (size_t i = 0; i < a->nsockets && i < SOCKETS_SEEN; i++)
+		if (a->sockets[i].pid == pid && strcmp(a->sockets[i].link, w->link) == 0)
+			return &a->sockets[i];
+	socket_seen *s = &a->sockets[a->nsockets++ % SOCKETS_SEEN];
+	s->pid = pid;
+	str_copy(s->link, sizeof(s->link), w->link);
+	wait_describe(NULL, pid, w, s->what, sizeof(s->what)); /* a socket's words need no job */
+	s->peer = wait_peer_port(pid, w);
+	return s;
+}
+
 static void tally(doctor_acc *a, unsigned pid, unsigned tid, const char *comm, const thread_wait *w)
 {
 	wait_thread *t = NULL;
@@ -118,6 +148,13 @@ static void tally(doctor_acc *a, unsigned pid, unsigned tid, const char *comm, c
 		a->wchan_only = true;
 	char group[160];
 	group_of(w, group, sizeof(group));
+	/* the sockets of one peer are one wait, however many connections the job opens */
+	const socket_seen *sock = NULL;
+	if (w->kind == WAIT_SOCKET && str_starts(w->link, "socket:")) {
+		sock = socket_of(a, pid, w);
+		if (sock->what[0] && !str_starts(sock->what, "a socket ("))
+			str_copy(group, sizeof(group), sock->what);
+	}
 	for (size_t i = 0; i < a->nkey; i++) {
 		wait_key *k = &a->keys[i];
 		if (k->pid != pid || k->tid != tid)
@@ -134,7 +171,7 @@ static void tally(doctor_acc *a, unsigned pid, unsigned tid, const char *comm, c
 		if (k->kind == w->kind && k->last.fault == w->fault && strcmp(k->call, w->call) == 0 &&
 		    strcmp(k->group, group) == 0) {
 			k->count++;
-			if (strcmp(k->last.link, w->link) != 0)
+			if (strcmp(k->last.link, w->link) != 0 && !sock)
 				k->paths++;
 			k->last = *w;
 			return;
@@ -152,6 +189,10 @@ static void tally(doctor_acc *a, unsigned pid, unsigned tid, const char *comm, c
 	k->last = *w;
 	k->paths = 1;
 	k->count = 1;
+	if (sock) {
+		str_copy(k->sock_what, sizeof(k->sock_what), sock->what);
+		k->sock_peer = sock->peer;
+	}
 }
 
 static void sample_thread(doctor_acc *a, unsigned pid, unsigned tid)
@@ -390,11 +431,14 @@ static void add_wait(doctor_waits *ws, const job *j, const wait_key *k, const wa
 	str_copy(w->call, sizeof(w->call), k->call);
 	w->fault = k->last.fault;
 	w->listen_port = wait_listen_port(k->pid, &k->last);
-	w->peer_port = wait_peer_port(k->pid, &k->last);
+	w->peer_port = k->sock_what[0] ? k->sock_peer : wait_peer_port(k->pid, &k->last);
 	if (wait_terminal(k->last.link)) /* from the job, like what below */
 		text_safe(w->terminal, sizeof(w->terminal), k->last.link);
 	char what[200];
-	wait_describe(j, k->pid, &k->last, what, sizeof(what));
+	if (k->sock_what[0])
+		str_copy(what, sizeof(what), k->sock_what);
+	else
+		wait_describe(j, k->pid, &k->last, what, sizeof(what));
 	if (k->kind == WAIT_FILE && k->paths > 1) {
 		const char *base = strrchr(k->last.link, '/');
 		snprintf(what, sizeof(what), "%d files under %s (the last %s)", k->paths, k->group, base ? base + 1 : k->last.link);

@@ -905,6 +905,31 @@ static void test_waits_poll_one(void **st)
 		fix |= strstr(r->v.fix[i], "streaming=True") != NULL;
 	assert_true(fix);
 	doctor_live_free(d);
+
+	/* a connection a request (urllib's): a new socket in each sample, each closed by the window's
+	 * end. One wait on that peer, named as each was seen */
+	d = doctor_live_new(&o);
+	static const char tcp_head[] =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+	for (int t = 0; t < 9; t++) {
+		char ino[32], row[512];
+		snprintf(ino, sizeof(ino), "socket:[%d]", 300 + t);
+		link_to("/proc/777/fd/6", ino);
+		snprintf(row, sizeof(row),
+			 "%s   1: 0100007F:D2F0 0208D834:01BB 01 00000000:00000000 00:00000000 00000000  1000        0 %d 1 0\n",
+			 tcp_head, 300 + t);
+		put("/proc/777/net/tcp", row);
+		feed(d, &j, 200 + t, 1, 0.02, 10, 0);
+	}
+	put("/proc/777/net/tcp", tcp_head);
+	r = doctor_live_finish(d, &j);
+	assert_non_null(r);
+	assert_non_null(strstr(r->v.title, "it waits on the network (a TCP socket to 52.216.8.2:443, an HTTPS server)"));
+	bool all = false;
+	for (size_t i = 0; i < r->v.nevidence; i++)
+		all |= strstr(r->v.evidence[i], "a TCP socket to 52.216.8.2:443 in 100% of the samples") != NULL;
+	assert_true(all);
+	doctor_live_free(d);
 	remove_tree();
 }
 
