@@ -101,9 +101,10 @@ static bool try_open(const lib_spec *spec, const char *file, lib_handle *out, st
 		if (why->len)
 			sb_add(why, "; ");
 		sb_addf(why, "%s", e ? e : file);
+		dlerror(); /* frees the message's block (gv_dl_sym) */
 		return false;
 	}
-	if (spec->probe_symbol && !dlsym(h, spec->probe_symbol)) {
+	if (spec->probe_symbol && !gv_dl_sym(h, spec->probe_symbol)) {
 		if (why->len)
 			sb_add(why, "; ");
 		sb_addf(why, "%s has no symbol %s", file, spec->probe_symbol);
@@ -171,7 +172,7 @@ void lib_close(lib_handle *lh)
 
 void *lib_sym(const lib_handle *lh, const char *name)
 {
-	return lh->h ? dlsym(lh->h, name) : NULL;
+	return lh->h ? gv_dl_sym(lh->h, name) : NULL;
 }
 
 bool lib_bind(lib_handle *lh, const lib_symbol *syms, size_t n)

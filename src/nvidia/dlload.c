@@ -61,17 +61,29 @@ void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path,
 	gv_child_stage(soname, file, "dlopen");
 	gv_child_dlopen_begin();
 	void *h = dlopen(file, RTLD_LAZY | RTLD_LOCAL);
-	if (!h)
+	if (!h) {
 		set_err(err, err_size, dlerror());
+		dlerror(); /* frees the message's block (gv_dl_sym) */
+	}
 	gv_child_dlopen_end();
 	gv_child_stage_end();
 	return h;
 }
 
+void *gv_dl_sym(void *handle, const char *name)
+{
+	void *p = dlsym(handle, name);
+	if (!p) {
+		dlerror(); /* hands the message out ... */
+		dlerror(); /* ... and frees the block that held it */
+	}
+	return p;
+}
+
 void *gv_dl_sym_first(void *handle, const char *const names[])
 {
 	for (int i = 0; names[i]; i++) {
-		void *p = dlsym(handle, names[i]);
+		void *p = gv_dl_sym(handle, names[i]);
 		if (p)
 			return p;
 	}
@@ -108,7 +120,7 @@ void *gv_dl_open_quiet(const char *file, int flags)
 
 void gv_dl_real_path(void *handle, const char *symbol, char *path, size_t size)
 {
-	void *sym = dlsym(handle, symbol);
+	void *sym = gv_dl_sym(handle, symbol);
 	Dl_info info;
 	if (sym && dladdr(sym, &info) && info.dli_fname && info.dli_fname[0] == '/')
 		str_copy(path, size, info.dli_fname);

@@ -15,6 +15,10 @@ extern const char *const gv_driver_lib_dirs[];
  * tried (the env value, the root copy, or the soname), from_env whether env_var chose it. */
 void *gv_dl_open_driver_lib(const char *env_var, const char *soname, char *path, size_t path_size, char *err,
 			    size_t err_size, bool *from_env);
+/* dlsym that leaves no error behind: glibc keeps a failed lookup's message in a per-thread block
+ * that only the thread's next dl call or two dlerror() calls free; a worker thread that probed an
+ * optional symbol the driver lacks and then ended would leave it behind (LeakSanitizer sees it). */
+void *gv_dl_sym(void *handle, const char *name);
 /* The first of names (NULL terminated) that the library exports, or NULL: a versioned symbol
  * ("nvmlInit_v2") before the older one. */
 void *gv_dl_sym_first(void *handle, const char *const names[]);

@@ -153,7 +153,7 @@ static void resolve(void)
 	SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses_v3",
 	    "nvmlDeviceGetComputeRunningProcesses_v2");
 	fn.compute_procs_v3 = fn.DeviceGetComputeRunningProcesses &&
-			      dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3") == *(void **)&fn.DeviceGetComputeRunningProcesses;
+			      gv_dl_sym(lib, "nvmlDeviceGetComputeRunningProcesses_v3") == *(void **)&fn.DeviceGetComputeRunningProcesses;
 	if (!fn.DeviceGetComputeRunningProcesses) {
 		SYM(DeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses");
 		fn.compute_procs_v1 = true;
@@ -161,7 +161,7 @@ static void resolve(void)
 	SYM(DeviceGetGraphicsRunningProcesses, "nvmlDeviceGetGraphicsRunningProcesses_v3",
 	    "nvmlDeviceGetGraphicsRunningProcesses_v2");
 	fn.graphics_procs_v3 = fn.DeviceGetGraphicsRunningProcesses &&
-			       dlsym(lib, "nvmlDeviceGetGraphicsRunningProcesses_v3") == *(void **)&fn.DeviceGetGraphicsRunningProcesses;
+			       gv_dl_sym(lib, "nvmlDeviceGetGraphicsRunningProcesses_v3") == *(void **)&fn.DeviceGetGraphicsRunningProcesses;
 	if (!fn.DeviceGetGraphicsRunningProcesses) {
 		SYM(DeviceGetGraphicsRunningProcesses, "nvmlDeviceGetGraphicsRunningProcesses");
 		fn.graphics_procs_v1 = true;
@@ -302,7 +302,7 @@ void *gv_nvml_symbol(const char *sym)
 {
 	gv_nvml_load();
 	pthread_mutex_lock(&lock);
-	void *p = lib && status.loaded ? dlsym(lib, sym) : NULL;
+	void *p = lib && status.loaded ? gv_dl_sym(lib, sym) : NULL;
 	pthread_mutex_unlock(&lock);
 	return p;
 }

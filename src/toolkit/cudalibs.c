@@ -11,6 +11,7 @@
 #include "core/child.h"
 #include "core/sysroot.h"
 #include "elf/elf.h"
+#include "nvidia/dlload.h"
 #include "toolkit/cuda_version.h"
 #include "toolkit/toolkits.h"
 
@@ -178,7 +179,7 @@ static bool version_from_dlopen(const cuda_lib_copy *c, char *out, size_t n, con
 	if (h) {
 		gv_child_stage(base, c->real, cudart ? "cudaRuntimeGetVersion" : nccl ? "ncclGetVersion" : "cublasLtGetVersion");
 		if (cudart || nccl) {
-			int_getter get = (int_getter)dlsym(h, cudart ? "cudaRuntimeGetVersion" : "ncclGetVersion");
+			int_getter get = (int_getter)gv_dl_sym(h, cudart ? "cudaRuntimeGetVersion" : "ncclGetVersion");
 			int v = 0;
 			if (get && get(&v) == 0 && v >= 1000) {
 				if (cudart)
@@ -191,7 +192,7 @@ static bool version_from_dlopen(const cuda_lib_copy *c, char *out, size_t n, con
 				ok = true;
 			}
 		} else {
-			size_getter get = (size_getter)dlsym(h, "cublasLtGetVersion");
+			size_getter get = (size_getter)gv_dl_sym(h, "cublasLtGetVersion");
 			size_t v = get ? get() : 0;
 			if (v >= 10000 && v < 10000000) {
 				snprintf(out, n, "%zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
