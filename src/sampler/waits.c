@@ -647,30 +647,32 @@ void wait_describe(const job *j, unsigned pid, const thread_wait *w, char *out, 
 		str_copy(out, n, w->link);
 }
 
+enum { TCP_ESTABLISHED = 1, TCP_LISTEN = 10 }; /* the state column of /proc/net/tcp */
+
+/* The port that matters of the TCP socket with this inode in a tcp or tcp6 table's text, when it
+ * is in that state: a listening socket's own port, an established one's peer port. 0 none. */
+static unsigned tcp_port_in(const char *table, unsigned long long inode, unsigned state)
+{
+	net_row r;
+	bool ok;
+	for (const char *cur = table; inode && net_row_next(&cur, &r, &ok);)
+		if (ok && r.inode == inode)
+			return r.state != state ? 0 : state == TCP_LISTEN ? r.local_port : r.remote_port;
+	return 0;
+}
+
 unsigned wait_listen_port_in(const char *table, unsigned long long inode)
 {
-	net_row r;
-	bool ok;
-	for (const char *cur = table; inode && net_row_next(&cur, &r, &ok);)
-		if (ok && r.inode == inode)
-			return r.state == 10 ? r.local_port : 0; /* TCP_LISTEN */
-	return 0;
+	return tcp_port_in(table, inode, TCP_LISTEN);
 }
 
-/* The listening port of one of the process's sockets, from its tcp and tcp6 tables; 0 none. */
 unsigned wait_peer_port_in(const char *table, unsigned long long inode)
 {
-	net_row r;
-	bool ok;
-	for (const char *cur = table; inode && net_row_next(&cur, &r, &ok);)
-		if (ok && r.inode == inode)
-			return r.state == 1 ? r.remote_port : 0; /* TCP_ESTABLISHED */
-	return 0;
+	return tcp_port_in(table, inode, TCP_ESTABLISHED);
 }
 
-/* A port of the TCP socket with this inode, from the process's tcp and tcp6 tables: of_table
- * picks it (the listening port, the peer's). 0 none. */
-static unsigned tcp_port(unsigned pid, unsigned long long inode, unsigned (*of_table)(const char *, unsigned long long))
+/* tcp_port_in over the process's tcp and tcp6 tables. */
+static unsigned tcp_port(unsigned pid, unsigned long long inode, unsigned state)
 {
 	unsigned port = 0;
 	for (int v6 = 0; v6 < 2 && !port && inode; v6++) {
@@ -679,7 +681,7 @@ static unsigned tcp_port(unsigned pid, unsigned long long inode, unsigned (*of_t
 		snprintf(path, sizeof(path), "/proc/%u/net/%s", pid, v6 ? "tcp6" : "tcp");
 		if (sysroot_read_may_deny(path, 4 << 20, &buf, &len, NULL) != 0)
 			continue;
-		port = of_table(buf, inode);
+		port = tcp_port_in(buf, inode, state);
 		free(buf);
 	}
 	return port;
@@ -687,12 +689,12 @@ static unsigned tcp_port(unsigned pid, unsigned long long inode, unsigned (*of_t
 
 static unsigned listen_port(unsigned pid, unsigned long long inode)
 {
-	return tcp_port(pid, inode, wait_listen_port_in);
+	return tcp_port(pid, inode, TCP_LISTEN);
 }
 
 unsigned wait_peer_port(unsigned pid, const thread_wait *w)
 {
-	return w->kind == WAIT_SOCKET && starts(w->link, "socket:") ? tcp_port(pid, link_inode(w->link), wait_peer_port_in) : 0;
+	return w->kind == WAIT_SOCKET && starts(w->link, "socket:") ? tcp_port(pid, link_inode(w->link), TCP_ESTABLISHED) : 0;
 }
 
 unsigned wait_listen_port(unsigned pid, const thread_wait *w)
