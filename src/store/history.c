@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "store/history_internal.h"
+#include "store/history_stamp.h"
 
 #define BUSY_TIMEOUT_MS 5000
 
@@ -207,8 +209,16 @@ static verify_result quick_check_one(sqlite3 *db, const char *path, const char *
 	return ok ? VERIFY_OK : VERIFY_CORRUPT;
 }
 
+static atomic_uint integrity_checks;
+
+unsigned history_integrity_checks(void)
+{
+	return atomic_load(&integrity_checks);
+}
+
 static verify_result quick_check(sqlite3 *db, const char *path, char **err)
 {
+	atomic_fetch_add(&integrity_checks, 1);
 	struct stat st;
 	if (stat(path, &st) != 0 || st.st_size <= FULL_CHECK_MAX_BYTES)
 		return quick_check_one(db, path, "PRAGMA quick_check", err);
@@ -414,6 +424,7 @@ static char *move_aside(const char *path, char **err)
 			char *shm = xasprintf("%s-shm", path);
 			unlink(shm); /* derived from the WAL; SQLite rebuilds it */
 			free(shm);
+			history_stamp_remove(path);
 			if (unlink(path) != 0) {
 				set_err(err, xasprintf("cannot move history database %s aside: %s", path, strerror(errno)));
 				free(dest);
@@ -513,6 +524,7 @@ history *history_open(const char *path, history_mode mode, char **err)
 		set_err(err, xstrdup("no place for the history database: set HOME, XDG_DATA_HOME or GPUVET_DB, or use --db"));
 		return NULL;
 	}
+	history_stamp_init();
 	char *notice = NULL;
 	for (int attempt = 0;; attempt++) {
 		bool empty;
@@ -541,6 +553,11 @@ history *history_open(const char *path, history_mode mode, char **err)
 			free(p);
 			return h;
 		}
+		/* before the first read, which recovers what a killed writer left and so changes the file */
+		time_t now = time(NULL), checked_at = now;
+		bool unchanged = mode == HISTORY_WRITE && !empty && history_stamp_current(p, now, &checked_at);
+		if (!unchanged)
+			checked_at = now;
 		if (sqlite3_open_v2(p, &h->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 			set_err(err, hist_db_error(h, "cannot open history database"));
 			history_close(h);
@@ -551,7 +568,8 @@ history *history_open(const char *path, history_mode mode, char **err)
 		sqlite3_extended_result_codes(h->db, 1);
 		bool fresh = true;
 		long long version = 0;
-		verify_result v = empty ? VERIFY_OK : verify(h->db, p, mode == HISTORY_WRITE, &fresh, &version, err);
+		verify_result v =
+			empty ? VERIFY_OK : verify(h->db, p, mode == HISTORY_WRITE && !unchanged, &fresh, &version, err);
 		/* an upgrade writes too: only to a sound file */
 		if (v == VERIFY_OK && !empty && mode == HISTORY_READ && !fresh && version < HISTORY_SCHEMA_VERSION)
 			v = verify(h->db, p, true, &fresh, &version, err);
@@ -597,6 +615,8 @@ history *history_open(const char *path, history_mode mode, char **err)
 		hist_exec(h, "PRAGMA synchronous = NORMAL", NULL);
 		long long sv = 0;
 		h->schema = pragma_int(h->db, "PRAGMA user_version", &sv) ? (int)sv : 0;
+		h->stamp_on_close = mode == HISTORY_WRITE;
+		h->checked_at = checked_at;
 		free(p);
 		return h;
 	}
@@ -611,7 +631,11 @@ void history_close(history *h)
 {
 	if (!h)
 		return;
+	bool stamp = h->stamp_on_close && h->db;
+	/* closed first: the last connection's close moves the WAL into the file */
 	sqlite3_close(h->db);
+	if (stamp)
+		history_stamp_write(h->path, h->checked_at);
 	free(h->path);
 	free(h->notice);
 	free(h);

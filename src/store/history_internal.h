@@ -2,6 +2,7 @@
 #ifndef GPUVET_STORE_HISTORY_INTERNAL_H
 #define GPUVET_STORE_HISTORY_INTERNAL_H
 #include <sqlite3.h>
+#include <time.h>
 
 #include "store/history.h"
 
@@ -11,8 +12,14 @@ struct history {
 	int schema;
 	bool readonly;
 	char *notice; /* what opening did that the user must hear (a corrupt file moved aside) */
+	/* a writer's connection to a file checked whole at checked_at (or stamped as unchanged since):
+	 * closing it leaves the stamp (store/history_stamp.h) */
+	bool stamp_on_close;
+	time_t checked_at;
 };
 
+/* How many whole-file checks (PRAGMA quick_check) this process ran: the tests of the stamp. */
+unsigned history_integrity_checks(void);
 /* "what: sqlite message (PATH)" as a malloc'd error text. */
 char *hist_db_error(const history *h, const char *what);
 /* Runs SQL without results; on failure sets *err (may be NULL) and returns false. */
