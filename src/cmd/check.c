@@ -74,6 +74,11 @@ static void record_check(const char *db, const facts *f, const findings *fs, int
 	history_record(db, r);
 }
 
+static void previous_nvlink(facts *f, void *db)
+{
+	nvlink_history_previous(f, db);
+}
+
 static void list_rules(void)
 {
 	for (const rule *r = rules_first(); r; r = rules_next(r))
@@ -154,10 +159,14 @@ int cmd_check(int argc, char **argv)
 		f = facts_new();
 		/* ^C or SIGTERM end us at once, and take the library children along */
 		gv_child_signals_install();
-		if (history_wanted(no_history))
-			nvlink_history_previous(f, db); /* nvlink.errors-grew compares with the last check */
 	}
 	diagnose_opts dopts = {.probes = facts_file ? NULL : &po, .requires = &requires};
+	if (!facts_file && history_wanted(no_history)) {
+		/* nvlink.errors-grew compares with the last check: read while the probes run, not before
+		 * them (SQLite's open and query delayed the NVML child's start by 2 ms) */
+		dopts.beside = previous_nvlink;
+		dopts.beside_arg = (void *)db;
+	}
 	if (headroom_mib >= 0) {
 		dopts.memory_headroom_set = true;
 		dopts.memory_headroom_bytes = (long long)headroom_mib << 20;

@@ -5,9 +5,18 @@
 #include "rules/policy.h"
 #include "rules/rules.h"
 
-static void warm_kb(void *arg)
+typedef struct beside_work {
+	const kb *k;
+	const diagnose_opts *o;
+	facts *f;
+} beside_work;
+
+static void work_beside(void *arg)
 {
-	kb_warm(arg);
+	beside_work *w = arg;
+	kb_warm(w->k);
+	if (w->o->beside)
+		w->o->beside(w->f, w->o->beside_arg);
 }
 
 void diagnose(facts *f, const diagnose_opts *o, findings *fs)
@@ -20,10 +29,13 @@ void diagnose(facts *f, const diagnose_opts *o, findings *fs)
 	const kb *k = o->kb ? o->kb : kb_global();
 	if (o->probes) {
 		/* the tables the rules read are parsed while the probes wait for the driver */
+		beside_work w = {k, o, f};
 		probe_opts po = *o->probes;
-		po.beside = warm_kb;
-		po.beside_arg = (void *)k;
+		po.beside = work_beside;
+		po.beside_arg = &w;
 		probes_run(f, &po);
+	} else if (o->beside) {
+		o->beside(f, o->beside_arg);
 	}
 	gv_trace("rules");
 	rules_run(f, k, o->layer, fs);

@@ -27,6 +27,11 @@ typedef struct diagnose_opts {
 	 * (config.memory_headroom_bytes); ignored unless memory_headroom_set */
 	bool memory_headroom_set;
 	long long memory_headroom_bytes;
+	/* other work for the wait on the driver (check's read of its last run's NVLink counters from
+	 * the history): on the thread that readies the knowledge base, beside the probes, before the
+	 * rules; it may put facts into f. Run before the rules as well when there are no probes. */
+	void (*beside)(facts *f, void *arg);
+	void *beside_arg;
 } diagnose_opts;
 
 /* Probes (when o->probes), rules, policies, into fs (initialised by the caller), sorted by

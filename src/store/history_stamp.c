@@ -1,6 +1,6 @@
 /* The verified stamp beside a history file (history_stamp.h). One line after a header line:
  *   gpuvet history stamp 1
- *   DEV INO SIZE MTIME_S MTIME_NS CTIME_S CTIME_NS CHECKED_AT
+ *   DEV INO SIZE MTIME_S MTIME_NS CTIME_S CTIME_NS  WAL: the same seven or -  CHECKED_AT
  * Anything else (a torn write, another version, a stamp of another owner) reads as no stamp. */
 #include "store/history_stamp.h"
 
@@ -53,35 +53,48 @@ bool history_corruption_seen(void)
 	return atomic_load(&corruption) || !atomic_load(&log_installed);
 }
 
-/* A side file whose content waits for recovery: a hot journal, or a WAL with frames in it. */
-static bool recovery_pending(const char *path)
+/* A hot journal: a rollback-mode writer (the schema's first transaction) killed midway. */
+static bool journal_pending(const char *path)
 {
-	static const char *const sides[] = {"-journal", "-wal"};
-	for (size_t i = 0; i < GV_ARRAY_LEN(sides); i++) {
-		char *side = xasprintf("%s%s", path, sides[i]);
-		struct stat st;
-		bool pending = stat(side, &st) == 0 && st.st_size > 0;
-		free(side);
-		if (pending)
-			return true;
-	}
-	return false;
+	char *side = xasprintf("%s-journal", path);
+	struct stat st;
+	bool pending = stat(side, &st) == 0 && st.st_size > 0;
+	free(side);
+	return pending;
 }
 
-static void line_of(const struct stat *st, time_t checked_at, char *buf, size_t size)
+static void file_fields(strbuf *sb, const struct stat *st)
 {
-	snprintf(buf, size, "%llu %llu %lld %lld %ld %lld %ld %lld\n", (unsigned long long)st->st_dev,
-		 (unsigned long long)st->st_ino, (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
-		 (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, (long long)checked_at);
+	sb_addf(sb, "%llu %llu %lld %lld %ld %lld %ld", (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+		(long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
+		st->st_ctim.tv_nsec);
+}
+
+/* The stamp's line for path as it is now: the file, its WAL ("-" when there is none: a WAL that
+ * a writer left is part of the state, since writers close without moving it into the file) and
+ * the time of the last full check. false when path is not a regular file. */
+static bool line_of(const char *path, time_t checked_at, strbuf *sb)
+{
+	struct stat st, wst;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	file_fields(sb, &st);
+	char *wal = xasprintf("%s-wal", path);
+	if (stat(wal, &wst) == 0) {
+		sb_addc(sb, ' ');
+		file_fields(sb, &wst);
+	} else {
+		sb_add(sb, " -");
+	}
+	free(wal);
+	sb_addf(sb, " %lld\n", (long long)checked_at);
+	return true;
 }
 
 bool history_stamp_current(const char *path, time_t now, time_t *checked_at)
 {
 	*checked_at = 0;
-	if (history_corruption_seen() || recovery_pending(path))
-		return false;
-	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+	if (history_corruption_seen() || journal_pending(path))
 		return false;
 	char *sp = stamp_path(path);
 	int fd = open(sp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -89,7 +102,7 @@ bool history_stamp_current(const char *path, time_t now, time_t *checked_at)
 	if (fd < 0)
 		return false;
 	struct stat sst;
-	char buf[256];
+	char buf[512];
 	ssize_t n = -1;
 	/* only a stamp this user wrote and no one else may change */
 	if (fstat(fd, &sst) == 0 && S_ISREG(sst.st_mode) && sst.st_uid == geteuid() && !(sst.st_mode & 022))
@@ -104,14 +117,15 @@ bool history_stamp_current(const char *path, time_t now, time_t *checked_at)
 	const char *line = buf + hl;
 	long long at = 0;
 	const char *last = strrchr(line, ' ');
-	if (!last || sscanf(last + 1, "%lld", &at) != 1)
+	if (!last || sscanf(last + 1, "%lld", &at) != 1 || at > (long long)now || (long long)now - at >= HISTORY_RECHECK_SECONDS)
 		return false;
-	char want[160];
-	line_of(&st, (time_t)at, want, sizeof(want));
-	if (strcmp(line, want) != 0 || at > (long long)now || (long long)now - at >= HISTORY_RECHECK_SECONDS)
-		return false;
-	*checked_at = (time_t)at;
-	return true;
+	strbuf want;
+	sb_init(&want);
+	bool same = line_of(path, (time_t)at, &want) && strcmp(line, want.buf) == 0;
+	sb_free(&want);
+	if (same)
+		*checked_at = (time_t)at;
+	return same;
 }
 
 void history_stamp_remove(const char *path)
@@ -123,13 +137,13 @@ void history_stamp_remove(const char *path)
 
 void history_stamp_write(const char *path, time_t checked_at)
 {
-	struct stat st;
-	if (history_corruption_seen() || recovery_pending(path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+	strbuf line;
+	sb_init(&line);
+	if (history_corruption_seen() || journal_pending(path) || !line_of(path, checked_at, &line)) {
+		sb_free(&line);
 		history_stamp_remove(path);
 		return;
 	}
-	char line[160];
-	line_of(&st, checked_at, line, sizeof(line));
 	char *sp = stamp_path(path);
 	char *tmp = xasprintf("%s.%ld", sp, (long)getpid());
 	/* a new name of our own (O_EXCL, no link followed), renamed over the stamp: a reader sees the
@@ -137,8 +151,8 @@ void history_stamp_write(const char *path, time_t checked_at)
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	bool ok = fd >= 0;
 	if (ok) {
-		size_t hl = sizeof(header) - 1, ll = strlen(line);
-		ok = write(fd, header, hl) == (ssize_t)hl && write(fd, line, ll) == (ssize_t)ll;
+		size_t hl = sizeof(header) - 1;
+		ok = write(fd, header, hl) == (ssize_t)hl && write(fd, line.buf, line.len) == (ssize_t)line.len;
 		ok = close(fd) == 0 && ok;
 	}
 	if (ok)
@@ -148,6 +162,7 @@ void history_stamp_write(const char *path, time_t checked_at)
 			unlink(tmp);
 		unlink(sp); /* stale now in any case */
 	}
+	sb_free(&line);
 	free(tmp);
 	free(sp);
 }

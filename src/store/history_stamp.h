@@ -6,8 +6,9 @@
  * page: 0.3 s per 57 MiB, so a `gpuvet check --fast` run each minute from cron grew from 16 ms
  * to 0.35 s once its history reached 60 MiB (about ten days of such runs), twice per check (the
  * NVLink comparison's open and the record's). A file whose device, inode, size, mtime and ctime
- * (which no one can set back) are those a verified gpuvet writer left, with no journal or WAL
- * waiting for recovery, is that same file: the check is skipped. It still runs at least once a
+ * (which no one can set back) are those a verified gpuvet writer left, its WAL's as well (another
+ * gpuvet's open connection keeps one), and no hot journal beside it, is that same file: the
+ * check is skipped. It still runs at least once a
  * day (HISTORY_RECHECK_SECONDS: damage that changes no time, a bad disk sector, shows up within
  * a day, and SQLite refuses a damaged page it meets before that), after any change made outside
  * gpuvet, after a killed writer, and after a connection that met a damaged page.
