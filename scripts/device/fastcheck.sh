@@ -80,6 +80,9 @@ for rnd in range(8):
         p = subprocess.run(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if rnd:
             times[k].append(time.perf_counter() - t0)
+        # what a command leaves ending (gpuvet's NVML child tearing down its device files after
+        # gpuvet exited) must not slow the next one
+        time.sleep(0.05)
         if rnd == 1 and k.startswith("nvidia-smi"):
             open(out + "/%s.txt" % k.replace(" ", "-"), "wb").write(p.stdout + p.stderr)
 a = statistics.median(times["nvidia-smi 5 values"])

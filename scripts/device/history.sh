@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
 G=./build/gpuvet
 DB="$OUT/history.db"
-rm -f "$DB" "$DB-wal" "$DB-shm"
+rm -f "$DB" "$DB-wal" "$DB-shm" "$DB-verified"
 status=0
 
 date -u +%Y-%m-%dT%H:%M:%SZ > "$OUT/date.txt"

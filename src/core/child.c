@@ -407,11 +407,20 @@ void gv_child_set_call_limit(gv_child *c, const char *call, double seconds)
 	c->call_limit = seconds;
 }
 
-static void *reaper(void *arg)
+static void reap_ending(pid_t pid)
 {
-	pid_t pid = (pid_t)(intptr_t)arg;
+	/* ended but not reaped yet (WNOWAIT): the pid cannot be reused before the note is gone */
+	siginfo_t si;
+	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	reaper_ending_reaped(pid);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+}
+
+static void *reaper(void *arg)
+{
+	reap_ending((pid_t)(intptr_t)arg);
 	return NULL;
 }
 
@@ -423,8 +432,9 @@ static void reap_later(pid_t pid)
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	pthread_t t;
+	reaper_note_ending(pid);
 	if (pthread_create(&t, &a, reaper, (void *)(intptr_t)pid) != 0)
-		waitpid(pid, NULL, 0);
+		reap_ending(pid);
 	pthread_attr_destroy(&a);
 }
 

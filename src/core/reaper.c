@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -125,30 +127,92 @@ static void each_process(void (*fn)(void *ctx, pid_t pid, pid_t ppid, char state
 	each_number("/proc", process_entry, &w);
 }
 
+/* The children noted ending (reaper_note_ending); 0 is a free slot. Lock-free atomics: read from
+ * signal handlers too. */
+#define ENDING_MAX 64
+static _Atomic int ending[ENDING_MAX];
+
+void reaper_note_ending(pid_t pid)
+{
+	for (size_t i = 0; i < ENDING_MAX; i++) {
+		int free_slot = 0;
+		if (atomic_compare_exchange_strong(&ending[i], &free_slot, (int)pid))
+			return;
+	}
+	/* all taken: this one is waited for at the end, as any child */
+}
+
+void reaper_ending_reaped(pid_t pid)
+{
+	for (size_t i = 0; i < ENDING_MAX; i++) {
+		int was = (int)pid;
+		if (atomic_compare_exchange_strong(&ending[i], &was, 0))
+			return;
+	}
+}
+
+static bool is_ending(pid_t pid)
+{
+	for (size_t i = 0; i < ENDING_MAX; i++)
+		if (atomic_load(&ending[i]) == (int)pid)
+			return true;
+	return false;
+}
+
 typedef struct children_look {
+	const char *task_dir; /* "/proc/self/task/" or "/proc/PID/task/" */
 	bool any, unknown;
+	bool skip_ending; /* a child noted ending counts only by what it started */
 } children_look;
+
+static bool has_children(pid_t pid);
 
 static void thread_children(void *ctx, long tid)
 {
 	children_look *c = ctx;
-	char path[64], b[1];
-	proc_path(path, "/proc/self/task/", tid, "/children");
+	char path[96], b[4096];
+	proc_path(path, c->task_dir, tid, "/children");
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		c->unknown = true; /* a kernel without CONFIG_PROC_CHILDREN: the walk decides */
 		return;
 	}
-	if (read(fd, b, 1) == 1)
-		c->any = true;
+	ssize_t n = read(fd, b, sizeof(b));
 	close(fd);
+	if (n <= 0)
+		return;
+	if (!c->skip_ending || n == (ssize_t)sizeof(b)) { /* a list this long: not read through */
+		c->any = true;
+		return;
+	}
+	/* "PID PID ... " */
+	for (ssize_t i = 0; i < n && !c->any;) {
+		long v = 0;
+		while (i < n && b[i] >= '0' && b[i] <= '9')
+			v = v * 10 + (b[i++] - '0');
+		while (i < n && (b[i] < '0' || b[i] > '9'))
+			i++;
+		if (v > 0 && (!is_ending((pid_t)v) || has_children((pid_t)v)))
+			c->any = true;
+	}
+}
+
+/* Whether pid has a child (any of its threads'); unknown counts as yes. */
+static bool has_children(pid_t pid)
+{
+	char dir[48];
+	proc_path(dir, "/proc/", pid, "/task/");
+	children_look c = {.task_dir = dir};
+	each_number(dir, thread_children, &c);
+	return c.any || c.unknown;
 }
 
 /* Whether gpuvet may have a child: every process below it has an ancestor that is its child (it
- * adopts what is orphaned), so none means nothing to walk /proc for, the usual case at exit. */
+ * adopts what is orphaned), so none means nothing to walk /proc for, the usual case at exit. A
+ * child that only has its exit left, and started nothing, does not count. */
 static bool may_have_children(void)
 {
-	children_look c = {0};
+	children_look c = {.task_dir = "/proc/self/task/", .skip_ending = true};
 	each_number("/proc/self/task", thread_children, &c);
 	return c.any || c.unknown;
 }
@@ -215,6 +279,8 @@ static void reap_member(void *ctx, pid_t pid, pid_t ppid, char state)
 	if (pid == t->root || !in_tree(t, pid))
 		return;
 	if (ppid == t->self && state == 'Z' && waitpid(pid, NULL, WNOHANG) == pid)
+		return;
+	if (ppid == t->self && is_ending(pid)) /* its exit under way: not waited for */
 		return;
 	r->left++;
 }

@@ -35,6 +35,13 @@ void reaper_kill_tree(pid_t pid);
 /* Kills every process below gpuvet and reaps them, waiting up to a second for them to go (a
  * process in uninterruptible sleep in a driver call can outlast SIGKILL). Async-signal-safe. */
 void reaper_end(void);
+/* pid, a child of gpuvet, has only its exit left (a supervised child that reported: it calls
+ * _exit and nothing else): gpuvet's end does not wait for it, though it still kills what pid
+ * started. The kernel's teardown of what a vendor library opened (the NVML child's device files:
+ * 2 ms on an H100) is then not on the path of the command the user waits for. Forgotten before
+ * pid is reaped (reaper_ending_reaped), so a reused pid is never taken for it. */
+void reaper_note_ending(pid_t pid);
+void reaper_ending_reaped(pid_t pid);
 /* Reaps the children of gpuvet that have ended, except those keep(pid) names (a child some code
  * waits for itself): adopted processes that ended on their own. */
 void reaper_collect(bool (*keep)(pid_t pid, void *ctx), void *ctx);

@@ -316,6 +316,8 @@ static void test_history(void **s)
 	unlink(side);
 	snprintf(side, sizeof(side), "%s-shm", db);
 	unlink(side);
+	snprintf(side, sizeof(side), "%s-verified", db);
+	unlink(side);
 }
 
 /* Three nodes' documents: the third's GPU 1 is slower than the class's median everywhere. */

@@ -558,6 +558,8 @@ static void test_tune_gain(void **st)
 	unlink(side);
 	snprintf(side, sizeof(side), "%s-shm", path);
 	unlink(side);
+	snprintf(side, sizeof(side), "%s-verified", path);
+	unlink(side);
 	assert_int_equal(rmdir(dir), 0);
 }
 

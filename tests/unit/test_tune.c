@@ -856,11 +856,13 @@ static void test_history_run(void **s)
 	tune_advice_free(a);
 	tune_report_free(r);
 	unlink(db);
-	char *wal = xasprintf("%s-wal", db), *shm = xasprintf("%s-shm", db);
+	char *wal = xasprintf("%s-wal", db), *shm = xasprintf("%s-shm", db), *stamp = xasprintf("%s-verified", db);
 	unlink(wal);
 	unlink(shm);
+	unlink(stamp);
 	free(wal);
 	free(shm);
+	free(stamp);
 	rmdir(dir);
 	free(db);
 	free(err);
