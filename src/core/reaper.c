@@ -356,7 +356,8 @@ typedef struct collect_ctx {
 static void collect_one(void *ctx, pid_t pid, pid_t ppid, char state)
 {
 	collect_ctx *c = ctx;
-	if (ppid == c->self && state == 'Z' && !(c->keep && c->keep(pid, c->ctx)))
+	/* one noted ending is reaped by the thread that waits for it, which drops the note first */
+	if (ppid == c->self && state == 'Z' && !is_ending(pid) && !(c->keep && c->keep(pid, c->ctx)))
 		waitpid(pid, NULL, WNOHANG);
 }
 
