@@ -278,9 +278,11 @@ static void reap_member(void *ctx, pid_t pid, pid_t ppid, char state)
 	const tree *t = r->t;
 	if (pid == t->root || !in_tree(t, pid))
 		return;
-	if (ppid == t->self && state == 'Z' && waitpid(pid, NULL, WNOHANG) == pid)
+	/* its exit under way: neither waited for nor reaped here (the thread that waits for it drops
+	 * the note first, as in collect_one) */
+	if (ppid == t->self && is_ending(pid))
 		return;
-	if (ppid == t->self && is_ending(pid)) /* its exit under way: not waited for */
+	if (ppid == t->self && state == 'Z' && waitpid(pid, NULL, WNOHANG) == pid)
 		return;
 	r->left++;
 }

@@ -554,9 +554,9 @@ history *history_open(const char *path, history_mode mode, char **err)
 			return h;
 		}
 		/* before the first read, which recovers what a killed writer left and so changes the file */
-		time_t now = time(NULL), checked_at = now;
+		time_t now = time(NULL), checked_at = 0;
 		bool unchanged = mode == HISTORY_WRITE && !empty && history_stamp_current(p, now, &checked_at);
-		if (!unchanged)
+		if (!unchanged) /* checked whole below, or new */
 			checked_at = now;
 		if (sqlite3_open_v2(p, &h->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 			set_err(err, hist_db_error(h, "cannot open history database"));

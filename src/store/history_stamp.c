@@ -70,9 +70,9 @@ static void file_fields(strbuf *sb, const struct stat *st)
 		st->st_ctim.tv_nsec);
 }
 
-/* The stamp's line for path as it is now: the file, its WAL ("-" when there is none: a WAL that
- * a writer left is part of the state, since writers close without moving it into the file) and
- * the time of the last full check. false when path is not a regular file. */
+/* The stamp's line for path as it is now: the file, its WAL ("-" when there is none; one is
+ * left when another gpuvet's connection is still open, and is then part of the state) and the
+ * time of the last full check. false when path is not a regular file. */
 static bool line_of(const char *path, time_t checked_at, strbuf *sb)
 {
 	struct stat st, wst;
