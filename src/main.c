@@ -128,7 +128,8 @@ int main(int argc, char **argv)
 			rc = gv_commands[i].fn(sub_argc, sub_argv);
 			fflush(stdout);
 			gv_trace("command done");
-			kb_free(k);
+			if (GV_FREE_AT_EXIT)
+				kb_free(k);
 			return rc;
 		}
 	gv_error("'%s' is not a gpuvet command; see gpuvet --help", name);

@@ -87,7 +87,6 @@ static void list_rules(void)
 
 int cmd_check(int argc, char **argv)
 {
-	const char *check_usage = gv_usage(&check_cli);
 	struct option longopts[GV_OPTIONS_MAX + 1];
 	char shortopts[3 * GV_OPTIONS_MAX + 4];
 	gv_getopt_arrays(&check_cli, longopts, shortopts);
@@ -133,14 +132,14 @@ int cmd_check(int argc, char **argv)
 		case OPT_HIST_NO: no_history = true; break;
 		case OPT_HIST_DB: db = optarg; break;
 		case OPT_LIST: list_rules(); sl_free(&requires); return EXIT_OK;
-		case 'h': fputs(check_usage, stdout); sl_free(&requires); return EXIT_OK;
-		case ':': sl_free(&requires); return usage_error(check_usage, "option %s needs a value", argv[optind - 1]);
-		default: sl_free(&requires); return usage_error(check_usage, "unknown option %s", argv[optind - 1]);
+		case 'h': fputs(gv_usage(&check_cli), stdout); sl_free(&requires); return EXIT_OK;
+		case ':': sl_free(&requires); return usage_error(gv_usage(&check_cli), "option %s needs a value", argv[optind - 1]);
+		default: sl_free(&requires); return usage_error(gv_usage(&check_cli), "unknown option %s", argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {
 		sl_free(&requires);
-		return usage_error(check_usage, "unexpected argument '%s'", argv[optind]);
+		return usage_error(gv_usage(&check_cli), "unexpected argument '%s'", argv[optind]);
 	}
 	if (json && junit && strcmp(junit, "-") == 0) {
 		sl_free(&requires);
@@ -205,8 +204,10 @@ int cmd_check(int argc, char **argv)
 	finding_counts cnt = findings_count(&fs);
 	if (rc == EXIT_OK && (cnt.fail > 0 || (strict && cnt.warn > 0)))
 		rc = EXIT_FINDING;
-	findings_free(&fs);
-	facts_free(f);
+	if (GV_FREE_AT_EXIT) { /* the process ends with this command */
+		findings_free(&fs);
+		facts_free(f);
+	}
 	sl_free(&requires);
 	return rc;
 }

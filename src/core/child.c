@@ -3,7 +3,7 @@
  *   type (1 byte) | length (4 bytes, host order) | payload
  *   'S' stage begins: "lib\0file\0call"      'E' stage ends
  *   'P' first output on fd 1 came in this stage: "lib\0file\0call"
- *   'F' the facts, as facts_to_json text; the last record
+ *   'F' the facts, as core/facts_wire.h packs them; the last record
  * Stage records are short (one write below PIPE_BUF, atomic between the child's threads).
  * fd 1 and fd 2 of the child are memfds the parent reads after the end, whatever the end was.
  */
@@ -25,10 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "core/child.h"
 #include "core/factkeys.h"
+#include "core/facts_wire.h"
 #include "core/reaper.h"
 #include "core/sysroot.h"
 
@@ -315,9 +314,9 @@ static void child_main(int msg, int out, int err, pid_t parent, gv_child_body bo
 	pthread_mutex_lock(&stage_lock);
 	check_output_locked();
 	pthread_mutex_unlock(&stage_lock);
-	cJSON *j = facts_to_json(f);
-	char *s = j ? cJSON_PrintUnformatted(j) : NULL;
-	send_record('F', s ? s : "{}", s ? strlen(s) : 2);
+	size_t len;
+	char *s = facts_wire_pack(f, &len);
+	send_record('F', s, len);
 	/* no exit(): neither our atexit handlers nor a library's destructors run here */
 	_exit(0);
 }
@@ -490,7 +489,8 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 	sb_init(&in);
 	size_t used = 0; /* bytes of `in` already parsed */
 	bool eof = false, got_facts = false, killed = false;
-	char *facts_json = NULL;
+	char *facts_bytes = NULL;
+	size_t facts_len = 0;
 	double until = c->t0 + limit, call_start = 0;
 	while (!eof && !got_facts) {
 		double dl = atomic_load(&deadline_at);
@@ -521,7 +521,7 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 			continue;
 		if (pr <= 0)
 			continue;
-		char buf[8192];
+		char buf[65536]; /* the facts record in one read where the pipe holds it */
 		ssize_t n = read(c->msg_fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -546,8 +546,10 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 			} else if (type == 'P') {
 				stage_from(pl, l, r->out_lib, r->out_file, r->out_call);
 			} else if (type == 'F') {
-				free(facts_json);
-				facts_json = xstrndup(pl, l);
+				free(facts_bytes);
+				facts_bytes = xmalloc(l ? l : 1);
+				memcpy(facts_bytes, pl, l);
+				facts_len = l;
 				got_facts = true;
 			}
 			used += 5 + l;
@@ -595,21 +597,12 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 		r->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	}
 parse:
-	if (r->outcome == GV_CHILD_OK && f && facts_json) {
-		cJSON *j = cJSON_Parse(facts_json);
-		char *err = NULL;
-		facts *cf = j ? facts_from_json(j, &err) : NULL;
-		if (cf) {
-			facts_merge(f, cf);
-			facts_free(cf);
-		} else { /* cannot happen with our own writer; if it does, say so rather than lose it silently */
-			r->outcome = GV_CHILD_EXITED;
-			r->exit_status = 0;
-		}
-		free(err);
-		cJSON_Delete(j);
+	/* cannot fail with our own writer; if it does, say so rather than lose it silently */
+	if (r->outcome == GV_CHILD_OK && f && facts_bytes && !facts_wire_unpack(f, facts_bytes, facts_len)) {
+		r->outcome = GV_CHILD_EXITED;
+		r->exit_status = 0;
 	}
-	free(facts_json);
+	free(facts_bytes);
 	sb_free(&in);
 	close(c->msg_fd);
 out:

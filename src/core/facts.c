@@ -133,6 +133,11 @@ static void publish(facts *f, fact *ft)
 	pthread_mutex_unlock(&f->lock);
 }
 
+void facts_adopt(facts *f, fact *ft)
+{
+	publish(f, ft);
+}
+
 /* A new fact in state ok with its key formatted in full (keys have no length limit, so none is
  * ever cut and taken for another). */
 static fact *fact_new_v(const char *source, const char *fmt, va_list ap) GV_PRINTF(2, 0);
@@ -286,18 +291,30 @@ static const fact *vget(const facts *f, const char *fmt, va_list ap) GV_PRINTF(2
 static const fact *vget(const facts *f, const char *fmt, va_list ap)
 {
 	char stack[KEY_STACK];
-	va_list ap2;
-	va_copy(ap2, ap);
-	int n = vsnprintf(stack, sizeof(stack), fmt, ap);
-	char *key = n >= 0 && (size_t)n < sizeof(stack) ? stack : xvasprintf(fmt, ap2);
-	va_end(ap2);
+	char *key = stack;
+	if (!strchr(fmt, '%')) { /* a constant key (FK_NVML_DEVICE_COUNT): nothing to format */
+		key = (char *)fmt;
+	} else if (strcmp(fmt, "%s") == 0) { /* a key made elsewhere */
+		va_list ap2;
+		va_copy(ap2, ap);
+		key = va_arg(ap2, char *);
+		va_end(ap2);
+		fmt = key;
+	} else {
+		va_list ap2;
+		va_copy(ap2, ap);
+		int n = vsnprintf(stack, sizeof(stack), fmt, ap);
+		if (n < 0 || (size_t)n >= sizeof(stack))
+			key = xvasprintf(fmt, ap2);
+		va_end(ap2);
+	}
 	factkey_check_get(key);
 	facts *mf = (facts *)f;
 	pthread_mutex_lock(&mf->lock);
 	long pos = find_locked(f, key);
 	const fact *ft = pos >= 0 ? f->v[pos] : NULL;
 	pthread_mutex_unlock(&mf->lock);
-	if (key != stack)
+	if (key != stack && key != fmt)
 		free(key);
 	return ft;
 }
@@ -422,6 +439,11 @@ static fact *fact_dup(const fact *s)
 	d->sys_errno = s->sys_errno;
 	d->excerpt = s->excerpt ? xstrdup(s->excerpt) : NULL;
 	return d;
+}
+
+const fact **facts_list(const facts *f, size_t *n)
+{
+	return snapshot(f, n);
 }
 
 void facts_merge(facts *dst, const facts *src)

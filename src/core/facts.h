@@ -91,11 +91,17 @@ long long facts_int_or(const facts *f, long long dflt, const char *keyfmt, ...) 
  * count may grow between calls; facts_at past the end returns NULL. */
 size_t facts_count(const facts *f);
 const fact *facts_at(const facts *f, size_t i);
+/* The current facts in order, under one lock: a malloc'd array of *n (free it, not the facts). */
+const fact **facts_list(const facts *f, size_t *n);
 
 /* Copies every fact of src into dst (replacing equal keys). */
 void facts_merge(facts *dst, const facts *src);
 /* The same for the facts whose key starts with prefix ("nvml."). */
 void facts_merge_prefix(facts *dst, const facts *src, const char *prefix);
+
+/* Makes ft (complete, heap-allocated as facts_free frees it) the fact of its key, as a put does:
+ * for the facts' own codecs (core/facts_wire.c). */
+void facts_adopt(facts *f, fact *ft);
 
 const char *fact_state_name(fact_state s);
 bool fact_state_parse(const char *name, fact_state *out);

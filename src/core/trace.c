@@ -42,6 +42,12 @@ static void trace_open(void)
 		t0 = monotonic_seconds();
 }
 
+bool gv_tracing(void)
+{
+	pthread_once(&once, trace_open);
+	return trace_fd >= 0;
+}
+
 void gv_trace(const char *fmt, ...)
 {
 	pthread_once(&once, trace_open);

@@ -9,6 +9,10 @@
 #ifndef GPUVET_CORE_TRACE_H
 #define GPUVET_CORE_TRACE_H
 
+#include <stdbool.h>
+
+/* Whether GPUVET_TRACE is on: for what is measured only to be traced. */
+bool gv_tracing(void);
 /* One event; the printf-style name is formatted only when tracing is on. */
 void gv_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #endif

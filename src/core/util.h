@@ -13,6 +13,20 @@
 #endif
 #define GV_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Whether what a command holds at its end is freed before the process exits. Under the
+ * sanitizers yes: their leak check reads what is left. Otherwise the kernel drops the memory at
+ * once, where walking the knowledge base's and the facts' allocations cost check --fast 0.2 ms. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GV_FREE_AT_EXIT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(leak_sanitizer)
+#define GV_FREE_AT_EXIT 1
+#endif
+#endif
+#ifndef GV_FREE_AT_EXIT
+#define GV_FREE_AT_EXIT 0
+#endif
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "rules/registry.h"
+#include "core/trace.h"
 #include "rules/rules.h"
 
 static finding *emit(rule_ctx *c, severity sev, const char *fmt, va_list ap) GV_PRINTF(3, 0);
@@ -82,25 +83,69 @@ long rules_root_cause(const findings *fs)
 	return best;
 }
 
+/* The first fact of needs (space-separated keys) that was never collected, into buf; NULL if none. */
+static const char *first_missing(const facts *f, const char *needs, char *buf, size_t size)
+{
+	for (const char *p = needs; p && *p;) {
+		while (*p == ' ')
+			p++;
+		size_t n = strcspn(p, " ");
+		if (n) {
+			char *key = n < size ? buf : xmalloc(n + 1);
+			memcpy(key, p, n);
+			key[n] = '\0';
+			bool have = facts_get(f, "%s", key) != NULL;
+			if (key != buf) {
+				str_copy(buf, size, key); /* named, cut to the buffer */
+				free(key);
+			}
+			if (!have)
+				return buf;
+		}
+		p += n;
+	}
+	return NULL;
+}
+
+/* With GPUVET_TRACE on: the slowest rules of the run, traced after it (where check's time goes). */
+#define SLOWEST_TRACED 5
+typedef struct rule_time {
+	const char *id;
+	double seconds;
+} rule_time;
+
+static void note_time(rule_time *slow, const char *id, double seconds)
+{
+	size_t i = SLOWEST_TRACED;
+	while (i > 0 && slow[i - 1].seconds < seconds)
+		i--;
+	if (i == SLOWEST_TRACED)
+		return;
+	memmove(slow + i + 1, slow + i, (SLOWEST_TRACED - 1 - i) * sizeof(*slow));
+	slow[i] = (rule_time){id, seconds};
+}
+
 void rules_run(const facts *f, const kb *k, const char *layer, findings *out)
 {
+	bool timed = gv_tracing();
+	rule_time slow[SLOWEST_TRACED] = {{0}};
+	char key[256];
 	for (const rule *r = rules_first(); r; r = rules_next(r)) {
 		if (layer && strcmp(r->layer, layer) != 0)
 			continue;
-		strlist needs = {0};
-		sl_split(&needs, r->needs, " ", false);
-		const char *missing = NULL;
-		for (size_t i = 0; i < needs.n && !missing; i++)
-			if (!facts_get(f, "%s", needs.v[i]))
-				missing = needs.v[i];
+		double t0 = timed ? now_seconds() : 0;
+		const char *missing = first_missing(f, r->needs, key, sizeof(key));
 		if (missing) {
 			findings_skip(out, r->id, "fact %s was not collected", missing);
 		} else {
 			rule_ctx c = {f, k, out, r};
 			r->eval(&c);
 		}
-		sl_free(&needs);
+		if (timed)
+			note_time(slow, r->id, now_seconds() - t0);
 	}
+	for (size_t i = 0; i < SLOWEST_TRACED && slow[i].id; i++)
+		gv_trace("rule %s %.3f ms", slow[i].id, slow[i].seconds * 1e3);
 }
 
 static const struct {

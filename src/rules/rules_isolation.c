@@ -24,14 +24,17 @@ static void each_child(rule_ctx *c, bool printed, void (*fn)(rule_ctx *c, const 
 {
 	const facts *f = c->facts;
 	strlist names = {0}, files = {0};
-	for (size_t i = 0; i < facts_count(f); i++) {
-		const fact *ft = facts_at(f, i);
-		if (!str_starts(ft->key, "isolation.") || !str_ends(ft->key, ".outcome") || ft->state != FACT_OK || !ft->str)
+	size_t count;
+	const fact **all = facts_list(f, &count);
+	for (size_t i = 0; i < count; i++) {
+		const fact *ft = all[i];
+		if (strncmp(ft->key, "isolation.", 10) != 0 || !str_ends(ft->key, ".outcome") || ft->state != FACT_OK || !ft->str)
 			continue;
 		size_t n = strlen(ft->key) - strlen("isolation.") - strlen(".outcome");
 		if (n > 0 && n < 64)
 			sl_push_owned(&names, xstrndup(ft->key + strlen("isolation."), n));
 	}
+	free(all);
 	if (names.n > 1)
 		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
 	for (size_t i = 0; i < names.n; i++) {

@@ -40,34 +40,44 @@ static const char *picked_note(const facts *f, int k)
 static const char *const main_libs[] = {"cudart", "cublas", "cublasLt", "cudnn", "nccl", "nvrtc",
 					"nvJitLink", "cusparse", "nvidia-ml", "cuda", NULL};
 
+/* A library copy of the loader's list, read once (the rule compares each with every main library). */
+typedef struct lib_copy {
+	const char *name, *version;
+	bool stub;
+} lib_copy;
+
 static void lib_duplicates(rule_ctx *c)
 {
 	const facts *f = c->facts;
 	finding *x = NULL;
 	int n = lib_count(f);
+	lib_copy *libs = xcalloc(n > 0 ? (size_t)n : 1, sizeof(*libs));
+	for (int k = 0; k < n; k++)
+		libs[k] = (lib_copy){facts_str(f, FK_LOADER_LIB_NAME(d), k), facts_str(f, FK_LOADER_LIB_VERSION(d), k),
+				     facts_true(f, FK_LOADER_LIB_STUB(d), k)};
 	for (int m = 0; main_libs[m]; m++) {
 		/* distinct known versions of this library */
 		strlist versions = {0};
 		for (int k = 0; k < n; k++) {
-			const char *name = facts_str(f, FK_LOADER_LIB_NAME(d), k), *v = facts_str(f, FK_LOADER_LIB_VERSION(d), k);
-			if (name && v && strcmp(name, main_libs[m]) == 0 && !facts_true(f, FK_LOADER_LIB_STUB(d), k) &&
-			    !sl_contains(&versions, v))
-				sl_push(&versions, v);
+			const lib_copy *l = &libs[k];
+			if (l->name && l->version && strcmp(l->name, main_libs[m]) == 0 && !l->stub &&
+			    !sl_contains(&versions, l->version))
+				sl_push(&versions, l->version);
 		}
 		if (versions.n >= 2) {
 			if (!x)
 				x = rule_emit(c, "several copies of CUDA libraries with different versions are on the search paths");
 			for (int k = 0; k < n; k++) {
-				const char *name = facts_str(f, FK_LOADER_LIB_NAME(d), k);
-				if (!name || strcmp(name, main_libs[m]) != 0 || facts_true(f, FK_LOADER_LIB_STUB(d), k))
+				const lib_copy *l = &libs[k];
+				if (!l->name || strcmp(l->name, main_libs[m]) != 0 || l->stub)
 					continue;
-				const char *v = facts_str(f, FK_LOADER_LIB_VERSION(d), k);
-				finding_evidence(x, "lib%s %s: %s%s", name, v ? v : "(version unknown)",
+				finding_evidence(x, "lib%s %s: %s%s", l->name, l->version ? l->version : "(version unknown)",
 						 facts_str(f, FK_LOADER_LIB_PATH(d), k), picked_note(f, k));
 			}
 		}
 		sl_free(&versions);
 	}
+	free(libs);
 	/* cuDNN's sub-libraries must all come from the same release as libcudnn */
 	const char *main_v = NULL;
 	for (int p = 0; p < pick_count(f); p++) {

@@ -16,6 +16,7 @@
 
 #include "cmd/cmd.h"
 #include "core/facts.h"
+#include "core/facts_wire.h"
 #include "core/findings.h"
 #include "core/proc.h"
 #include "core/util.h"
@@ -103,6 +104,79 @@ static void test_facts_roundtrip(void **s)
 	assert_null(facts_from_json(bad, &err));
 	free(err);
 	cJSON_Delete(bad);
+}
+
+/* The child's facts cross its pipe as facts_wire bytes: every field as it was (a real that is
+ * integral stays a real, as the JSON did not keep it), and a cut or damaged buffer puts nothing. */
+static void test_facts_wire(void **s)
+{
+	(void)s;
+	facts *f = facts_new();
+	facts_put_str(f, "/proc/x", "580.1", "driver.version");
+	facts_put_int(f, NULL, -2, "nvml.device_count");
+	facts_put_real(f, NULL, 300.0, "nvml.gpu.0.power_limit_w");
+	facts_put_bool(f, NULL, true, "hardware.secure_boot");
+	facts_put_state(f, FACT_ERROR, "nvmlInit", "code 999", "nvml.init");
+	facts_put_read_error(f, "/dev/nvidia0", -13, NULL, "devices.node.0");
+	facts_put_unparsable(f, "/proc/driver/nvidia/version", "NVRM\001garbage", 14, "a version", "driver.proc_version");
+	size_t len;
+	char *b = facts_wire_pack(f, &len);
+	facts *g = facts_new();
+	facts_put_str(g, NULL, "kept", "env.path");
+	facts_put_int(g, NULL, 7, "nvml.device_count"); /* replaced by the child's */
+	assert_true(facts_wire_unpack(g, b, len));
+	assert_int_equal(facts_count(g), facts_count(f) + 1);
+	for (size_t i = 0; i < facts_count(f); i++) {
+		const fact *a = facts_at(f, i), *c = facts_get(g, "%s", a->key);
+		assert_non_null(c);
+		assert_int_equal(c->state, a->state);
+		assert_int_equal(c->type, a->type);
+		assert_true(c->i == a->i && c->d == a->d && c->sys_errno == a->sys_errno);
+		const char *as[] = {a->str, a->error, a->source, a->excerpt}, *cs[] = {c->str, c->error, c->source, c->excerpt};
+		for (size_t k = 0; k < 4; k++) {
+			assert_true((as[k] == NULL) == (cs[k] == NULL));
+			if (as[k])
+				assert_string_equal(cs[k], as[k]);
+		}
+	}
+	assert_int_equal(facts_get(g, "nvml.gpu.0.power_limit_w")->type, FV_REAL);
+	assert_int_equal(facts_int_or(g, 0, "nvml.device_count"), -2);
+	assert_string_equal(facts_str(g, "env.path"), "kept");
+	/* every cut: false, nothing put */
+	for (size_t cut = 0; cut < len; cut++) {
+		facts *h = facts_new();
+		assert_false(facts_wire_unpack(h, b, cut));
+		assert_int_equal(facts_count(h), 0);
+		facts_free(h);
+	}
+	/* a byte more, a state out of range, a NUL inside a key */
+	char *more = xmalloc(len + 1);
+	memcpy(more, b, len);
+	more[len] = 'x';
+	facts *h = facts_new();
+	assert_false(facts_wire_unpack(h, more, len + 1));
+	more[8] = 9; /* the first record's state */
+	assert_false(facts_wire_unpack(h, more, len));
+	more[8] = b[8];
+	assert_true(facts_wire_unpack(h, more, len));
+	size_t key_at = 8 + 1 + 1 + 4 + 8 + 8 + 4; /* the first key's first byte */
+	more[key_at + 1] = '\0';
+	facts *e = facts_new();
+	assert_false(facts_wire_unpack(e, more, len));
+	assert_int_equal(facts_count(e), 0);
+	facts_free(e);
+	/* an empty set */
+	facts *none = facts_new();
+	char *nb = facts_wire_pack(none, &len);
+	assert_true(facts_wire_unpack(h, nb, len));
+	assert_false(facts_wire_unpack(h, nb, len - 1));
+	free(nb);
+	facts_free(none);
+	facts_free(h);
+	free(more);
+	free(b);
+	facts_free(f);
+	facts_free(g);
 }
 
 static void test_facts_many(void **s)
@@ -679,7 +753,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_double_to_int), cmocka_unit_test(test_version_cmp), cmocka_unit_test(test_strbuf_addf),  cmocka_unit_test(test_facts_roundtrip),
-		cmocka_unit_test(test_facts_many),   cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_facts_many), cmocka_unit_test(test_facts_wire),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_fix_items),    cmocka_unit_test(test_diagnose),
 		cmocka_unit_test(test_root_cause),
