@@ -16,6 +16,7 @@
 
 #include "cmd/cmd.h"
 #include "core/facts.h"
+#include "core/facts_print.h"
 #include "core/facts_wire.h"
 #include "core/findings.h"
 #include "core/proc.h"
@@ -177,6 +178,75 @@ static void test_facts_wire(void **s)
 	free(b);
 	facts_free(f);
 	facts_free(g);
+}
+
+/* check --json prints its facts without their cJSON tree (core/facts_print.h): the same bytes
+ * cJSON prints for the tree, alone and inside a document, for every kind of value. */
+static void test_facts_json_print(void **s)
+{
+	(void)s;
+	facts *f = facts_new();
+	char *empty = facts_json_print(f, 1);
+	cJSON *ej = facts_to_json(f);
+	char *ec = cJSON_Print(ej);
+	assert_string_equal(empty, ec);
+	free(empty);
+	free(ec);
+	cJSON_Delete(ej);
+	facts_put_str(f, "/proc/x", "580.1", "driver.version");
+	facts_put_str(f, "a \"quoted\"\\ source\n", "tab\there\x01\x1f\x7f \xc3\xa9 \xff", "driver.odd");
+	facts_put_str(f, NULL, "", "env.empty");
+	facts_put_int(f, NULL, 0, "nvml.device_count");
+	facts_put_int(f, NULL, -7, "nvml.gpu.0.x");
+	facts_put_int(f, NULL, 2147483647LL, "nvml.gpu.0.int_max");
+	facts_put_int(f, NULL, 2147483648LL, "nvml.gpu.0.over_int");
+	facts_put_int(f, NULL, -2147483649LL, "nvml.gpu.0.under_int");
+	facts_put_int(f, NULL, 81559289856LL, "nvml.gpu.0.memory_total");
+	facts_put_int(f, NULL, 9007199254740993LL, "nvml.gpu.0.past_2_53");
+	const double reals[] = {0.0, -0.0, 0.5, 1.0 / 3, 0.1, 1e300, -1e-300, 5e9, 700.0, 123456789.123456789, 2.5e-7, NAN, INFINITY, -INFINITY};
+	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
+		facts_put_real(f, "clock", reals[i], "meta.real.%zu", i);
+	facts_put_bool(f, NULL, true, "hardware.secure_boot");
+	facts_put_bool(f, NULL, false, "container.inside");
+	facts_put_state(f, FACT_ERROR, "nvmlInit", "code 999", "nvml.init");
+	facts_put_state(f, FACT_ABSENT, NULL, NULL, "python.torch");
+	facts_put_read_error(f, "/dev/nvidia0", -13, NULL, "devices.node.0");
+	facts_put_unparsable(f, "/proc/driver/nvidia/version", "NVRM\001garbage", 14, "a version", "driver.proc_version");
+	facts_put_int(f, NULL, 1, "nolayer");
+	facts_put_int(f, NULL, 2, "nolayer.nolayer");
+	facts_put_str(f, NULL, "later", "driver.later"); /* a layer seen before, after others */
+	facts_put_int(f, NULL, 3, "driver.version"); /* replaced: keeps its place */
+	for (int depth = 1; depth <= 3; depth++) {
+		cJSON *tree = facts_to_json(f);
+		cJSON *a = cJSON_CreateObject(), *b = cJSON_CreateObject();
+		cJSON *inner_a = a, *inner_b = b;
+		for (int d = 1; d < depth; d++) {
+			inner_a = cJSON_AddObjectToObject(inner_a, "down");
+			inner_b = cJSON_AddObjectToObject(inner_b, "down");
+		}
+		cJSON_AddStringToObject(inner_a, "before", "x");
+		cJSON_AddStringToObject(inner_b, "before", "x");
+		cJSON_AddItemToObject(inner_a, "facts", tree);
+		char *text = facts_json_print(f, depth + 1);
+		cJSON_AddRawToObject(inner_b, "facts", text);
+		cJSON_AddStringToObject(inner_a, "after", "y");
+		cJSON_AddStringToObject(inner_b, "after", "y");
+		char *pa = cJSON_Print(a), *pb = cJSON_Print(b);
+		if (strcmp(pa, pb) != 0) { /* the first difference, readable (cmocka cuts long strings) */
+			size_t at = 0;
+			while (pa[at] == pb[at])
+				at++;
+			size_t from = at > 80 ? at - 80 : 0;
+			print_error("depth %d, byte %zu:\ncJSON: %.160s\nours:  %.160s\n", depth, at, pa + from, pb + from);
+		}
+		assert_string_equal(pb, pa);
+		free(pa);
+		free(pb);
+		free(text);
+		cJSON_Delete(a);
+		cJSON_Delete(b);
+	}
+	facts_free(f);
 }
 
 static void test_facts_many(void **s)
@@ -753,7 +823,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_double_to_int), cmocka_unit_test(test_version_cmp), cmocka_unit_test(test_strbuf_addf),  cmocka_unit_test(test_facts_roundtrip),
-		cmocka_unit_test(test_facts_many), cmocka_unit_test(test_facts_wire),   cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_facts_many), cmocka_unit_test(test_facts_wire), cmocka_unit_test(test_facts_json_print),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_fix_items),    cmocka_unit_test(test_diagnose),
 		cmocka_unit_test(test_root_cause),
