@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 			rc = gv_commands[i].fn(sub_argc, sub_argv);
 			fflush(stdout);
 			gv_trace("command done");
-			if (GV_FREE_AT_EXIT)
+			if (GV_SANITIZED)
 				kb_free(k);
 			return rc;
 		}

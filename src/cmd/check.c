@@ -204,7 +204,7 @@ int cmd_check(int argc, char **argv)
 	finding_counts cnt = findings_count(&fs);
 	if (rc == EXIT_OK && (cnt.fail > 0 || (strict && cnt.warn > 0)))
 		rc = EXIT_FINDING;
-	if (GV_FREE_AT_EXIT) { /* the process ends with this command */
+	if (GV_SANITIZED) { /* the process ends with this command */
 		findings_free(&fs);
 		facts_free(f);
 	}
