@@ -30,6 +30,7 @@
 #include "core/facts_wire.h"
 #include "core/reaper.h"
 #include "core/sysroot.h"
+#include "core/trace.h"
 
 #define CHILD_OUTPUT_MAX (1 << 20) /* RLIMIT_FSIZE of the child: a library printing forever fills no memory */
 #define MAX_LIVE 32
@@ -274,7 +275,7 @@ int __lsan_is_turned_off(void)
 
 static pthread_rwlock_t fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 
-static void child_main(int msg, int out, int err, pid_t parent, gv_child_body body, void *arg)
+static void child_main(int msg, int out, int err, pid_t parent, const char *name, gv_child_body body, void *arg)
 {
 	/* the parent held the fork lock for writing when it forked: a fresh one here */
 	pthread_rwlock_init(&fork_lock, NULL);
@@ -311,12 +312,14 @@ static void child_main(int msg, int out, int err, pid_t parent, gv_child_body bo
 	child_msg = msg;
 	facts *f = facts_new();
 	body(f, arg);
+	gv_trace("child %s done", name);
 	pthread_mutex_lock(&stage_lock);
 	check_output_locked();
 	pthread_mutex_unlock(&stage_lock);
 	size_t len;
 	char *s = facts_wire_pack(f, &len);
 	send_record('F', s, len);
+	gv_trace("child %s sent %zu bytes", name, len);
 	/* no exit(): neither our atexit handlers nor a library's destructors run here */
 	_exit(0);
 }
@@ -375,7 +378,7 @@ gv_child *gv_child_start(const char *name, gv_child_body body, void *arg)
 	if (pid == 0) {
 		in_supervised_child = 1;
 		close(p[0]);
-		child_main(p[1], c->out_fd, c->err_fd, parent, body, arg);
+		child_main(p[1], c->out_fd, c->err_fd, parent, c->name, body, arg);
 	}
 	setpgid(pid, pid); /* also here: no window where a signal to the group misses it */
 	close(p[1]);
@@ -558,6 +561,7 @@ gv_child_outcome gv_child_wait(gv_child *c, double limit, facts *f, gv_child_rep
 	int st = 0;
 	pid_t w = 0;
 	if (got_facts) {
+		gv_trace("child %s reported", c->name);
 		/* the facts are the last record: the child only calls _exit now, and the kernel's
 		 * teardown of what the driver mapped (a CUDA context: milliseconds) is not ours to wait for */
 		w = waitpid(c->pid, &st, WNOHANG);
