@@ -303,7 +303,7 @@ static const fact *vget(const facts *f, const char *fmt, va_list ap)
 	} else {
 		va_list ap2;
 		va_copy(ap2, ap);
-		int n = vsnprintf(stack, sizeof(stack), fmt, ap);
+		int n = gv_vformat_key(stack, sizeof(stack), fmt, ap);
 		if (n < 0 || (size_t)n >= sizeof(stack))
 			key = xvasprintf(fmt, ap2);
 		va_end(ap2);

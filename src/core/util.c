@@ -55,6 +55,94 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+/* The conversions fact keys use (%s %d %u %ld %lu %lld %llu %zu %%, no flags, no width) without
+ * vsnprintf's machinery, which cost some 600 instructions a key; -1 for any other format (the
+ * caller then asks vsnprintf) or when it does not fit. */
+static int fmt_simple(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	size_t n = 0;
+	for (const char *p = fmt; *p; p++) {
+		if (*p != '%') {
+			if (n + 1 >= size)
+				return -1;
+			buf[n++] = *p;
+			continue;
+		}
+		p++;
+		const char *s = NULL;
+		char num[24];
+		unsigned long long u = 0;
+		bool neg = false, is_num = true;
+		if (*p == 's') {
+			s = va_arg(ap, const char *);
+			is_num = false;
+			if (!s)
+				return -1; /* vsnprintf's "(null)" */
+		} else if (*p == '%') {
+			s = "%";
+			is_num = false;
+		} else if (*p == 'd') {
+			int v = va_arg(ap, int);
+			neg = v < 0, u = neg ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+		} else if (*p == 'u') {
+			u = va_arg(ap, unsigned);
+		} else if (*p == 'z' && p[1] == 'u') {
+			p++;
+			u = va_arg(ap, size_t);
+		} else if (*p == 'l' && p[1] == 'l' && (p[2] == 'd' || p[2] == 'u')) {
+			p += 2;
+			if (*p == 'd') {
+				long long v = va_arg(ap, long long);
+				neg = v < 0, u = neg ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+			} else {
+				u = va_arg(ap, unsigned long long);
+			}
+		} else if (*p == 'l' && (p[1] == 'd' || p[1] == 'u')) {
+			p++;
+			if (*p == 'd') {
+				long v = va_arg(ap, long);
+				neg = v < 0, u = neg ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+			} else {
+				u = va_arg(ap, unsigned long);
+			}
+		} else {
+			return -1;
+		}
+		if (is_num) {
+			size_t i = sizeof(num);
+			do
+				num[--i] = (char)('0' + u % 10);
+			while (u /= 10);
+			if (neg)
+				num[--i] = '-';
+			size_t len = sizeof(num) - i;
+			if (n + len >= size)
+				return -1;
+			memcpy(buf + n, num + i, len);
+			n += len;
+		} else {
+			size_t len = strlen(s);
+			if (n + len >= size)
+				return -1;
+			memcpy(buf + n, s, len);
+			n += len;
+		}
+	}
+	if (n >= size)
+		return -1;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int gv_vformat_key(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	int n = fmt_simple(buf, size, fmt, cp);
+	va_end(cp);
+	return n >= 0 ? n : vsnprintf(buf, size, fmt, ap);
+}
+
 char *xvasprintf(const char *fmt, va_list ap)
 {
 	/* most callers format fact keys: no conversion, or short enough for one pass on the stack
@@ -64,7 +152,7 @@ char *xvasprintf(const char *fmt, va_list ap)
 	char stack[256];
 	va_list cp;
 	va_copy(cp, ap);
-	int n = vsnprintf(stack, sizeof(stack), fmt, cp);
+	int n = gv_vformat_key(stack, sizeof(stack), fmt, cp);
 	va_end(cp);
 	if (n < 0)
 		return xstrdup("");

@@ -35,6 +35,9 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) GV_PRINTF(1, 2);
 char *xvasprintf(const char *fmt, va_list ap) GV_PRINTF(1, 0);
+/* vsnprintf, quicker for the simple formats of fact keys ("nvml.gpu.%d.name"); ap is left as
+ * vsnprintf leaves it. */
+int gv_vformat_key(char *buf, size_t size, const char *fmt, va_list ap) GV_PRINTF(3, 0);
 
 /* Growable NUL-terminated buffer. */
 typedef struct strbuf {

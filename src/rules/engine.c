@@ -129,6 +129,7 @@ void rules_run(const facts *f, const kb *k, const char *layer, findings *out)
 {
 	bool timed = gv_tracing();
 	rule_time slow[SLOWEST_TRACED] = {{0}};
+	rules_memo memo = {0};
 	char key[256];
 	for (const rule *r = rules_first(); r; r = rules_next(r)) {
 		if (layer && strcmp(r->layer, layer) != 0)
@@ -138,12 +139,13 @@ void rules_run(const facts *f, const kb *k, const char *layer, findings *out)
 		if (missing) {
 			findings_skip(out, r->id, "fact %s was not collected", missing);
 		} else {
-			rule_ctx c = {f, k, out, r};
+			rule_ctx c = {f, k, out, r, &memo};
 			r->eval(&c);
 		}
 		if (timed)
 			note_time(slow, r->id, now_seconds() - t0);
 	}
+	sl_free(&memo.children);
 	for (size_t i = 0; i < SLOWEST_TRACED && slow[i].id; i++)
 		gv_trace("rule %s %.3f ms", slow[i].id, slow[i].seconds * 1e3);
 }

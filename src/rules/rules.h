@@ -11,11 +11,19 @@
 #include "kb/kb.h"
 
 struct rule;
+/* What several rules of one run derive from the same facts, derived once: rules_run makes it
+ * empty, the module that derives a part fills it on first use. */
+typedef struct rules_memo {
+	bool children_listed;
+	strlist children; /* every probe NAME with an isolation.NAME.outcome fact, sorted (rules_isolation.c) */
+} rules_memo;
+
 typedef struct rule_ctx {
 	const facts *facts;
 	const kb *kb;
 	findings *out;
 	const struct rule *rule;
+	rules_memo *memo;
 } rule_ctx;
 
 typedef struct rule {

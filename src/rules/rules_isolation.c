@@ -17,36 +17,48 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Calls fn for every probe NAME with an isolation.NAME.outcome fact, in name order (children end
- * in any order), once per library file (printed: the file that printed): the cudalib and cuda
- * probes load the same libcuda. */
-static void each_child(rule_ctx *c, bool printed, void (*fn)(rule_ctx *c, const char *name, const char *outcome))
+/* Every probe NAME with an isolation.NAME.outcome fact, in name order (children end in any
+ * order): listed once a run, for the four rules below (a walk of every fact each, 0.18 ms of
+ * check --fast on an H100). */
+static const strlist *child_names(rule_ctx *c)
 {
-	const facts *f = c->facts;
-	strlist names = {0}, files = {0};
+	rules_memo *m = c->memo;
+	strlist *names = &m->children;
+	if (m->children_listed)
+		return names;
 	size_t count;
-	const fact **all = facts_list(f, &count);
+	const fact **all = facts_list(c->facts, &count);
 	for (size_t i = 0; i < count; i++) {
 		const fact *ft = all[i];
 		if (strncmp(ft->key, "isolation.", 10) != 0 || !str_ends(ft->key, ".outcome") || ft->state != FACT_OK || !ft->str)
 			continue;
 		size_t n = strlen(ft->key) - strlen("isolation.") - strlen(".outcome");
 		if (n > 0 && n < 64)
-			sl_push_owned(&names, xstrndup(ft->key + strlen("isolation."), n));
+			sl_push_owned(names, xstrndup(ft->key + strlen("isolation."), n));
 	}
 	free(all);
-	if (names.n > 1)
-		qsort(names.v, names.n, sizeof(*names.v), name_cmp);
-	for (size_t i = 0; i < names.n; i++) {
-		const char *file = facts_str(f, printed ? FK_ISOLATION_STDOUT_FILE : FK_ISOLATION_FILE, names.v[i]);
+	if (names->n > 1)
+		qsort(names->v, names->n, sizeof(*names->v), name_cmp);
+	m->children_listed = true;
+	return names;
+}
+
+/* Calls fn for every child of child_names, once per library file (printed: the file that
+ * printed): the cudalib and cuda probes load the same libcuda. */
+static void each_child(rule_ctx *c, bool printed, void (*fn)(rule_ctx *c, const char *name, const char *outcome))
+{
+	const facts *f = c->facts;
+	const strlist *names = child_names(c);
+	strlist files = {0};
+	for (size_t i = 0; i < names->n; i++) {
+		const char *file = facts_str(f, printed ? FK_ISOLATION_STDOUT_FILE : FK_ISOLATION_FILE, names->v[i]);
 		if (file && sl_contains(&files, file))
 			continue;
 		size_t before = c->out->n;
-		fn(c, names.v[i], facts_str(f, FK_ISOLATION_OUTCOME, names.v[i]));
+		fn(c, names->v[i], facts_str(f, FK_ISOLATION_OUTCOME, names->v[i]));
 		if (file && c->out->n > before)
 			sl_push(&files, file);
 	}
-	sl_free(&names);
 	sl_free(&files);
 }
 

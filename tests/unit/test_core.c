@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +249,48 @@ static void test_facts_json_print(void **s)
 		cJSON_Delete(b);
 	}
 	facts_free(f);
+}
+
+/* gv_vformat_key formats fact keys without vsnprintf: the same text as vsnprintf for every
+ * conversion it takes, vsnprintf's own for the others, and vsnprintf's length when cut. */
+static int key_format(char *buf, size_t size, const char *fmt, ...) GV_PRINTF(3, 4);
+static int key_format(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = gv_vformat_key(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+static void test_format_key(void **s)
+{
+	(void)s;
+	char a[64], b[64];
+#define SAME(size, ...)                                                                                                \
+	do {                                                                                                           \
+		memset(a, 'x', sizeof(a));                                                                             \
+		memset(b, 'x', sizeof(b));                                                                             \
+		int na = key_format(a, size, __VA_ARGS__), nb = snprintf(b, size, __VA_ARGS__);                         \
+		assert_int_equal(na, nb);                                                                              \
+		assert_memory_equal(a, b, sizeof(a));                                                                  \
+	} while (0)
+	SAME(sizeof(a), "nvml.gpu.%d.name", 0);
+	SAME(sizeof(a), "%d %d %d", INT_MIN, INT_MAX, -1);
+	SAME(sizeof(a), "%u.%zu", UINT_MAX, (size_t)SIZE_MAX);
+	SAME(sizeof(a), "%lld|%llu", LLONG_MIN, ULLONG_MAX);
+	SAME(sizeof(a), "%ld|%lu", LONG_MIN, ULONG_MAX);
+	SAME(sizeof(a), "loader.lib.%lld.path%%", 12LL);
+	SAME(sizeof(a), "isolation.%s.outcome", "nvml");
+	const char *volatile none = NULL; /* glibc prints "(null)"; a literal NULL draws a warning */
+	SAME(sizeof(a), "%s", none);
+	SAME(sizeof(a), "%x.%5d.%.2f", 255u, 7, 1.5); /* not taken: vsnprintf's */
+	SAME(sizeof(a), "%s.%d", "a", 3);
+	SAME(sizeof(a), "no conversion");
+	SAME(4, "nvml.gpu.%d", 12); /* cut: vsnprintf's length and bytes */
+	SAME(1, "%d", 5);
+	SAME(8, "abc%s", "defgh");
+#undef SAME
 }
 
 static void test_facts_many(void **s)
@@ -823,7 +867,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_double_to_int), cmocka_unit_test(test_version_cmp), cmocka_unit_test(test_strbuf_addf),  cmocka_unit_test(test_facts_roundtrip),
-		cmocka_unit_test(test_facts_many), cmocka_unit_test(test_facts_wire), cmocka_unit_test(test_facts_json_print),   cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_facts_many), cmocka_unit_test(test_facts_wire), cmocka_unit_test(test_format_key), cmocka_unit_test(test_facts_json_print),   cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_kb_lookups),   cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_fix_items),    cmocka_unit_test(test_diagnose),
 		cmocka_unit_test(test_root_cause),
