@@ -455,6 +455,22 @@ void facts_merge(facts *dst, const facts *src)
 	free(v);
 }
 
+void facts_move(facts *dst, facts *src)
+{
+	pthread_mutex_lock(&src->lock);
+	fact **v = src->v;
+	size_t n = src->n;
+	src->v = NULL;
+	src->n = src->cap = 0;
+	free(src->index);
+	src->index = NULL;
+	src->index_cap = 0;
+	pthread_mutex_unlock(&src->lock);
+	for (size_t i = 0; i < n; i++)
+		publish(dst, v[i]);
+	free(v);
+}
+
 void facts_merge_prefix(facts *dst, const facts *src, const char *prefix)
 {
 	size_t n, len = strlen(prefix);

@@ -96,7 +96,10 @@ const fact **facts_list(const facts *f, size_t *n);
 
 /* Copies every fact of src into dst (replacing equal keys). */
 void facts_merge(facts *dst, const facts *src);
-/* The same for the facts whose key starts with prefix ("nvml."). */
+/* facts_merge without the copies: src's facts become dst's and src is left empty (a pointer got
+ * from src stays valid while dst lives). */
+void facts_move(facts *dst, facts *src);
+/* The same as facts_merge for the facts whose key starts with prefix ("nvml."). */
 void facts_merge_prefix(facts *dst, const facts *src, const char *prefix);
 
 /* Makes ft (complete, heap-allocated as facts_free frees it) the fact of its key, as a put does:

@@ -84,7 +84,7 @@ bool probe_run_with_deadline(facts *f, void (*body)(facts *, const probe_opts *)
 		j->abandoned = true;
 	pthread_mutex_unlock(&j->m);
 	if (done) {
-		facts_merge(f, j->f);
+		facts_move(f, j->f);
 		job_free(j);
 	}
 	return done;

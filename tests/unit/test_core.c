@@ -305,6 +305,30 @@ static void test_facts_many(void **s)
 }
 
 /* facts.h's contract: a fact, once put, never changes; a replaced one stays valid until facts_free. */
+/* facts_move hands src's facts to dst without copies: dst has them (a key of both: src's), src
+ * is empty, and a pointer got from src outlives src's free (ASan in test-asan sees a double free). */
+static void test_facts_move(void **s)
+{
+	(void)s;
+	facts *src = facts_new(), *dst = facts_new();
+	facts_put_str(src, NULL, "old", "nvml.driver_version");
+	facts_put_str(src, NULL, "580.1", "nvml.driver_version"); /* the first retired, freed with src */
+	facts_put_int(src, NULL, 2, "nvml.device_count");
+	facts_put_int(dst, NULL, 9, "nvml.device_count");
+	facts_put_str(dst, NULL, "kept", "env.path");
+	const fact *held = facts_get(src, "nvml.driver_version");
+	facts_move(dst, src);
+	assert_int_equal(facts_count(src), 0);
+	assert_null(facts_get(src, "nvml.device_count"));
+	facts_free(src);
+	assert_int_equal(facts_count(dst), 3);
+	assert_int_equal(facts_int_or(dst, 0, "nvml.device_count"), 2);
+	assert_string_equal(facts_str(dst, "env.path"), "kept");
+	assert_ptr_equal(facts_get(dst, "nvml.driver_version"), held);
+	assert_string_equal(held->str, "580.1");
+	facts_free(dst);
+}
+
 static void test_facts_replaced_stays_valid(void **s)
 {
 	(void)s;
@@ -881,7 +905,7 @@ int main(void)
 		cmocka_unit_test(test_stdout_mute),
 		cmocka_unit_test(test_proc_stdin_stderr_signals),
 		cmocka_unit_test(test_proc_child_dies_with_us),
-		cmocka_unit_test(test_facts_replaced_stays_valid),
+		cmocka_unit_test(test_facts_replaced_stays_valid), cmocka_unit_test(test_facts_move),
 		cmocka_unit_test(test_facts_long_keys),
 		cmocka_unit_test(test_facts_threads),
 	};
