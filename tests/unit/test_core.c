@@ -121,7 +121,7 @@ static void test_facts_wire(void **s)
 	facts_put_bool(f, NULL, true, "hardware.secure_boot");
 	facts_put_state(f, FACT_ERROR, "nvmlInit", "code 999", "nvml.init");
 	facts_put_read_error(f, "/dev/nvidia0", -13, NULL, "devices.node.0");
-	facts_put_unparsable(f, "/proc/driver/nvidia/version", "NVRM\001garbage", 14, "a version", "driver.proc_version");
+	facts_put_unparsable(f, "/proc/driver/nvidia/version", "NVRM\001garbage", 12, "a version", "driver.proc_version");
 	size_t len;
 	char *b = facts_wire_pack(f, &len);
 	facts *g = facts_new();
@@ -213,7 +213,7 @@ static void test_facts_json_print(void **s)
 	facts_put_state(f, FACT_ERROR, "nvmlInit", "code 999", "nvml.init");
 	facts_put_state(f, FACT_ABSENT, NULL, NULL, "python.torch");
 	facts_put_read_error(f, "/dev/nvidia0", -13, NULL, "devices.node.0");
-	facts_put_unparsable(f, "/proc/driver/nvidia/version", "NVRM\001garbage", 14, "a version", "driver.proc_version");
+	facts_put_unparsable(f, "/proc/driver/nvidia/version", "NVRM\001garbage", 12, "a version", "driver.proc_version");
 	facts_put_int(f, NULL, 1, "nolayer");
 	facts_put_int(f, NULL, 2, "nolayer.nolayer");
 	facts_put_str(f, NULL, "later", "driver.later"); /* a layer seen before, after others */
