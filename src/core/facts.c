@@ -287,6 +287,16 @@ const char *fact_problem_text(const fact *ft, char *buf, size_t size)
 	return buf;
 }
 
+/* The first argument of ap, a string (NULL for a NULL one, which vsnprintf then prints). */
+static char *va_arg_first_string(va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	char *s = va_arg(cp, char *);
+	va_end(cp);
+	return s;
+}
+
 static const fact *vget(const facts *f, const char *fmt, va_list ap) GV_PRINTF(2, 0);
 static const fact *vget(const facts *f, const char *fmt, va_list ap)
 {
@@ -294,13 +304,10 @@ static const fact *vget(const facts *f, const char *fmt, va_list ap)
 	char *key = stack;
 	if (!strchr(fmt, '%')) { /* a constant key (FK_NVML_DEVICE_COUNT): nothing to format */
 		key = (char *)fmt;
-	} else if (strcmp(fmt, "%s") == 0) { /* a key made elsewhere */
-		va_list ap2;
-		va_copy(ap2, ap);
-		key = va_arg(ap2, char *);
-		va_end(ap2);
+	} else if (strcmp(fmt, "%s") == 0 && (key = va_arg_first_string(ap)) != NULL) { /* a key made elsewhere */
 		fmt = key;
 	} else {
+		key = stack;
 		va_list ap2;
 		va_copy(ap2, ap);
 		int n = gv_vformat_key(stack, sizeof(stack), fmt, ap);

@@ -37,15 +37,12 @@ char *facts_wire_pack(const facts *f, size_t *len)
 	strbuf b;
 	sb_init(&b);
 	sb_addn(&b, WIRE_MAGIC, 4);
-	size_t n = facts_count(f);
-	/* a put from another thread while this packs: only the facts counted go */
-	size_t at_count = b.len;
-	put_u32(&b, 0);
-	uint32_t packed = 0;
+	size_t n;
+	const fact **all = facts_list(f, &n);
+	uint32_t count = (uint32_t)n;
+	put_u32(&b, count);
 	for (size_t i = 0; i < n; i++) {
-		const fact *ft = facts_at(f, i);
-		if (!ft)
-			break;
+		const fact *ft = all[i];
 		uint8_t state = (uint8_t)ft->state, type = (uint8_t)ft->type;
 		int32_t err = ft->sys_errno;
 		int64_t iv = ft->i;
@@ -59,9 +56,8 @@ char *facts_wire_pack(const facts *f, size_t *len)
 		put_string(&b, ft->error);
 		put_string(&b, ft->source);
 		put_string(&b, ft->excerpt);
-		packed++;
 	}
-	memcpy(b.buf + at_count, &packed, sizeof(packed));
+	free(all);
 	*len = b.len;
 	return sb_steal(&b);
 }

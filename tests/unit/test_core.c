@@ -143,6 +143,8 @@ static void test_facts_wire(void **s)
 		}
 	}
 	assert_int_equal(facts_get(g, "nvml.gpu.0.power_limit_w")->type, FV_REAL);
+	const char *volatile no_key = NULL; /* looked up as vsnprintf prints it, never dereferenced */
+	assert_null(facts_get(g, "%s", no_key));
 	assert_int_equal(facts_int_or(g, 0, "nvml.device_count"), -2);
 	assert_string_equal(facts_str(g, "env.path"), "kept");
 	/* every cut: false, nothing put */
